@@ -1,0 +1,165 @@
+"""Provably fair randomness (RULES GH-40).
+
+Every random outcome in dealer comes from a :class:`FairSource`. Before a game (or a
+Gilded Hall phase) starts, dealer publishes ``commitment = SHA-256(server_seed)``. Players
+may add client seeds. Draw number ``counter`` is::
+
+    client = SHA-256("\\n".join(client_seeds))            (hex; of "" when there are none)
+    digest = HMAC-SHA256(key=server_seed, msg=f"{client}:{counter}")
+    value  = int(digest, 16)                               (a 256-bit integer)
+
+To pick uniformly among ``n`` outcomes, ``value`` is rejected (and the next counter tried)
+while ``value >= (2**256 // n) * n``; otherwise the outcome is ``value % n``. When the game
+or phase ends, dealer reveals ``server_seed``, and anyone can recompute every draw:
+docs/FAIRNESS.md holds a standalone script.
+
+This module is pure: it holds no global state and never reads the clock or the OS
+entropy pool; the shell hands it a seed made by :func:`new_server_seed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+_SPACE = 2**256
+
+
+def new_server_seed() -> str:
+    """A fresh secret server seed (64 hex digits) from the OS's CSPRNG (shell only)."""
+    return secrets.token_hex(32)
+
+
+def commitment(server_seed: str) -> str:
+    """The SHA-256 commitment published before any draw: hex digest of the seed's text."""
+    return hashlib.sha256(server_seed.encode("utf-8")).hexdigest()
+
+
+def client_hash(client_seeds: Sequence[str]) -> str:
+    """The hash of the client seeds in the order they were added."""
+    return hashlib.sha256("\n".join(client_seeds).encode("utf-8")).hexdigest()
+
+
+def raw_value(server_seed: str, client: str, counter: int) -> int:
+    """The 256-bit integer of draw ``counter``: HMAC-SHA256(server_seed, f"{client}:{counter}")."""
+    digest = hmac.new(
+        server_seed.encode("utf-8"), f"{client}:{counter}".encode("utf-8"), hashlib.sha256
+    ).hexdigest()
+    return int(digest, 16)
+
+
+def uniform(server_seed: str, client: str, counter: int, n: int) -> tuple[int, int]:
+    """Draw an integer in ``[0, n)`` starting at ``counter``; return ``(result, next_counter)``.
+
+    Rejection sampling keeps the result exactly uniform: a value in the top, incomplete
+    block of size ``2**256 % n`` is thrown away and the next counter is tried.
+    """
+    if n < 1:
+        raise ValueError("a draw needs at least one outcome")
+    limit = (_SPACE // n) * n
+    while True:
+        value = raw_value(server_seed, client, counter)
+        counter += 1
+        if value < limit:
+            return value % n, counter
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One recorded draw: enough to recompute it from the revealed seed."""
+
+    epoch: int
+    counter: int
+    n: int
+    result: int
+    client: str
+    purpose: str
+
+
+@dataclass
+class FairSource:
+    """The random source of one game's current epoch (a game, or one Hall phase).
+
+    ``draws`` collects every draw made through this object, for the shell to record.
+    """
+
+    server_seed: str
+    client_seeds: list[str] = field(default_factory=list)
+    counter: int = 0
+    epoch: int = 0
+    draws: list[Draw] = field(default_factory=list)
+    seed_factory: Callable[[], str] | None = None
+    retired: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def commitment(self) -> str:
+        """SHA-256 of the current server seed, as published."""
+        return commitment(self.server_seed)
+
+    def add_client_seed(self, text: str) -> None:
+        """Mix a player's seed into every later draw of this epoch."""
+        self.client_seeds.append(text)
+
+    def below(self, n: int, purpose: str = "") -> int:
+        """A uniform integer in ``[0, n)``."""
+        client = client_hash(self.client_seeds)
+        start = self.counter
+        result, self.counter = uniform(self.server_seed, client, start, n)
+        self.draws.append(Draw(self.epoch, start, n, result, client, purpose))
+        return result
+
+    def between(self, low: int, high: int, purpose: str = "") -> int:
+        """A uniform integer in ``[low, high]`` (both ends included)."""
+        return low + self.below(high - low + 1, purpose)
+
+    def choice(self, options: Sequence[T], purpose: str = "") -> T:
+        """One of ``options``, uniformly."""
+        return options[self.below(len(options), purpose)]
+
+    def chance(self, numerator: int, denominator: int, purpose: str = "") -> bool:
+        """True with probability ``numerator / denominator`` (exactly)."""
+        return self.below(denominator, purpose) < numerator
+
+    def shuffled(self, items: Sequence[T], purpose: str = "") -> list[T]:
+        """A uniformly random permutation of ``items`` (Fisher-Yates over fair draws)."""
+        result = list(items)
+        for i in range(len(result) - 1, 0, -1):
+            j = self.below(i + 1, purpose)
+            result[i], result[j] = result[j], result[i]
+        return result
+
+    def secret(self, label: str) -> str:
+        """A secret derived from the server seed (e.g. a receipt salt).
+
+        It stays secret until the seed is revealed, and is reproducible afterwards:
+        ``HMAC-SHA256(server_seed, "secret:" + label)``. It is not a draw.
+        """
+        return hmac.new(
+            self.server_seed.encode("utf-8"), f"secret:{label}".encode("utf-8"), hashlib.sha256
+        ).hexdigest()
+
+    def rotate(self) -> str:
+        """End this epoch and start the next with a fresh seed; return the retired seed.
+
+        The retired seed is kept in ``retired`` for the shell to reveal.
+        """
+        if self.seed_factory is None:
+            raise RuntimeError("this source cannot rotate: no seed factory was given")
+        old = self.server_seed
+        self.retired.append((self.epoch, old))
+        self.server_seed = self.seed_factory()
+        self.client_seeds = []
+        self.counter = 0
+        self.epoch += 1
+        return old
+
+
+def verify_draw(server_seed: str, draw: Draw) -> bool:
+    """True when ``draw`` is exactly what ``server_seed`` produces at its counter."""
+    result, _ = uniform(server_seed, draw.client, draw.counter, draw.n)
+    return result == draw.result

@@ -1,0 +1,213 @@
+"""What every ruleset implements, and the context the shell hands it.
+
+A ruleset (:class:`Rules`) is pure: it reads the game's state, the command and a
+:class:`Context`, and returns the new state. Everything else it wants done is collected on
+the context, which the shell then commits in one transaction:
+
+- ``ctx.ledger.move(...)`` stages currency and item transfers (never below zero);
+- ``ctx.post(...)`` / ``ctx.reply(...)`` queue public posts and private replies, rendered
+  from ``templates/<kind>/<name>.txt``;
+- ``ctx.set_deadline(name, when)`` / ``ctx.cancel_deadline(name)`` keep the game's clock;
+- ``ctx.record(type, **data)`` appends an event to the game's history;
+- ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random.
+
+A rule that refuses a command raises :class:`Rejected`; the shell then discards everything
+the context collected and answers the player privately with the reason.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+
+from dealer.clock import as_utc, parse_duration
+from dealer.fairness import FairSource
+from dealer.ledger import Ledger
+
+
+def _duration(value: Any) -> Any:
+    if isinstance(value, str):
+        return parse_duration(value)
+    if isinstance(value, (int, float)):
+        return timedelta(seconds=value)
+    return value
+
+
+def _format_duration(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60}m"
+    return f"{seconds}s"
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration), PlainSerializer(_format_duration)]
+"""A setting written ``24h``, ``90m``, ``1h30m`` or ``2d``."""
+
+UtcTime = Annotated[datetime, BeforeValidator(lambda v: as_utc(v) if isinstance(v, datetime) else v)]
+"""A UTC-aware datetime in a state model."""
+
+
+class GameSettings(BaseModel):
+    """Per-game settings (``dealer game new ... --set KEY=VALUE``); rulesets extend it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class GameState(BaseModel):
+    """A ruleset's state; stored as JSON between steps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Rejected(Exception):
+    """A command the rules refuse.
+
+    ``what`` says what is wrong in the player's terms, ``rule`` cites the rule id (SR-5),
+    and ``allowed`` lists what the player may do instead (the shell adds the commands that
+    are valid now when it is empty).
+    """
+
+    def __init__(self, what: str, rule: str | None = None, allowed: list[str] | None = None):
+        super().__init__(what)
+        self.what = what
+        self.rule = rule
+        self.allowed = list(allowed or [])
+
+
+@dataclass
+class PostDraft:
+    """A post to render and queue: public (``recipient`` None) or a private reply."""
+
+    kind: str
+    template: str
+    channel: str
+    recipient: str | None
+    subject: str
+    context: dict[str, Any]
+
+
+@dataclass
+class Summary:
+    """What ``dealer game show`` and the shell need to know of a game's state."""
+
+    status: str  # pending | running | finished
+    players: list[str]
+    scores: dict[str, int] | None = None
+    winner: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """The world as a rule step sees it, and the effects it collects."""
+
+    game_id: str
+    kind: str
+    channel: str
+    now: datetime
+    rng: FairSource
+    ledger: Ledger
+    deadlines: dict[str, datetime] = field(default_factory=dict)
+    posts: list[PostDraft] = field(default_factory=list)
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    deadline_changes: dict[str, datetime | None] = field(default_factory=dict)
+
+    def post(self, kind: str, template: str, subject: str, **context: Any) -> None:
+        """Queue a public post in the game's channel."""
+        self.posts.append(PostDraft(kind, template, self.channel, None, subject, context))
+
+    def reply(self, recipient: str, kind: str, template: str, subject: str, **context: Any) -> None:
+        """Queue a private message to ``recipient``."""
+        self.posts.append(PostDraft(kind, template, "pm", recipient, subject, context))
+
+    def record(self, type_: str, **data: Any) -> None:
+        """Append an event (JSON-serialisable data) to the game's history."""
+        self.events.append((type_, data))
+
+    def set_deadline(self, name: str, when: datetime) -> None:
+        """Create or move the deadline ``name``."""
+        when = as_utc(when)
+        self.deadline_changes[name] = when
+        self.deadlines[name] = when
+
+    def cancel_deadline(self, name: str) -> None:
+        """Drop the pending deadline ``name`` (no error if there is none)."""
+        self.deadline_changes[name] = None
+        self.deadlines.pop(name, None)
+
+    @classmethod
+    def standalone(
+        cls,
+        now: datetime,
+        *,
+        game_id: str = "g1",
+        kind: str = "test",
+        channel: str = "#test",
+        balances: dict[tuple[str, str], int] | None = None,
+        server_seed: str = "0" * 64,
+    ) -> "Context":
+        """A context with no shell behind it: for pure tests and the demo."""
+        return cls(
+            game_id=game_id,
+            kind=kind,
+            channel=channel,
+            now=as_utc(now),
+            rng=FairSource(server_seed, seed_factory=lambda: server_seed[::-1]),
+            ledger=Ledger(dict(balances or {})),
+        )
+
+
+class Rules(ABC):
+    """One ruleset. Subclasses set the class attributes and implement the methods."""
+
+    kind: ClassVar[str]
+    title: ClassVar[str]
+    Settings: ClassVar[type[GameSettings]] = GameSettings
+    State: ClassVar[type[GameState]]
+    default_channel: ClassVar[str]
+    open_to_all: ClassVar[bool] = False
+    """True when a player not yet in the game may send it commands (join, sit, bet)."""
+
+    @abstractmethod
+    def start(
+        self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
+    ) -> GameState:
+        """Create the game: initial state, the first deadlines and the opening posts.
+
+        ``start`` may lie in the future; the game is then ``pending`` until a deadline
+        the ruleset sets for it fires.
+        """
+
+    @abstractmethod
+    def parse(self, line: str) -> Any:
+        """Turn one cleaned command line into a command object, or raise :class:`Rejected`."""
+
+    @abstractmethod
+    def handle(self, ctx: Context, state: GameState, actor: str, command: Any) -> GameState:
+        """Apply ``actor``'s command sent at ``ctx.now``; return the new state.
+
+        A command sent before the current phase began was meant for a phase already
+        closed and must be rejected as late.
+        """
+
+    @abstractmethod
+    def on_deadline(self, ctx: Context, state: GameState, name: str) -> GameState:
+        """The deadline ``name`` has come (``ctx.now`` is its due time)."""
+
+    @abstractmethod
+    def help(self, state: GameState, actor: str) -> list[str]:
+        """The commands ``actor`` may send now, each with an example."""
+
+    @abstractmethod
+    def summary(self, state: GameState) -> Summary:
+        """Status, players, scores and winner."""
+
+    def involves(self, state: GameState, actor: str) -> bool:
+        """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""
+        return actor in self.summary(state).players

@@ -1,0 +1,68 @@
+"""Rendering posts from the Jinja templates under ``templates/``.
+
+Every ``{{ value }}`` a template prints is escaped by :func:`dealer.text.escape_post`
+unless it is a number or was marked safe by one of dealer's own filters, so player text
+can never carry markup or mentions into a post.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from dealer.clock import format_relative, format_utc, iso
+from dealer.games.base import PostDraft
+from dealer.text import escape_post
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Markup) or isinstance(value, (int, float)) or value is None:
+        return "" if value is None else value
+    return escape_post(value)
+
+
+def _utc(value: datetime) -> Markup:
+    return Markup(format_utc(value))
+
+
+def _signed(value: int) -> Markup:
+    return Markup(f"{value:+d}")
+
+
+@lru_cache(maxsize=4)
+def environment(directory: str | None = None) -> Environment:
+    """The Jinja environment of dealer's templates (cached per directory)."""
+    env = Environment(
+        loader=FileSystemLoader(directory or str(TEMPLATES)),
+        undefined=StrictUndefined,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+    env.filters["utc"] = _utc
+    env.filters["iso"] = lambda v: Markup(iso(v))
+    env.filters["signed"] = _signed
+    env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
+    return env
+
+
+def render(template: str, now: datetime, directory: str | None = None, **context: Any) -> str:
+    """Render ``templates/<template>`` with ``now`` and the ``relative`` filter bound to it."""
+    env = environment(directory)
+    tmpl = env.get_template(template)
+    relative = lambda when: Markup(format_relative(when, now))  # noqa: E731
+    return tmpl.render(now=now, relative=relative, **context).strip() + "\n"
+
+
+def render_post(draft: PostDraft, now: datetime, game_id: str | None = None) -> str:
+    """Render a post draft's body."""
+    return render(draft.template, now, game_id=game_id, **draft.context)
