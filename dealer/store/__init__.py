@@ -1,0 +1,1 @@
+"""The durable store: SQLAlchemy models, the engine, and the schema check."""

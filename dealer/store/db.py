@@ -1,0 +1,95 @@
+"""Opening the store, migrating it, and refusing to run on an out-of-date schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+
+class SchemaOutOfDate(RuntimeError):
+    """The database's schema is not the one this version of dealer needs."""
+
+
+def normalise_url(url: str) -> str:
+    """Use psycopg 3 for plain ``postgresql://`` URLs."""
+    parsed = make_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; a SQLite file's folder is created, WAL and foreign keys on."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions that keep loaded objects usable after commit."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def alembic_config(engine: Engine) -> Config:
+    """An Alembic configuration bound to ``engine`` (no alembic.ini needed)."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["engine"] = engine
+    return config
+
+
+def migrate(engine: Engine) -> str:
+    """Create or upgrade the schema to the newest revision; return that revision."""
+    config = alembic_config(engine)
+    command.upgrade(config, "head")
+    return head_revision(engine)
+
+
+def head_revision(engine: Engine) -> str:
+    """The newest revision this version of dealer knows."""
+    script = ScriptDirectory.from_config(alembic_config(engine))
+    head = script.get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (None for an empty database)."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def check_schema(engine: Engine) -> None:
+    """Raise :class:`SchemaOutOfDate` unless the database is at the newest revision."""
+    current = current_revision(engine)
+    head = head_revision(engine)
+    if current != head:
+        found = "an empty database" if current is None else f"schema revision {current}"
+        raise SchemaOutOfDate(
+            f"The store has {found}, but this dealer needs revision {head}. "
+            "Run `dealer migrate` to create or upgrade it."
+        )

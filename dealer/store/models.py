@@ -1,0 +1,247 @@
+"""The tables of dealer's store (SQLAlchemy 2 declarative models).
+
+The Alembic migrations under ``dealer/migrations`` are the schema; a test proves that
+migrating an empty database yields exactly these models.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+from dealer.clock import as_utc
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend (SQLite stores it naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        value = as_utc(value)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        return None if value is None else as_utc(value)
+
+
+class Base(DeclarativeBase):
+    """The declarative base of every table."""
+
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Player(Base):
+    """A person who plays; ``key`` is the lower-cased name used for look-ups."""
+
+    __tablename__ = "players"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class Holding(Base):
+    """What an account holds of an item; only the mint may go below zero."""
+
+    __tablename__ = "holdings"
+    __table_args__ = (
+        CheckConstraint("amount >= 0 OR account = 'mint'", name="not_negative"),
+    )
+
+    account: Mapped[str] = mapped_column(String(120), primary_key=True)
+    item: Mapped[str] = mapped_column(String(64), primary_key=True)
+    amount: Mapped[int] = mapped_column(BigInteger)
+
+
+class LedgerEntry(Base):
+    """One movement of an item between two accounts."""
+
+    __tablename__ = "ledger_entries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UtcDateTime())
+    game_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    source: Mapped[str] = mapped_column(String(120))
+    target: Mapped[str] = mapped_column(String(120))
+    item: Mapped[str] = mapped_column(String(64))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    memo: Mapped[str] = mapped_column(Text, default="")
+
+
+class Game(Base):
+    """One game: its ruleset, settings and current state (JSON)."""
+
+    __tablename__ = "games"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    channel: Mapped[str] = mapped_column(String(120))
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    next_event_seq: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class GamePlayer(Base):
+    """Who takes part in a game (from the ruleset's summary): routes PMs to games."""
+
+    __tablename__ = "game_players"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    player_key: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+
+
+class Event(Base):
+    """The game's history: every rule event, deadline change and admin override."""
+
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"))
+    seq: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(UtcDateTime())
+    type: Mapped[str] = mapped_column(String(64))
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class Seed(Base):
+    """A server seed of a game's epoch (the game, or one Hall phase) (GH-40)."""
+
+    __tablename__ = "seeds"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    epoch: Mapped[int] = mapped_column(Integer, primary_key=True)
+    server_seed: Mapped[str] = mapped_column(String(128))
+    commitment: Mapped[str] = mapped_column(String(64))
+    client_seeds: Mapped[list[str]] = mapped_column(JSON)
+    counter: Mapped[int] = mapped_column(Integer, default=0)
+    revealed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+class Draw(Base):
+    """One recorded random draw, recomputable from its epoch's revealed seed."""
+
+    __tablename__ = "draws"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    epoch: Mapped[int] = mapped_column(Integer, primary_key=True)
+    counter: Mapped[int] = mapped_column(Integer, primary_key=True)
+    n: Mapped[int] = mapped_column(Integer)
+    result: Mapped[int] = mapped_column(Integer)
+    client: Mapped[str] = mapped_column(String(64))
+    purpose: Mapped[str] = mapped_column(String(120))
+
+
+class Inbound(Base):
+    """A message exactly as it arrived, with what became of it."""
+
+    __tablename__ = "inbound"
+    __table_args__ = (UniqueConstraint("source", "external_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(64))
+    external_id: Mapped[str] = mapped_column(String(200))
+    raw: Mapped[str] = mapped_column(Text)
+    sender: Mapped[str] = mapped_column(String(200))
+    channel: Mapped[str] = mapped_column(String(120))
+    game_hint: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    target: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    emoji: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    body: Mapped[str] = mapped_column(Text)
+    sent_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    received_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    status: Mapped[str] = mapped_column(String(16))  # pending|applied|rejected|ignored
+    outcome: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    processed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+    __mapper_args__ = {"eager_defaults": False}
+
+
+Index("ix_inbound_pending", Inbound.status, Inbound.sent_at)
+
+
+class Post(Base):
+    """A post queued for delivery (the outbox); ``key`` is its idempotency key."""
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(200), unique=True)
+    game_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    channel: Mapped[str] = mapped_column(String(120))
+    recipient: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(Text)
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    status: Mapped[str] = mapped_column(String(16))  # pending|delivered|failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    external_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    delivered_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+Index("ix_outbox_pending", Post.status, Post.id)
+
+
+class Deadline(Base):
+    """A moment a game waits for; APScheduler mirrors the pending rows."""
+
+    __tablename__ = "deadlines"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
+    name: Mapped[str] = mapped_column(String(120))
+    due_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    set_due_at: Mapped[datetime] = mapped_column(UtcDateTime())  # as the rules set it
+    status: Mapped[str] = mapped_column(String(16))  # pending|fired|cancelled
+    paused: Mapped[bool] = mapped_column(Boolean, default=False)
+    fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+Index("ix_deadlines_due", Deadline.status, Deadline.paused, Deadline.due_at)
+
+
+class Override(Base):
+    """An admin override the daemon has seen in its configuration, applied once."""
+
+    __tablename__ = "overrides"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[str] = mapped_column(String(64))
+    game_id: Mapped[str] = mapped_column(String(64))
+    deadline_name: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
