@@ -94,7 +94,8 @@ class FairSource:
     epoch: int = 0
     draws: list[Draw] = field(default_factory=list)
     seed_factory: Callable[[], str] | None = None
-    retired: list[tuple[int, str]] = field(default_factory=list)
+    retired: list[tuple[int, str, int]] = field(default_factory=list)
+    """Epochs ended by :meth:`rotate`: ``(epoch, server_seed, final counter)``."""
 
     @property
     def commitment(self) -> str:
@@ -151,7 +152,7 @@ class FairSource:
         if self.seed_factory is None:
             raise RuntimeError("this source cannot rotate: no seed factory was given")
         old = self.server_seed
-        self.retired.append((self.epoch, old))
+        self.retired.append((self.epoch, old, self.counter))
         self.server_seed = self.seed_factory()
         self.client_seeds = []
         self.counter = 0

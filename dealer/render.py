@@ -65,4 +65,5 @@ def render(template: str, now: datetime, directory: str | None = None, **context
 
 def render_post(draft: PostDraft, now: datetime, game_id: str | None = None) -> str:
     """Render a post draft's body."""
-    return render(draft.template, now, game_id=game_id, **draft.context)
+    context = {"game_id": game_id, **draft.context}
+    return render(draft.template, now, **context)

@@ -119,7 +119,7 @@ class GamePlayer(Base):
     __tablename__ = "game_players"
 
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
-    player_key: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+    player: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
 
 
 class Event(Base):

@@ -151,12 +151,12 @@ def upgrade() -> None:
     )
     op.create_table('game_players',
     sa.Column('game_id', sa.String(length=64), nullable=False),
-    sa.Column('player_key', sa.String(length=64), nullable=False),
+    sa.Column('player', sa.String(length=64), nullable=False),
     sa.ForeignKeyConstraint(['game_id'], ['games.id'], name=op.f('fk_game_players_game_id_games')),
-    sa.PrimaryKeyConstraint('game_id', 'player_key', name=op.f('pk_game_players'))
+    sa.PrimaryKeyConstraint('game_id', 'player', name=op.f('pk_game_players'))
     )
     with op.batch_alter_table('game_players', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_game_players_player_key'), ['player_key'], unique=False)
+        batch_op.create_index(batch_op.f('ix_game_players_player'), ['player'], unique=False)
 
     op.create_table('seeds',
     sa.Column('game_id', sa.String(length=64), nullable=False),
@@ -174,7 +174,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table('seeds')
     with op.batch_alter_table('game_players', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_game_players_player_key'))
+        batch_op.drop_index(batch_op.f('ix_game_players_player'))
 
     op.drop_table('game_players')
     op.drop_table('events')

@@ -1,0 +1,380 @@
+"""The daemon: ingest the inbox, fire due deadlines in time order, deliver the outbox.
+
+One *pass* does, in order: apply the admin overrides, store every new inbox message raw,
+process stored messages and due deadlines interleaved by time (a message sent at or
+before a deadline counts for it, even if it was read later), and deliver queued posts.
+``dealer run --once`` is one pass; ``dealer run`` repeats it, woken by APScheduler timers
+that mirror the pending deadline rows, by the inbox poll interval, and by SIGHUP.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from dealer.clock import utcnow
+from dealer.inbox import Inbox, open_inbox
+from dealer.inbox.base import Delivery
+from dealer.messages import process_inbound
+from dealer.overrides import BadOverride, apply_overrides, parse_overrides
+from dealer.publish import DeliveryFailed, Publisher, open_publisher
+from dealer.publish.base import OutgoingPost
+from dealer.settings import Settings
+from dealer.steps import run_step
+from dealer.store.db import check_schema, make_engine, session_factory
+from dealer.store.models import Deadline, Game, Inbound, Post
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PassReport:
+    """What one pass did."""
+
+    ingested: int = 0
+    duplicates: int = 0
+    unreadable: int = 0
+    messages: int = 0
+    deadlines: int = 0
+    delivered: int = 0
+    failed: int = 0
+    overrides: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        """A one-line summary for the log."""
+        return (
+            f"ingested {self.ingested} (duplicates {self.duplicates}, unreadable {self.unreadable}), "
+            f"messages {self.messages}, deadlines {self.deadlines}, "
+            f"posts delivered {self.delivered} (failed {self.failed})"
+        )
+
+
+def _fault(point: str) -> None:
+    """Fault injection for crash tests: ``DEALER_FAULT=<point>`` kills the process there."""
+    if os.environ.get("DEALER_FAULT") == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Dealer:
+    """The daemon's shell around the store, the inbox and the publisher."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        inbox: Inbox | None = None,
+        publisher: Publisher | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ):
+        self.settings = settings
+        self.engine = make_engine(settings.database_url)
+        self.sessions = session_factory(self.engine)
+        self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes)
+        self.publisher = publisher or open_publisher(settings.publish)
+        self.clock = clock
+        self.wake = threading.Event()
+        self.stopping = False
+        self.reload_requested = True
+
+    # -- one pass ---------------------------------------------------------------------
+
+    def run_pass(self, now: datetime | None = None) -> PassReport:
+        """Overrides, ingest, messages and deadlines in time order, then delivery."""
+        now = now or self.clock()
+        report = PassReport()
+        report.overrides = self.apply_overrides(now)
+        self.ingest(now, report)
+        self.process_due(now, report)
+        self.deliver(report)
+        return report
+
+    def apply_overrides(self, now: datetime) -> list[str]:
+        """Apply ``DEALER_DEADLINE_OVERRIDES``; a malformed setting is logged, not fatal."""
+        try:
+            specs = parse_overrides(self.settings.deadline_overrides)
+        except BadOverride as exc:
+            log.error("deadline overrides not applied: %s", exc)
+            return [f"error: {exc}"]
+        with self.sessions.begin() as session:
+            changes = apply_overrides(session, specs, now)
+        for change in changes:
+            log.info("override: %s", change)
+        return changes
+
+    def ingest(self, now: datetime, report: PassReport | None = None) -> int:
+        """Store every waiting inbox message raw; re-delivery of an id is a no-op."""
+        report = report or PassReport()
+        for item in self.inbox.fetch():
+            if not isinstance(item, Delivery):
+                handle, why = item
+                log.warning("unreadable inbox message %s: %s", handle, why)
+                self.inbox.reject(handle, why)
+                report.unreadable += 1
+                continue
+            message = item.message
+            row = Inbound(
+                source=self.inbox.source,
+                external_id=message.id,
+                raw=item.raw,
+                sender=message.sender,
+                channel=message.channel,
+                game_hint=message.game,
+                kind=message.kind,
+                target=message.target,
+                emoji=message.emoji,
+                body=message.body,
+                # A message counts when it was sent; one claiming a time still to come
+                # counts when it arrived.
+                sent_at=min(message.sent_at, now),
+                received_at=now,
+                status="pending",
+            )
+            try:
+                with self.sessions.begin() as session:
+                    session.add(row)
+                report.ingested += 1
+            except IntegrityError:
+                report.duplicates += 1
+                log.info("message %s from %s already stored; ignored", message.id, self.inbox.source)
+            self.inbox.done(item.handle)
+        return report.ingested
+
+    def process_due(self, now: datetime, report: PassReport | None = None) -> None:
+        """Process stored messages and due deadlines, earliest first, until none is left."""
+        report = report or PassReport()
+        skipped: set[tuple[str, int]] = set()
+        while not self.stopping:
+            with self.sessions() as session:
+                message = _next_message(session, skipped)
+                deadline = _next_deadline(session, now, skipped)
+            if message is None and deadline is None:
+                return
+            if deadline is None or (message is not None and message[1] <= deadline[1]):
+                assert message is not None
+                if self.process_message(message[0]):
+                    report.messages += 1
+                else:
+                    skipped.add(("message", message[0]))
+            else:
+                if self.fire_deadline(deadline[0]):
+                    report.deadlines += 1
+                else:
+                    skipped.add(("deadline", deadline[0]))
+
+    def process_message(self, inbound_id: int) -> bool:
+        """Apply one stored message in one transaction; False if another daemon has it."""
+        try:
+            with self.sessions.begin() as session:
+                inbound = session.scalars(
+                    select(Inbound)
+                    .where(Inbound.id == inbound_id, Inbound.status == "pending")
+                    .with_for_update(skip_locked=True)
+                ).first()
+                if inbound is None:
+                    return False
+                outcome = process_inbound(session, inbound)
+                inbound.status = outcome.status
+                inbound.outcome = outcome.lines
+                inbound.processed_at = self.clock()
+            return True
+        except Exception as exc:  # a bug must not stop the daemon or lose the message
+            log.exception("message %s could not be processed", inbound_id)
+            with self.sessions.begin() as session:
+                inbound = session.get(Inbound, inbound_id)
+                if inbound is not None and inbound.status == "pending":
+                    inbound.status = "failed"
+                    inbound.outcome = [{"result": "failed", "detail": f"{type(exc).__name__}: {exc}"}]
+                    inbound.processed_at = self.clock()
+            return True
+
+    def fire_deadline(self, deadline_id: int) -> bool:
+        """Fire one due deadline in one transaction; False if it is no longer due here."""
+        try:
+            with self.sessions.begin() as session:
+                deadline = session.scalars(
+                    select(Deadline)
+                    .where(Deadline.id == deadline_id, Deadline.status == "pending",
+                           Deadline.paused.is_(False))
+                    .with_for_update(skip_locked=True)
+                ).first()
+                if deadline is None:
+                    return False
+                game = session.get(Game, deadline.game_id)
+                assert game is not None
+                deadline.status = "fired"
+                deadline.fired_at = self.clock()
+                session.flush()
+                name, due = deadline.name, deadline.due_at
+                run_step(
+                    session, game, due,
+                    lambda rules, ctx, state: rules.on_deadline(ctx, state, name),
+                    origin=f"deadline:{deadline.id}",
+                )
+                from dealer.steps import append_event
+
+                append_event(session, game, due, "deadline.fired", {"deadline": name})
+            _fault("after-deadline-commit")
+            return True
+        except Exception:
+            log.exception("deadline %s could not be fired; it stays pending", deadline_id)
+            return False
+
+    def deliver(self, report: PassReport | None = None) -> int:
+        """Send queued posts in order; a failure stops this round (order is kept)."""
+        report = report or PassReport()
+        while not self.stopping:
+            with self.sessions() as session:
+                post = session.scalars(
+                    select(Post).where(Post.status == "pending").order_by(Post.id).limit(1)
+                ).first()
+                if post is None:
+                    return report.delivered
+                outgoing = OutgoingPost(
+                    post.id, post.key, post.channel, post.recipient, post.game_id,
+                    post.kind, post.subject, post.body, post.created_at,
+                )
+            try:
+                external = self.publisher.send(outgoing)
+            except DeliveryFailed as exc:
+                with self.sessions.begin() as session:
+                    row = session.get(Post, outgoing.id)
+                    assert row is not None
+                    row.attempts += 1
+                    row.last_error = str(exc)
+                    if row.attempts >= self.settings.publish_retries:
+                        row.status = "failed"
+                        log.error("post %s parked after %s attempts: %s", row.key, row.attempts, exc)
+                        report.failed += 1
+                        continue
+                log.warning("post %s not delivered (will retry): %s", outgoing.key, exc)
+                return report.delivered
+            _fault("after-send")
+            with self.sessions.begin() as session:
+                row = session.get(Post, outgoing.id)
+                assert row is not None
+                row.status = "delivered"
+                row.attempts += 1
+                row.external_id = external
+                row.delivered_at = self.clock()
+            report.delivered += 1
+        return report.delivered
+
+    # -- the long-running daemon --------------------------------------------------------
+
+    def check(self) -> None:
+        """Refuse to run on an out-of-date schema (raises ``SchemaOutOfDate``)."""
+        check_schema(self.engine)
+
+    def run_forever(self) -> None:
+        """Run passes until SIGTERM/SIGINT; SIGHUP re-reads the overrides."""
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        self.check()
+        scheduler = BackgroundScheduler(
+            timezone=timezone.utc,
+            # Never drop a timer missed while the process was busy or asleep: APScheduler's
+            # default grace of 1 s would silently skip it.
+            job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+        )
+        scheduler.start()
+        self._install_signals()
+        log.info("dealer running; store %s", self.engine.url.render_as_string(hide_password=True))
+        try:
+            while not self.stopping:
+                if self.reload_requested:
+                    self.reload_requested = False
+                    self._reload_settings()
+                report = self.run_pass()
+                if report.ingested or report.deadlines or report.delivered or report.overrides:
+                    log.info("pass: %s", report.line())
+                self.sync_timers(scheduler)
+                self.wake.wait(timeout=self.settings.poll_interval)
+                self.wake.clear()
+        finally:
+            scheduler.shutdown(wait=False)
+            log.info("dealer stopped")
+
+    def sync_timers(self, scheduler) -> int:  # type: ignore[no-untyped-def]
+        """Make the scheduler hold exactly one timer per pending, unpaused deadline."""
+        from apscheduler.triggers.date import DateTrigger
+
+        with self.sessions() as session:
+            rows = session.execute(
+                select(Deadline.id, Deadline.due_at).where(
+                    Deadline.status == "pending", Deadline.paused.is_(False)
+                )
+            ).all()
+        wanted = {f"deadline-{row.id}": row.due_at for row in rows}
+        for job in scheduler.get_jobs():
+            if job.id not in wanted:
+                job.remove()
+        for job_id, due in wanted.items():
+            job = scheduler.get_job(job_id)
+            if job is not None and getattr(job, "next_run_time", None) == due:
+                continue
+            scheduler.add_job(
+                self.wake.set, DateTrigger(run_date=due), id=job_id, replace_existing=True
+            )
+        return len(wanted)
+
+    def _install_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def stop(signum, _frame):  # type: ignore[no-untyped-def]
+            log.info("signal %s: stopping after this step", signum)
+            self.stopping = True
+            self.wake.set()
+
+        def reload(_signum, _frame):  # type: ignore[no-untyped-def]
+            log.info("SIGHUP: re-reading the deadline overrides")
+            self.reload_requested = True
+            self.wake.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        if hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, reload)
+
+    def _reload_settings(self) -> None:
+        fresh = Settings()
+        self.settings = self.settings.model_copy(
+            update={"deadline_overrides": fresh.deadline_overrides}
+        )
+
+
+def _next_message(session: Session, skipped: set[tuple[str, int]]) -> tuple[int, datetime] | None:
+    rows = session.execute(
+        select(Inbound.id, Inbound.sent_at)
+        .where(Inbound.status == "pending")
+        .order_by(Inbound.sent_at, Inbound.id)
+        .limit(len(skipped) + 1)
+    ).all()
+    for row in rows:
+        if ("message", row.id) not in skipped:
+            return row.id, row.sent_at
+    return None
+
+
+def _next_deadline(
+    session: Session, now: datetime, skipped: set[tuple[str, int]]
+) -> tuple[int, datetime] | None:
+    rows = session.execute(
+        select(Deadline.id, Deadline.due_at)
+        .where(Deadline.status == "pending", Deadline.paused.is_(False), Deadline.due_at <= now)
+        .order_by(Deadline.due_at, Deadline.id)
+        .limit(len(skipped) + 1)
+    ).all()
+    for row in rows:
+        if ("deadline", row.id) not in skipped:
+            return row.id, row.due_at
+    return None

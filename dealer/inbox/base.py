@@ -1,0 +1,99 @@
+"""The inbox port: an adapter yields raw messages and is told when each one is stored."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from dealer.clock import parse_time
+
+
+class Unreadable(Exception):
+    """A message that cannot be understood at all (bad JSON, missing fields)."""
+
+
+class InboxMessage(BaseModel):
+    """One message as DESIGN.md's directory inbox defines it."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+    id: str = Field(min_length=1, max_length=200)
+    sender: str = Field(min_length=1, max_length=200)
+    channel: str = Field(default="pm", min_length=1, max_length=120)
+    body: str = ""
+    sent_at: datetime
+    game: str | None = Field(default=None, max_length=64)
+    kind: Literal["message", "edit", "delete", "reaction"] = "message"
+    target: str | None = Field(default=None, max_length=200)
+    emoji: str | None = Field(default=None, max_length=64)
+
+    @field_validator("sent_at", mode="before")
+    @classmethod
+    def _utc(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_time(value)
+        if isinstance(value, datetime):
+            from dealer.clock import as_utc
+
+            return as_utc(value)
+        return value
+
+    @field_validator("id", "sender", "channel")
+    @classmethod
+    def _no_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+    @classmethod
+    def from_json(cls, text: str) -> "InboxMessage":
+        """Parse a message; raise :class:`Unreadable` saying exactly what is wrong."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise Unreadable(f"not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise Unreadable("a message must be a JSON object")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'message'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise Unreadable(f"invalid message: {problems}") from None
+
+
+@dataclass
+class Delivery:
+    """A message read from an inbox, with the raw text and the handle to acknowledge it."""
+
+    handle: Any
+    raw: str
+    message: InboxMessage
+
+
+class Inbox(ABC):
+    """Where messages come from. Adapters implement :meth:`fetch` and :meth:`done`."""
+
+    source: str = "inbox"
+
+    @abstractmethod
+    def fetch(self) -> Iterator[Delivery | tuple[Any, str]]:
+        """Yield each waiting message, or ``(handle, why)`` for one that cannot be read.
+
+        The same message may be yielded again until :meth:`done` is called for it.
+        """
+
+    @abstractmethod
+    def done(self, handle: Any) -> None:
+        """The message is safely stored: it need not be yielded again."""
+
+    @abstractmethod
+    def reject(self, handle: Any, why: str) -> None:
+        """The message could not be read; keep it aside with the reason."""

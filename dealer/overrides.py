@@ -1,0 +1,251 @@
+"""Admin deadline overrides from configuration (DESIGN.md, "Admin deadline overrides").
+
+``DEALER_DEADLINE_OVERRIDES`` maps ``GAME`` or ``GAME:DEADLINE`` to one of:
+
+- an absolute UTC time (``2026-12-02T18:00:00Z``): the deadline moves there;
+- ``+12h`` / ``-30m`` (any duration ``clock.parse_duration`` reads): it moves by that much;
+- ``now``: it fires at once;
+- ``pause``: the game accepts submissions but fires no deadline while the entry stays.
+
+It is written as JSON (``{"g1": "pause", "g2:round-3": "+12h"}``) or as
+``g1=pause; g2:round-3=+12h`` (``;``, ``,`` or new lines between entries).
+
+Interpretations (written down here and in the README, and tested):
+
+- A moving override (time, ``+/-``, ``now``) is applied **once**, to the deadlines that
+  are pending when the daemon first sees it. Deadlines the game creates later are not
+  moved: ``g1=+12h`` extends the current round, it does not lengthen every round. Taking
+  the entry out and putting it back applies it again; changing its value applies the new
+  value.
+- A ``GAME`` key applies to every pending deadline of the game (reminders included, so
+  they keep their distance to the deadline they announce).
+- ``pause`` holds while the entry stays. When it is removed, every deadline of the game
+  moves later by the time the game was paused, so no player loses time to the pause.
+- Every change is recorded in the game's history and announced once in its channel.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dealer.clock import format_utc, iso, parse_duration, parse_time
+from dealer.games.base import PostDraft
+from dealer.steps import append_event, queue_posts
+from dealer.store.models import Deadline, Game, Override
+
+log = logging.getLogger(__name__)
+
+
+class BadOverride(ValueError):
+    """An override entry that cannot be understood."""
+
+
+@dataclass(frozen=True)
+class OverrideSpec:
+    """One parsed entry: which deadlines, and what to do to them."""
+
+    key: str
+    game_id: str
+    deadline: str | None
+    value: str
+
+    @property
+    def action(self) -> str:
+        """``pause``, ``now``, ``shift`` or ``at``."""
+        if self.value == "pause":
+            return "pause"
+        if self.value == "now":
+            return "now"
+        if self.value[:1] in "+-":
+            return "shift"
+        return "at"
+
+
+def parse_overrides(text: str) -> list[OverrideSpec]:
+    """Parse the setting; raise :class:`BadOverride` naming the entry that is wrong."""
+    text = text.strip()
+    if not text:
+        return []
+    if text.startswith("{"):
+        try:
+            mapping = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadOverride(f"DEALER_DEADLINE_OVERRIDES is not valid JSON: {exc}") from None
+        if not isinstance(mapping, dict):
+            raise BadOverride("DEALER_DEADLINE_OVERRIDES must be a JSON object")
+        pairs = [(str(k), str(v)) for k, v in mapping.items()]
+    else:
+        pairs = []
+        for entry in re.split(r"[;,\n]", text):
+            if not entry.strip():
+                continue
+            key, sep, value = entry.partition("=")
+            if not sep:
+                raise BadOverride(f"override {entry.strip()!r} needs the form KEY=VALUE")
+            pairs.append((key, value))
+    return [_spec(key.strip(), value.strip()) for key, value in pairs]
+
+
+def _spec(key: str, value: str) -> OverrideSpec:
+    if not key:
+        raise BadOverride("an override has an empty key")
+    game_id, _, deadline = key.partition(":")
+    value_l = value.lower()
+    if value_l in ("pause", "now"):
+        value = value_l
+    elif value[:1] in "+-":
+        try:
+            parse_duration(value[1:])
+        except ValueError:
+            raise BadOverride(f"override {key}={value}: write the change like +12h or -30m") from None
+    else:
+        try:
+            value = iso(parse_time(value))
+        except ValueError:
+            raise BadOverride(
+                f"override {key}={value}: use an ISO UTC time, +12h/-30m, pause or now"
+            ) from None
+    return OverrideSpec(key, game_id, deadline or None, value)
+
+
+def game_is_paused(session: Session, game_id: str) -> bool:
+    """Whether an active ``pause`` override holds ``game_id``."""
+    return (
+        session.scalar(
+            select(Override.key).where(
+                Override.game_id == game_id,
+                Override.value == "pause",
+                Override.deadline_name.is_(None),
+            )
+        )
+        is not None
+    )
+
+
+def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) -> list[str]:
+    """Bring the store in line with the configured overrides; return what changed.
+
+    Called at start-up, on SIGHUP and on every ``--once`` pass. The caller commits.
+    """
+    changes: list[str] = []
+    wanted = {spec.key: spec for spec in specs}
+    seen = {row.key: row for row in session.scalars(select(Override))}
+    for key, row in seen.items():
+        spec = wanted.get(key)
+        if spec is None or spec.value != row.value:
+            if row.value == "pause":
+                changes += _resume(session, row, now)
+            session.delete(row)
+    session.flush()
+    for key, spec in wanted.items():
+        row = seen.get(key)
+        if row is not None and row.value == spec.value:
+            continue
+        game = session.get(Game, spec.game_id)
+        if game is None:
+            log.warning("override %s=%s names no game; ignored", spec.key, spec.value)
+            changes.append(f"override {spec.key}={spec.value} ignored: no game {spec.game_id}")
+            continue
+        session.add(
+            Override(
+                key=key, value=spec.value, game_id=spec.game_id,
+                deadline_name=spec.deadline, seen_at=now,
+            )
+        )
+        changes += _apply(session, game, spec, now)
+    return changes
+
+
+def _targets(session: Session, game_id: str, deadline: str | None) -> list[Deadline]:
+    query = select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending")
+    if deadline is not None:
+        query = query.where(Deadline.name == deadline)
+    return list(session.scalars(query.order_by(Deadline.due_at, Deadline.id)))
+
+
+def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> list[str]:
+    targets = _targets(session, game.id, spec.deadline)
+    if spec.action == "pause":
+        for row in targets:
+            row.paused = True
+        _announce(session, game, now, spec, "paused", [], f"pause:{spec.key}:{iso(now)}")
+        return [f"{spec.key}: paused"]
+    if not targets:
+        log.warning("override %s=%s: no pending deadline to change", spec.key, spec.value)
+        return [f"override {spec.key}={spec.value}: no pending deadline"]
+    moved = []
+    for row in targets:
+        before = row.due_at
+        if spec.action == "now":
+            row.due_at = now
+        elif spec.action == "shift":
+            sign = 1 if spec.value[0] == "+" else -1
+            row.due_at = row.due_at + sign * parse_duration(spec.value[1:])
+        else:
+            row.due_at = parse_time(spec.value)
+        moved.append((row.name, before, row.due_at))
+    _announce(session, game, now, spec, spec.action, moved, f"override:{spec.key}:{spec.value}:{iso(now)}")
+    return [f"{spec.key}: {name} {iso(a)} -> {iso(b)}" for name, a, b in moved]
+
+
+def _resume(session: Session, row: Override, now: datetime) -> list[str]:
+    game = session.get(Game, row.game_id)
+    if game is None or row.deadline_name is not None:
+        return []
+    paused_for = max(now - row.seen_at, timedelta())
+    moved = []
+    for deadline in _targets(session, game.id, None):
+        before = deadline.due_at
+        deadline.paused = False
+        # A deadline that was still ahead when the pause began keeps the time it had left.
+        if deadline.due_at > row.seen_at:
+            deadline.due_at = deadline.due_at + paused_for
+        moved.append((deadline.name, before, deadline.due_at))
+    spec = OverrideSpec(row.key, row.game_id, None, "resume")
+    _announce(session, game, now, spec, "resumed", moved, f"resume:{row.key}:{iso(now)}")
+    return [f"{row.key}: resumed"]
+
+
+def _announce(
+    session: Session,
+    game: Game,
+    now: datetime,
+    spec: OverrideSpec,
+    action: str,
+    moved: list[tuple[str, datetime, datetime]],
+    origin: str,
+) -> None:
+    append_event(
+        session, game, now, "admin.override",
+        {
+            "key": spec.key,
+            "value": spec.value,
+            "action": action,
+            "deadlines": [{"deadline": n, "from": iso(a), "to": iso(b)} for n, a, b in moved],
+        },
+    )
+    draft = PostDraft(
+        kind="deadline_override",
+        template="common/override.txt",
+        channel=game.channel,
+        recipient=None,
+        subject=f"{game.id}: deadline changed by an admin",
+        context={
+            "game_id": game.id,
+            "action": action,
+            "moved": [{"name": n, "before": a, "after": b} for n, a, b in moved],
+        },
+    )
+    queue_posts(session, [draft], now, game.id, origin)
+
+
+def describe(moved: list[tuple[str, datetime, datetime]]) -> str:
+    """A one-line account of moved deadlines (for logs)."""
+    return ", ".join(f"{n}: {format_utc(a)} -> {format_utc(b)}" for n, a, b in moved)

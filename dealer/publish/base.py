@@ -1,0 +1,35 @@
+"""The publisher port. An adapter implements :meth:`Publisher.send`; the base class and the
+outbox give it retries and idempotency (every post carries a stable key)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+
+
+class DeliveryFailed(Exception):
+    """The post could not be delivered this time; it will be tried again."""
+
+
+@dataclass(frozen=True)
+class OutgoingPost:
+    """A post as a publisher sees it."""
+
+    id: int
+    key: str
+    channel: str
+    recipient: str | None
+    game: str | None
+    kind: str
+    subject: str
+    body: str
+    created_at: datetime
+
+
+class Publisher(ABC):
+    """Delivers posts. ``send`` must be idempotent for a given ``post.key``."""
+
+    @abstractmethod
+    def send(self, post: OutgoingPost) -> str:
+        """Deliver ``post`` and return its external id; raise :class:`DeliveryFailed`."""

@@ -1,0 +1,44 @@
+"""The directory publisher (DESIGN.md): one JSON file per post, named in publication order."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from dealer.clock import iso
+from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
+
+
+class DirectoryPublisher(Publisher):
+    """Writes ``<created>-<id>.json`` atomically; a re-send rewrites the same file."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def filename(self, post: OutgoingPost) -> str:
+        """Sortable by ``ls`` in publication order (the outbox id breaks ties)."""
+        return f"{post.created_at:%Y%m%dT%H%M%S}-{post.id:010d}.json"
+
+    def send(self, post: OutgoingPost) -> str:
+        """Write the post's file (write to a temporary name, then rename)."""
+        name = self.filename(post)
+        data = {
+            "id": post.id,
+            "key": post.key,
+            "channel": post.channel,
+            "recipient": post.recipient,
+            "game": post.game,
+            "kind": post.kind,
+            "subject": post.subject,
+            "body": post.body,
+            "created_at": iso(post.created_at),
+        }
+        temporary = self.path / f".{name}.tmp"
+        try:
+            temporary.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            os.replace(temporary, self.path / name)
+        except OSError as exc:
+            raise DeliveryFailed(f"cannot write {name}: {exc}") from exc
+        return name
