@@ -1,0 +1,125 @@
+"""Random cards, packs and the Croupier (RULES GH-2 to GH-5).
+
+Where things come from and go (an explicit choice, see docs/HALL.md):
+- every new card, pack or chip is issued by ``mint`` (cards drawn, packs bought, chips bought);
+- the vertebrae a player pays the Croupier go to ``house`` (the Croupier is the house);
+- an opened pack goes to ``void`` (GH-4 "discards it"), so ``void`` counts the packs opened.
+"""
+
+from __future__ import annotations
+
+from dealer.cards import CATALOGUE
+from dealer.fairness import FairSource
+from dealer.games.base import Context, Rejected
+from dealer.games.hall.commands import Buy, OpenPack
+from dealer.games.hall.items import PACK_NAMES, card_label, label, pack_item
+from dealer.games.hall.state import Happening, HallState
+from dealer.ledger import CHIPS, HOUSE, VERTEBRAE, VOID, player
+
+# GH-4: what a pack holds: (random cards at the usual holo chance, guaranteed holographic cards).
+PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
+
+# GH-5: the Croupier's prices in vertebrae.
+PRICES: dict[str, int] = {
+    "random card": 5,
+    "handy pack": 12,
+    "deck pack": 18,
+    "legendary pack": 50,
+    "chip": 25,
+}
+
+
+def draw_card(rng: FairSource, holo_percent: int | None, purpose: str) -> str:
+    """A random card (GH-2, GH-3) as a ledger item.
+
+    Draw 1 picks the catalogue row uniformly (``below(54)``, rows in the seed's order);
+    draw 2 makes it holographic when ``below(100) < holo_percent``. A card that is
+    holographic by rule (``holo_percent`` None, the Legendary Pack's two) takes no draw 2.
+    """
+    card = CATALOGUE[rng.below(len(CATALOGUE), f"{purpose}: card")]
+    if holo_percent is None:
+        return card.item(holo=True)
+    return card.item(holo=rng.chance(holo_percent, 100, f"{purpose}: holo"))
+
+
+def grant_cards(
+    ctx: Context, name: str, count: int, holo_percent: int | None, memo: str
+) -> list[str]:
+    """Draw ``count`` random cards and issue them from the mint to ``name``; return the items."""
+    items = [draw_card(ctx.rng, holo_percent, memo) for _ in range(count)]
+    for item in items:
+        ctx.ledger.mint(player(name), item, 1, memo)
+    return items
+
+
+def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> None:
+    """GH-4: discard the pack (to void) and grant what it holds."""
+    item = pack_item(command.pack)
+    name = PACK_NAMES[command.pack]
+    if ctx.ledger.balance(player(actor), item) < 1:
+        raise Rejected(
+            f"you hold no {name}", rule="GH-4",
+            allowed=[f"buy {name.lower()} — {PRICES[name.lower()]} vertebrae (GH-5)", "inventory"],
+        )
+    ctx.ledger.move(player(actor), VOID, item, 1, f"GH-4 open {name}")
+    plain, holo = PACKS[command.pack]
+    memo = f"GH-4 {name}"
+    cards = grant_cards(ctx, actor, plain, state.settings.holo_percent, memo)
+    cards += grant_cards(ctx, actor, holo, None, memo)
+    shown = [card_label(card) for card in cards]
+    state.log.append(Happening(kind="opened", actor=actor, what=name, items=shown))
+    ctx.record("pack_opened", player=actor, pack=command.pack, cards=cards)
+    ctx.reply(
+        actor, "confirmation", "hall/opened.txt", f"You opened a {name}",
+        pack=name, cards=shown, plain=plain, holo=holo,
+        holo_percent=state.settings.holo_percent,
+    )
+
+
+def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
+    """GH-5: pay the Croupier (the house) in vertebrae; receive the wares from the mint."""
+    cost = PRICES[command.ware] * command.count
+    wallet = player(actor)
+    held = ctx.ledger.balance(wallet, VERTEBRAE)
+    what = _ware_label(command.ware, command.count)
+    if held < cost:
+        raise Rejected(
+            f"{what} costs {cost} vertebrae and you have {held}", rule="GH-5",
+            allowed=[f"{ware} — {price} vertebrae" for ware, price in PRICES.items()],
+        )
+    ctx.ledger.move(wallet, HOUSE, VERTEBRAE, cost, f"GH-5 buy {what}")
+    cards = _deliver(ctx, state, actor, command)
+    shown = [card_label(card) for card in cards]
+    state.log.append(Happening(kind="bought", actor=actor, what=what, cost=cost, items=shown))
+    ctx.record("bought", player=actor, ware=command.ware, count=command.count, cost=cost,
+               cards=cards)
+    ctx.reply(
+        actor, "confirmation", "hall/bought.txt", f"You bought {what}",
+        what=what, cost=cost, cards=shown, vertebrae=ctx.ledger.balance(wallet, VERTEBRAE),
+        chips=ctx.ledger.balance(wallet, CHIPS),
+        holo_percent=state.settings.croupier_holo_percent,
+    )
+
+
+def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[str]:
+    """Issue the bought wares from the mint; return the cards drawn (if any)."""
+    memo = f"GH-5 bought {command.ware}"
+    if command.ware == "random card":
+        # GH-5: the Croupier's random card is holographic with 10 % (setting), not GH-3's 5 %.
+        return grant_cards(ctx, actor, command.count, state.settings.croupier_holo_percent, memo)
+    if command.ware == "chip":
+        # Choice: a bought chip is new currency from the mint, never the house's own chips,
+        # so the Croupier can always sell (the seed: "at any time").
+        ctx.ledger.mint(player(actor), CHIPS, command.count, memo)
+        return []
+    ctx.ledger.mint(player(actor), pack_item(command.ware.split()[0]), command.count, memo)
+    return []
+
+
+def _ware_label(ware: str, count: int) -> str:
+    if ware == "chip":
+        return label(CHIPS, count)
+    if ware == "random card":
+        return "a random card" if count == 1 else f"{count} random cards"
+    kind = ware.split()[0]
+    return f"a {PACK_NAMES[kind]}" if count == 1 else label(pack_item(kind), count)

@@ -1,0 +1,159 @@
+"""The Gilded Hall ruleset: the economy of one cycle (RULES GH-1 to GH-8, GH-40).
+
+This module only routes: each command goes to the module holding its rule (economy: GH-2
+to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). Exoptosis, battles,
+duels, proposals and the Judge will be further modules with their own commands, added to
+``ACTIONS`` and to the parser's readers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from dealer.clock import format_utc
+from dealer.games import register
+from dealer.games.base import Context, Rejected, Rules, Summary
+from dealer.games.hall import commands, economy, gifts, phases, trades
+from dealer.games.hall.commands import (
+    EXAMPLES, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
+)
+from dealer.games.hall.items import inventory
+from dealer.games.hall.state import Happening, HallSettings, HallState, Member
+from dealer.ledger import player
+
+Action = Callable[[Context, HallState, str, Any], None]
+
+ACTIONS: dict[type, Action] = {
+    OpenPack: economy.open_pack,
+    Buy: economy.buy,
+    MakeOffer: trades.make_offer,
+    AnswerOffer: trades.answer_offer,
+    Gift: gifts.gift,
+}
+"""Every command that changes the game, and so counts as an action (GH-6, GH-7)."""
+
+
+@register
+class Hall(Rules):
+    """The Gilded Hall: inventories, the Croupier, packs, trades and gifts, in phases."""
+
+    kind = "hall"
+    title = "The Gilded Hall"
+    Settings = HallSettings
+    State = HallState
+    default_channel = "#game-actions"
+    open_to_all = True
+
+    def start(self, ctx: Context, players: list[str], settings: Any, start: datetime) -> HallState:
+        """Open a cycle; the players given are joined at the opening (``phase-1``)."""
+        if len({name.casefold() for name in players}) != len(players):
+            raise Rejected("a player is listed twice", rule="GH-6")
+        hall_settings = settings if isinstance(settings, HallSettings) else HallSettings()
+        state = HallState(settings=hall_settings, opens_at=start,
+                          members=[Member(name=name, joined_phase=1) for name in players])
+        ctx.record("created", players=players, opens_at=state.opens_at.isoformat(),
+                   commitment=ctx.rng.commitment)
+        if state.opens_at <= ctx.now:
+            # The opening time is now or past: phase 1 runs from it, so that a message sent
+            # since then still counts.
+            phases.open_first_phase(ctx, state, state.opens_at)
+            self._after_step(ctx, state)
+        else:
+            ctx.set_deadline(phases.deadline_name(1), state.opens_at)
+            ctx.post("opening", "hall/opening.txt", "The Gilded Hall opens soon",
+                     **phases.opening_context(ctx, state))
+            phases.refresh_chips(ctx, state)
+        return state
+
+    def parse(self, line: str) -> Any:
+        """Read one line into a command (see ``commands.EXAMPLES``)."""
+        return commands.parse(line)
+
+    def handle(self, ctx: Context, state: Any, actor: str, command: Any) -> HallState:
+        """Apply one command sent by ``actor`` at ``ctx.now``."""
+        state = state.model_copy(deep=True)
+        if isinstance(command, ShowInventory):
+            self._show_inventory(ctx, state, actor)  # GH-7: looking is not an action
+            return state
+        phases.require_running(state, ctx.now)
+        if isinstance(command, Join):
+            self._join(ctx, state, actor)
+        else:
+            if state.member(actor) is None:
+                raise Rejected("you have not joined the Hall", rule="GH-6",
+                               allowed=EXAMPLES[Join])
+            ACTIONS[type(command)](ctx, state, actor, command)
+        gifts.count_action(ctx, state, actor)
+        self._after_step(ctx, state)
+        return state
+
+    def on_deadline(self, ctx: Context, state: Any, name: str) -> HallState:
+        """A phase boundary: open phase 1, or close a phase and open the next."""
+        state = state.model_copy(deep=True)
+        number = phases.phase_number(name)
+        if state.status == "finished" or number != state.phase + 1:
+            ctx.record("deadline_ignored", name=name, phase=state.phase, status=state.status)
+            return state
+        if number == 1:
+            phases.open_first_phase(ctx, state, ctx.now)
+        else:
+            phases.next_phase(ctx, state)
+        self._after_step(ctx, state)
+        return state
+
+    def help(self, state: Any, actor: str) -> list[str]:
+        """The commands ``actor`` may send now."""
+        lines = list(EXAMPLES[ShowInventory])
+        if state.status != "running":
+            if state.status == "pending":
+                lines.append(f"(the Hall opens at {format_utc(state.opens_at)}; then: join)")
+            return lines
+        member = state.member(actor)
+        if member is None:
+            return EXAMPLES[Join] + lines
+        lines += EXAMPLES[OpenPack] + EXAMPLES[Buy] + EXAMPLES[MakeOffer]
+        lines += trades.open_offer_lines(state, actor)
+        if member.gifted is None:
+            lines += EXAMPLES[Gift]
+        return lines
+
+    def summary(self, state: Any) -> Summary:
+        """Status, members, chips per member, winner, and the phase's details."""
+        return Summary(
+            status=state.status,
+            players=[m.name for m in state.members],
+            scores=dict(state.chips),
+            winner=state.winner,
+            detail={
+                "phase": state.phase,
+                "phase_ends_at": format_utc(state.phase_ends_at) if state.phase_ends_at else None,
+                "inactive": [m.name for m in state.members if m.inactive],
+                "open_offers": [o.id for o in state.offers],
+                "victory_chips": state.settings.victory_chips,
+            },
+        )
+
+    def _join(self, ctx: Context, state: HallState, actor: str) -> None:
+        """GH-6: a new member is active in the phase it joins (``join`` itself is an action)."""
+        if state.member(actor) is not None:
+            raise Rejected("you are already in the Hall", rule="GH-6", allowed=[])
+        state.members.append(Member(name=actor, joined_phase=state.phase))
+        state.log.append(Happening(kind="joined", actor=actor))
+        ctx.record("joined", player=actor, phase=state.phase)
+        ctx.reply(actor, "confirmation", "hall/joined.txt", "Welcome to the Gilded Hall",
+                  name=actor, phase=state.phase, phase_ends_at=state.phase_ends_at,
+                  members=[m.name for m in state.members], **inventory(ctx.ledger, player(actor)))
+
+    def _show_inventory(self, ctx: Context, state: HallState, actor: str) -> None:
+        member = state.member(actor)
+        ctx.reply(actor, "inventory", "hall/inventory.txt", "Your inventory",
+                  name=actor, member=member is not None, status=state.status,
+                  inactive=bool(member and member.inactive),
+                  gifted=member.gifted if member else None,
+                  offers=trades.offers_of(state, actor),
+                  **inventory(ctx.ledger, player(actor)))
+
+    def _after_step(self, ctx: Context, state: HallState) -> None:
+        phases.check_victory(ctx, state)  # GH-8: after any step
+        phases.refresh_chips(ctx, state)

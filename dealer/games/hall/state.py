@@ -1,0 +1,112 @@
+"""The Gilded Hall's settings and state (what is stored between steps)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+
+
+class HallSettings(GameSettings):
+    """Per-cycle settings; every default is the rule's own number."""
+
+    phase_length: Duration = Field(default=timedelta(hours=24), description="GH-6")
+    holo_percent: int = Field(default=5, ge=0, le=100, description="GH-3")
+    croupier_holo_percent: int = Field(default=10, ge=0, le=100, description="GH-5")
+    victory_chips: int = Field(default=25, ge=1, description="GH-8")
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Member(_Record):
+    """A player who joined the cycle, with its activity in the current phase (GH-6)."""
+
+    name: str
+    joined_phase: int
+    acted: bool = False
+    """GH-6: took an action in the current phase."""
+    inactive: bool = False
+    """GH-6: took no action in the previous phase (fixed for the whole phase)."""
+    gifted: str | None = None
+    """GH-7: whom it gifted in the current phase (one gift per phase)."""
+
+
+class Offer(_Record):
+    """GH-1: an open trade offer; it holds nothing back (the swap checks at acceptance)."""
+
+    id: int
+    offerer: str
+    target: str
+    gives: dict[str, int]
+    """Ledger item -> amount the offerer hands over."""
+    wants: dict[str, int]
+    """Ledger item -> amount the target hands over."""
+    made_at: UtcTime
+
+
+class GiftBonus(_Record):
+    """GH-7: the giver's card owed if the inactive receiver acts later in the same phase."""
+
+    giver: str
+    receiver: str
+
+
+class Happening(_Record):
+    """One line of the phase summary: what someone did and what it revealed."""
+
+    kind: Literal["joined", "gift", "gift_bonus", "bought", "opened", "trade"]
+    actor: str
+    other: str | None = None
+    items: list[str] = Field(default_factory=list)
+    """Labels of what moved or was revealed (cards drawn, items given)."""
+    back: list[str] = Field(default_factory=list)
+    """For a trade: the labels of what came back."""
+    what: str = ""
+    cost: int = 0
+    offer: int | None = None
+
+
+class HallState(GameState):
+    """One cycle of the Hall."""
+
+    settings: HallSettings
+    status: Literal["pending", "running", "finished"] = "pending"
+    opens_at: UtcTime
+    phase: int = 0
+    """The current phase number; 0 while pending."""
+    phase_starts: list[UtcTime] = Field(default_factory=list)
+    """When each phase began (index 0 is phase 1): tells a late message its phase."""
+    phase_ends_at: UtcTime | None = None
+    members: list[Member] = Field(default_factory=list)
+    offers: list[Offer] = Field(default_factory=list)
+    next_offer: int = 1
+    bonuses: list[GiftBonus] = Field(default_factory=list)
+    log: list[Happening] = Field(default_factory=list)
+    """The current phase's happenings, posted in the phase summary."""
+    chips: dict[str, int] = Field(default_factory=dict)
+    """Each member's chips after the last step (summary() has no ledger)."""
+    winner: str | None = None
+    finished_at: UtcTime | None = None
+
+    def member(self, name: str) -> Member | None:
+        """The member called ``name`` (compared without case), or None."""
+        wanted = name.lstrip("@").casefold()
+        return next((m for m in self.members if m.name.casefold() == wanted), None)
+
+    @property
+    def phase_started_at(self) -> datetime | None:
+        """When the current phase began (None while pending)."""
+        return self.phase_starts[-1] if self.phase_starts else None
+
+    def phase_of(self, when: datetime) -> int:
+        """The phase that was running at ``when`` (0 if before the opening)."""
+        number = 0
+        for index, started in enumerate(self.phase_starts, start=1):
+            if started <= when:
+                number = index
+        return number
