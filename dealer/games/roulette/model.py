@@ -1,0 +1,207 @@
+"""Stationary Roulette's data: its numbers, settings, commands and stored state.
+
+Every number the rules use is a named constant here, next to the rule id it comes from,
+so that RULES.md and the code can be compared line by line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from dealer.clock import parse_duration
+from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+
+GOLD, SILVER, BLACK = "gold", "silver", "black"
+COLOURS = (GOLD, SILVER, BLACK)
+
+PLAYERS = 2  # SR-1
+STAKE = 40  # SR-2 / SR-5: a layout and a bet are both exactly 40 points
+MIN_GOLD = 25  # SR-2
+MIN_SILVER = 5  # SR-2
+MAX_BET_COLOURS = 2  # SR-5
+BONUS = 20  # SR-8
+BLACK_LOSS_CAP = 100  # SR-9
+BLACK_FEE = 10  # SR-9
+MISSED_PREPARATION_POINTS = 60  # SR-10
+MISSED_PREPARATION_FEE = 5  # SR-10
+POINTS_PER_CHIP = 10  # SR-11: the winner takes floor(lead / 10) chips
+
+PREPARATION = "preparation"
+START = "start"
+
+
+def phase_name(phase: int) -> str:
+    """The deadline name of a phase: ``preparation`` (phase 0) or ``round-3``."""
+    return PREPARATION if phase == 0 else f"round-{phase}"
+
+
+def phase_title(phase: int) -> str:
+    """How posts name a phase: ``the preparation phase`` or ``round 3``."""
+    return "the preparation phase" if phase == 0 else f"round {phase}"
+
+
+class RouletteSettings(GameSettings):
+    """Per-game settings (RULES marks them *setting*); every field has the rule's default."""
+
+    rounds: int = Field(10, ge=1, le=100)  # SR-1
+    round_length: Duration = timedelta(hours=24)  # SR-1
+    preparation_length: Duration = timedelta(hours=24)  # SR-1
+    layout_public: bool = True  # SR-7
+    min_stack: int = Field(0, ge=0)  # SR-12
+    early_close: bool = False
+    remind_before: str = "6h,1h"
+    colour_limit: int = Field(5, ge=1)  # SR-4
+
+    @field_validator("round_length", "preparation_length")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value <= timedelta(0):
+            raise ValueError("a phase must last longer than 0")
+        return value
+
+    @field_validator("remind_before")
+    @classmethod
+    def _reminders_parse(cls, value: str) -> str:
+        reminder_offsets(value)  # raises ValueError for a malformed list
+        return value
+
+
+def reminder_offsets(text: str) -> list[tuple[str, timedelta]]:
+    """``"6h,1h"`` as ``[("6h", 6 h), ("1h", 1 h)]``: label and offset, earliest first.
+
+    An empty string means no reminders; equal offsets are kept once.
+    """
+    found: dict[timedelta, str] = {}
+    for part in text.split(","):
+        label = part.strip().lower().replace(" ", "")
+        if not label:
+            continue
+        offset = parse_duration(label)
+        if offset <= timedelta(0):
+            raise ValueError(f"a reminder comes before the deadline, not {label!r}")
+        found.setdefault(offset, label)
+    return [(label, offset) for offset, label in sorted(found.items(), reverse=True)]
+
+
+# --- commands (what parse() returns) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepare:
+    """``prepare black gold 30 silver 10``: a roulette for the opponent (SR-2, SR-3)."""
+
+    colour: str
+    gold: int
+    silver: int
+    black: int = 0
+
+
+@dataclass(frozen=True)
+class Bet:
+    """``bet gold 30 silver 10``: 40 points on the opponent's active roulette (SR-5)."""
+
+    gold: int = 0
+    silver: int = 0
+    black: int = 0
+
+    def on(self, colour: str) -> int:
+        """The points on ``colour``."""
+        return {GOLD: self.gold, SILVER: self.silver, BLACK: self.black}[colour]
+
+
+@dataclass(frozen=True)
+class Reminders:
+    """``reminders off`` / ``reminders on``: whether the dealer PMs deadline reminders."""
+
+    on: bool
+
+
+# --- stored state ------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Sealed(_Model):
+    """One accepted submission, sealed by its receipt until its salt is revealed."""
+
+    player: str
+    phase: str  # the phase it was sent in: preparation, round-3
+    kind: Literal["prepare", "bet"]
+    number: int  # 1 for the player's first accepted submission of this kind in the phase
+    colour: str | None = None  # the winning colour of a preparation
+    gold: int
+    silver: int
+    black: int
+    sent_at: UtcTime
+    salt: str
+    canonical: str
+    receipt: str
+
+    def amount(self, colour: str) -> int:
+        """Points on ``colour`` (the layout of a preparation, the stake of a bet)."""
+        return {GOLD: self.gold, SILVER: self.silver, BLACK: self.black}[colour]
+
+
+class Roulette(_Model):
+    """A preparation locked in at a deadline: the roulette its bettor plays in one round."""
+
+    preparer: str
+    bettor: str
+    round: int
+    preparation: Sealed
+    commitment: str  # SHA-256(salt + winning colour), published when it becomes active
+
+    @property
+    def colour(self) -> str:
+        """The winning colour (secret until the round is resolved)."""
+        assert self.preparation.colour is not None
+        return self.preparation.colour
+
+    def layout(self, colour: str) -> int:
+        """The initial points on ``colour`` (SR-2)."""
+        return self.preparation.amount(colour)
+
+
+class RouletteState(GameState):
+    """Everything the game needs between two steps (stored as JSON)."""
+
+    game: str
+    players: list[str]
+    settings: RouletteSettings
+    status: Literal["pending", "running", "finished"] = "pending"
+    starts_at: UtcTime
+    phase: int = 0  # 0 = the preparation phase, r = round r
+    phase_starts: list[UtcTime] = Field(default_factory=list)  # index = phase
+    phase_deadline: UtcTime | None = None  # as set; an admin override may move it
+    starting_stacks: dict[str, int]
+    points: dict[str, int]
+    black_losses: dict[str, int]  # SR-9: chips lost through black, capped at 100
+    chips_stolen: dict[str, int]  # SR-11 tiebreak: chips received through black
+    colours_used: dict[str, dict[str, int]]  # SR-4: locked-in winning colours
+    active: dict[str, Roulette | None] = Field(default_factory=dict)  # by preparer
+    preparations: dict[str, Sealed] = Field(default_factory=dict)  # on file this phase
+    bets: dict[str, Sealed] = Field(default_factory=dict)  # on file this phase
+    counts: dict[str, int] = Field(default_factory=dict)  # "alice:round-3:bet" -> accepted
+    reminders_off: list[str] = Field(default_factory=list)
+    forfeited: str | None = None
+    winner: str | None = None
+    tiebreak: bool = False
+    tournament_points: dict[str, float] = Field(default_factory=dict)
+    end_transfer: int = 0
+    ended_at: UtcTime | None = None
+
+    def opponent(self, name: str) -> str:
+        """The other player."""
+        first, second = self.players
+        return second if name == first else first
+
+    @property
+    def last_round(self) -> int:
+        """The number of the final round (SR-1)."""
+        return self.settings.rounds

@@ -1,0 +1,476 @@
+"""Stationary Roulette (RULES SR-1 to SR-12) as a pure ruleset.
+
+The timeline (SR-1, SR-3): an optional wait until ``start`` (deadline ``start``), the
+preparation phase (deadline ``preparation``), then rounds 1..N (deadlines ``round-1`` ..
+``round-N``). Only the current phase's deadline is pending, so an admin override that
+moves it also moves everything after it. Reminders are the deadlines
+``reminder-<phase>-<offset>`` (``reminder-round-3-6h``).
+
+At each phase deadline (or earlier, with ``early_close``) :meth:`close_phase` runs:
+resolve the round's roulettes (SR-8, SR-9), then either end the game (SR-9 forfeit,
+SR-11) or lock in the preparations for the next round (SR-4 counts, SR-10 penalties) and
+start it. The scoring itself lives in :mod:`scoring`; the posts' contents in :mod:`posts`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from dealer.clock import as_utc, format_utc
+from dealer.clock import iso as _iso
+from dealer.games import register
+from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
+from dealer.games.roulette import posts, sealed
+from dealer.games.roulette.checks import bet_problems, colours_left, describe_left, layout_problems
+from dealer.games.roulette.model import (
+    COLOURS,
+    PLAYERS,
+    START,
+    Bet,
+    Prepare,
+    Reminders,
+    Roulette,
+    RouletteSettings,
+    RouletteState,
+    Sealed,
+    phase_name,
+    phase_title,
+    reminder_offsets,
+)
+from dealer.games.roulette.parse import BET_EXAMPLE, PREPARE_EXAMPLE, parse_line
+from dealer.games.roulette.scoring import (
+    award_points,
+    black_fees,
+    end_of_game,
+    forfeiter,
+    missed_preparation,
+    score_roulette,
+    settle_black,
+)
+from dealer.ledger import CHIPS, player
+
+TEMPLATE = "roulette/{}.txt"
+
+
+@register
+class StationaryRoulette(Rules):
+    """Two players prepare roulettes for each other and bet on the opponent's (SR-1..SR-12)."""
+
+    kind = "roulette"
+    title = "Stationary Roulette"
+    Settings = RouletteSettings
+    State = RouletteState
+    default_channel = "#stationary-roulette"
+    open_to_all = False
+
+    # --- creation --------------------------------------------------------------------
+
+    def start(
+        self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
+    ) -> RouletteState:
+        """Create the game; it is ``pending`` until ``start`` if that lies in the future."""
+        settings = _roulette_settings(settings)
+        start = as_utc(start)
+        if len(players) != PLAYERS or len(set(players)) != PLAYERS:
+            raise Rejected(
+                f"Stationary Roulette is for exactly {PLAYERS} different players, "
+                f"not {len(players)}: {', '.join(players) or 'nobody'}",
+                rule="SR-1",
+            )
+        stacks = {name: ctx.ledger.balance(player(name), CHIPS) for name in players}
+        short = [f"{name} has {stacks[name]}" for name in players if stacks[name] < settings.min_stack]
+        if short:
+            # SR-12: a game can be created with a minimum stack.
+            raise Rejected(
+                f"this game needs at least {settings.min_stack} chips per player; "
+                + ", ".join(short),
+                rule="SR-12",
+            )
+        state = RouletteState(
+            game=ctx.game_id,
+            players=list(players),
+            settings=settings,
+            starts_at=start,
+            starting_stacks=stacks,
+            points={p: 0 for p in players},
+            black_losses={p: 0 for p in players},
+            chips_stolen={p: 0 for p in players},
+            colours_used={p: {c: 0 for c in COLOURS} for p in players},
+        )
+        ctx.record("game.created", players=list(players), starts_at=_iso(start),
+                   settings=settings.model_dump(mode="json"), stacks=stacks)
+        ctx.post("opening", TEMPLATE.format("opening"), f"{ctx.game_id}: Stationary Roulette",
+                 **posts.opening(ctx, state))
+        if start > ctx.now:
+            ctx.set_deadline(START, start)
+            return state
+        self.begin_phase(ctx, state, 0, start)
+        return state
+
+    # --- commands --------------------------------------------------------------------
+
+    def parse(self, line: str) -> Prepare | Bet | Reminders:
+        """``prepare black gold 30 silver 10``, ``bet gold 30 silver 10``, ``reminders off``."""
+        return parse_line(line)
+
+    def handle(self, ctx: Context, state: RouletteState, actor: str, command: Any) -> RouletteState:
+        """Accept (or reject) one player's command sent at ``ctx.now``."""
+        state = state.model_copy(deep=True)
+        if actor not in state.players:
+            raise Rejected(f"{actor} is not playing in this game", rule="SR-1")
+        if isinstance(command, Reminders):
+            self.set_reminders(ctx, state, actor, command.on)
+            return state
+        self.check_open(ctx, state, actor)
+        if isinstance(command, Prepare):
+            self.accept_preparation(ctx, state, actor, command)
+        elif isinstance(command, Bet):
+            self.accept_bet(ctx, state, actor, command)
+        else:
+            raise Rejected("not a Stationary Roulette command")
+        if state.settings.early_close and not self.anything_owed(state):
+            self.close_phase(ctx, state, early=True)
+        return state
+
+    def check_open(self, ctx: Context, state: RouletteState, actor: str) -> None:
+        """Refuse a submission before the start, after the end, or meant for a closed phase."""
+        now = ctx.now
+        if state.status == "pending" or now < state.phase_starts[0]:
+            raise Rejected(
+                f"the game has not started: the preparation phase opens at "
+                f"{format_utc(state.starts_at)}, and this was sent at {format_utc(now)}",
+                rule="SR-1",
+            )
+        # A phase closes when the next begins; the last one when the game ends.
+        closes = state.phase_starts[1:] + ([state.ended_at] if state.ended_at else [])
+        meant = max(i for i, began in enumerate(state.phase_starts) if began <= now)
+        if meant < len(closes) and now < closes[meant]:
+            raise Rejected(
+                f"too late: sent at {format_utc(now)}, during {phase_title(meant)}, which "
+                f"closed at {format_utc(closes[meant])}"
+                + ("" if state.status == "finished" else f"; it is now {phase_title(state.phase)}"),
+                rule="SR-1",
+                allowed=self.help(state, actor),
+            )
+        if state.status == "finished":
+            raise Rejected(
+                f"the game is over (it ended at {format_utc(state.ended_at or now)})", rule="SR-11"
+            )
+
+    def accept_preparation(
+        self, ctx: Context, state: RouletteState, actor: str, command: Prepare
+    ) -> None:
+        """SR-2, SR-3, SR-4, SR-6: put a valid preparation on file, replacing an earlier one."""
+        if state.phase >= state.last_round:
+            raise Rejected(
+                f"round {state.last_round} is the last round, so there is no roulette to "
+                "prepare now (SR-3)",
+                rule="SR-3",
+                allowed=self.help(state, actor),
+            )
+        problems = layout_problems(command)
+        if problems:
+            raise Rejected("; ".join(problems), rule="SR-2", allowed=[PREPARE_EXAMPLE])
+        limit = state.settings.colour_limit
+        left = colours_left(state.colours_used[actor], limit)
+        if left[command.colour] == 0:
+            # SR-4 counts only preparations locked in at a deadline (the ones actually used).
+            raise Rejected(
+                f"you have already prepared {command.colour} as the winning colour "
+                f"{state.colours_used[actor][command.colour]} times, the most allowed "
+                f"({limit}); left: {describe_left(left)}",
+                rule="SR-4",
+                allowed=[
+                    f"prepare {c} gold 30 silver 10" for c in COLOURS if left[c] > 0
+                ],
+            )
+        entry = self.seal(ctx, state, actor, "prepare", command.gold, command.silver,
+                          command.black, command.colour)
+        replaced = state.preparations.get(actor)
+        state.preparations[actor] = entry  # SR-6: the later valid submission replaces it
+        self.confirm(ctx, state, actor, entry, replaced)
+
+    def accept_bet(self, ctx: Context, state: RouletteState, actor: str, command: Bet) -> None:
+        """SR-3, SR-5, SR-6, SR-10: put a valid bet on file, replacing an earlier one."""
+        if state.phase == 0:
+            raise Rejected(
+                "no roulette is active during the preparation phase; bets open in round 1 "
+                "(SR-3)",
+                rule="SR-3",
+                allowed=self.help(state, actor),
+            )
+        opponent = state.opponent(actor)
+        if state.active.get(opponent) is None:
+            # Interpretation (docs/ROULETTE.md): with no roulette there is no bet to make
+            # and none is due; the opponent's missed preparation was already penalised.
+            raise Rejected(
+                f"{opponent} missed its preparation, so you have no roulette to bet on in "
+                f"{phase_title(state.phase)} (SR-10)",
+                rule="SR-10",
+                allowed=self.help(state, actor),
+            )
+        problems = bet_problems(command)
+        if problems:
+            raise Rejected("; ".join(problems), rule="SR-5", allowed=[BET_EXAMPLE, "bet black 40"])
+        entry = self.seal(ctx, state, actor, "bet", command.gold, command.silver, command.black)
+        replaced = state.bets.get(actor)
+        state.bets[actor] = entry  # SR-6
+        self.confirm(ctx, state, actor, entry, replaced)
+
+    def seal(
+        self, ctx: Context, state: RouletteState, actor: str, kind: str,
+        gold: int, silver: int, black: int, colour: str | None = None,
+    ) -> Sealed:
+        """Number the submission, derive its salt and compute its receipt (docs/FAIRNESS.md)."""
+        phase = phase_name(state.phase)
+        key = f"{actor}:{phase}:{kind}"
+        number = state.counts.get(key, 0) + 1
+        state.counts[key] = number
+        salt = ctx.rng.secret(sealed.salt_label(actor, phase, kind, number))
+        text = sealed.canonical(state.game, actor, phase, number,
+                                sealed.command_text(kind, gold, silver, black, colour))
+        entry = Sealed(
+            player=actor, phase=phase, kind=kind, number=number, colour=colour, gold=gold,
+            silver=silver, black=black, sent_at=ctx.now, salt=salt, canonical=text,
+            receipt=sealed.receipt(salt, text),
+        )
+        ctx.record("submission.accepted", player=actor, phase=phase, kind=kind, number=number,
+                   canonical=text, receipt=entry.receipt, sent_at=_iso(ctx.now))
+        return entry
+
+    def confirm(
+        self, ctx: Context, state: RouletteState, actor: str, entry: Sealed, replaced: Sealed | None
+    ) -> None:
+        """SR-6: the private confirmation, with the receipt and what is now on file."""
+        ctx.reply(actor, "confirmation", TEMPLATE.format("confirmation"),
+                  f"{state.game}: {'preparation' if entry.kind == 'prepare' else 'bet'} accepted",
+                  closes_now=state.settings.early_close and not self.anything_owed(state),
+                  **posts.confirmation(ctx, state, actor, entry, replaced,
+                                       self.still_owed(state, actor)))
+
+    def set_reminders(self, ctx: Context, state: RouletteState, actor: str, on: bool) -> None:
+        """``reminders on|off``: this player's choice, valid at any time before the end."""
+        if state.status == "finished":
+            raise Rejected("the game is over", rule="SR-11")
+        if on and actor in state.reminders_off:
+            state.reminders_off.remove(actor)
+        if not on and actor not in state.reminders_off:
+            state.reminders_off.append(actor)
+        ctx.record("reminders", player=actor, on=on)
+        ctx.reply(actor, "reminders", TEMPLATE.format("reminders"),
+                  f"{state.game}: reminders {'on' if on else 'off'}", on=on, game=state.game)
+
+    def still_owed(self, state: RouletteState, name: str) -> list[str]:
+        """The submissions ``name`` still owes in the current phase (``preparation``, ``bet``)."""
+        if state.status != "running":
+            return []
+        owed = []
+        if state.phase >= 1 and state.active.get(state.opponent(name)) is not None:
+            if name not in state.bets:
+                owed.append("bet")
+        if state.phase < state.last_round and name not in state.preparations:
+            owed.append("preparation")
+        return owed
+
+    def anything_owed(self, state: RouletteState) -> bool:
+        """Whether either player still owes a submission in the current phase."""
+        return any(self.still_owed(state, p) for p in state.players)
+
+    # --- the clock -------------------------------------------------------------------
+
+    def on_deadline(self, ctx: Context, state: RouletteState, name: str) -> RouletteState:
+        """``start``, a phase deadline, or a reminder has come (``ctx.now`` is its due time)."""
+        state = state.model_copy(deep=True)
+        if name == START and state.status == "pending":
+            self.begin_phase(ctx, state, 0, ctx.now)
+        elif state.status == "running" and name == phase_name(state.phase):
+            self.close_phase(ctx, state, early=False)
+        elif state.status == "running" and name.startswith(f"reminder-{phase_name(state.phase)}-"):
+            self.remind(ctx, state)
+        else:
+            # A deadline of a phase already closed (e.g. an admin fired a stale name).
+            ctx.record("deadline.ignored", deadline=name, phase=phase_name(state.phase),
+                       status=state.status)
+        return state
+
+    def begin_phase(self, ctx: Context, state: RouletteState, phase: int, at: datetime) -> None:
+        """Open ``phase`` at ``at``: its deadline, its reminders and the public post (SR-7)."""
+        state.status = "running"
+        state.phase = phase
+        state.phase_starts.append(as_utc(at))
+        length = state.settings.preparation_length if phase == 0 else state.settings.round_length
+        deadline = as_utc(at) + length
+        state.phase_deadline = deadline
+        state.preparations = {}
+        state.bets = {}
+        name = phase_name(phase)
+        ctx.set_deadline(name, deadline)
+        for label, offset in reminder_offsets(state.settings.remind_before):
+            if deadline - offset > ctx.now:  # only reminders still ahead
+                ctx.set_deadline(f"reminder-{name}-{label}", deadline - offset)
+        ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline))
+        ctx.post("phase_start", TEMPLATE.format("phase_start"),
+                 f"{state.game}: {phase_title(phase)} begins",
+                 **posts.phase_start(ctx, state, deadline))
+
+    def remind(self, ctx: Context, state: RouletteState) -> None:
+        """PM each player who still owes a submission and has not said ``reminders off``."""
+        deadline = self.current_deadline(ctx, state)
+        for name in state.players:
+            owed = self.still_owed(state, name)
+            if owed and name not in state.reminders_off:
+                ctx.reply(name, "reminder", TEMPLATE.format("reminder"),
+                          f"{state.game}: {phase_title(state.phase)} closes soon",
+                          **posts.reminder(state, name, owed, deadline))
+
+    def current_deadline(self, ctx: Context, state: RouletteState) -> datetime:
+        """The current phase's deadline as it stands (an admin may have moved it)."""
+        return ctx.deadlines.get(phase_name(state.phase)) or state.phase_deadline or ctx.now
+
+    def close_phase(self, ctx: Context, state: RouletteState, early: bool) -> None:
+        """Adjudicate the current phase at ``ctx.now`` and open the next one, or end the game."""
+        name = phase_name(state.phase)
+        for pending in list(ctx.deadlines):
+            if pending == name or pending.startswith(f"reminder-{name}-"):
+                ctx.cancel_deadline(pending)
+        memo = f"{state.game} {name}"
+        ending = state.phase == state.last_round
+        if state.phase >= 1:
+            resolved = self.resolve_round(ctx, state, memo)
+            state.forfeited = forfeiter(state)
+            ending = ending or state.forfeited is not None
+            ctx.post("round_result", TEMPLATE.format("round_result"),
+                     f"{state.game}: round {state.phase} result",
+                     **posts.round_result(ctx, state, resolved, early, ending))
+        if ending:
+            self.finish(ctx, state)
+            return
+        missed = self.lock_preparations(ctx, state, memo)
+        if missed:
+            ctx.post("inactivity", TEMPLATE.format("inactivity"),
+                     f"{state.game}: missed preparation", **posts.inactivity(ctx, state, missed))
+        self.begin_phase(ctx, state, state.phase + 1, ctx.now)
+        if state.settings.early_close and not self.anything_owed(state):
+            # Only a last round with no active roulette can start with nothing due.
+            self.close_phase(ctx, state, early=True)
+
+    def resolve_round(self, ctx: Context, state: RouletteState, memo: str) -> dict[str, Any]:
+        """SR-8 and SR-9 for the current round's active roulettes."""
+        scores = []
+        for preparer in state.players:
+            roulette = state.active.get(preparer)
+            if roulette is None:
+                continue
+            on_file = state.bets.get(roulette.bettor)
+            bet = Bet(on_file.gold, on_file.silver, on_file.black) if on_file else None
+            score = score_roulette(roulette, bet)  # SR-8; a missing bet is all zeros (SR-10)
+            award_points(state, score)
+            scores.append(score)
+        transfer = settle_black(ctx.ledger, state, scores, memo)  # SR-9
+        fees = black_fees(ctx.ledger, scores, memo)  # SR-9, after the transfer
+        ctx.record("round.resolved", round=state.phase, **posts.round_record(state, scores, transfer, fees))
+        return {"scores": scores, "transfer": transfer, "fees": fees}
+
+    def lock_preparations(self, ctx: Context, state: RouletteState, memo: str) -> list[dict[str, Any]]:
+        """Make the preparations on file the next round's roulettes; penalise missing ones.
+
+        Interpretation (docs/ROULETTE.md): at a round's deadline the round's roulettes are
+        resolved first and the missed-preparation penalties (SR-10) are charged after.
+        """
+        next_round = state.phase + 1
+        active: dict[str, Roulette | None] = {}
+        missed = []
+        for name in state.players:
+            entry = state.preparations.get(name)
+            if entry is None:
+                fee = missed_preparation(ctx.ledger, state, name, memo)  # SR-10
+                missed.append({"player": name, "opponent": state.opponent(name), "fee": fee})
+                ctx.record("preparation.missed", player=name, round=next_round, fee=fee)
+                active[name] = None
+                continue
+            assert entry.colour is not None
+            state.colours_used[name][entry.colour] += 1  # SR-4 counts locked-in preparations
+            active[name] = Roulette(
+                preparer=name, bettor=state.opponent(name), round=next_round, preparation=entry,
+                commitment=sealed.colour_commitment(entry.salt, entry.colour),
+            )
+        state.active = active
+        return missed
+
+    def finish(self, ctx: Context, state: RouletteState) -> None:
+        """SR-11 (and the SR-9 forfeit): decide the game, move the end transfer, post it."""
+        if state.forfeited is not None:
+            ctx.post("forfeit", TEMPLATE.format("forfeit"), f"{state.game}: forfeit",
+                     **posts.forfeit(state))
+        result = end_of_game(ctx.ledger, state, f"{state.game} end")
+        state.status = "finished"
+        state.ended_at = ctx.now
+        ctx.record("game.finished", winner=result.winner, forfeit=result.forfeit,
+                   tiebreak=result.tiebreak, lead=result.lead, transfer=result.transfer,
+                   tournament_points=dict(result.tournament_points), points=dict(state.points))
+        ctx.post("final_result", TEMPLATE.format("final_result"), f"{state.game}: final result",
+                 **posts.final_result(ctx, state, result))
+
+    # --- what players and the shell see ----------------------------------------------
+
+    def help(self, state: RouletteState, actor: str) -> list[str]:
+        """The commands ``actor`` may send now, each an example line and what it does."""
+        if actor not in state.players or state.status == "finished":
+            return []
+        lines = []
+        opponent = state.opponent(actor)
+        if state.status == "running" and state.phase >= 1 and state.active.get(opponent):
+            lines.append(
+                f"{BET_EXAMPLE} — bet 40 points on {opponent}'s roulette active in round "
+                f"{state.phase} (at most two colours, whole numbers; SR-5)"
+            )
+        if state.status == "running" and state.phase < state.last_round:
+            left = colours_left(state.colours_used[actor], state.settings.colour_limit)
+            colour = next((c for c in ("black", "silver", "gold") if left[c] > 0), None)
+            if colour is not None:
+                lines.append(
+                    f"prepare {colour} gold 30 silver 10 — prepare the roulette {opponent} "
+                    f"bets on in round {state.phase + 1}: winning colour first, then the "
+                    f"layout (gold at least 25, silver at least 5, black 0, total 40; SR-2); "
+                    f"winning colours left: {describe_left(left)} (SR-4)"
+                )
+        if actor in state.reminders_off:
+            lines.append("reminders on — get a PM before each deadline while you owe a submission")
+        else:
+            lines.append("reminders off — stop the PMs sent before each deadline")
+        return lines
+
+    def summary(self, state: RouletteState) -> Summary:
+        """Status, players, points, winner, and the score sheets in ``detail``."""
+        return Summary(
+            status=state.status,
+            players=list(state.players),
+            scores=dict(state.points),
+            winner=state.winner,
+            detail={
+                "round": state.phase,
+                "phase": phase_name(state.phase) if state.status == "running" else state.status,
+                "tournament_points": {p: _half(v) for p, v in state.tournament_points.items()},
+                "black_losses": dict(state.black_losses),
+                "chips_stolen": dict(state.chips_stolen),
+                "forfeited": state.forfeited,
+                "draw": state.status == "finished" and state.winner is None,
+                "starting_stacks": dict(state.starting_stacks),
+            },
+        )
+
+
+def _roulette_settings(settings: Any) -> RouletteSettings:
+    """Accept this game's settings model, another settings model or a plain mapping."""
+    if isinstance(settings, RouletteSettings):
+        return settings
+    if isinstance(settings, dict):
+        return RouletteSettings.model_validate(settings)
+    return RouletteSettings.model_validate(settings.model_dump())
+
+
+def _half(value: float) -> float | int:
+    """1 and 0 as integers, 0.5 as it is."""
+    return int(value) if value == int(value) else value
+
