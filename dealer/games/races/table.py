@@ -1,0 +1,208 @@
+"""Off to the Races (RULES OR-1 to OR-11): the ruleset the shell calls.
+
+The flow, one module per stage: ``seating`` (OR-1 to OR-4) -> ``betting`` (OR-5) ->
+``racing`` (OR-6 to OR-8, OR-11) -> ``ending`` (OR-9, OR-10). Pure helpers hold the rules'
+arithmetic: ``field`` (names, cards, NPC draws), ``track`` (movement, laps), ``payout``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable
+
+from dealer.clock import as_utc, format_utc
+from dealer.games import register
+from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
+from dealer.games.races import betting, racing, seating
+from dealer.games.races.commands import (
+    Command,
+    EnterHorse,
+    Interested,
+    LapAction,
+    Pass,
+    PlaceBet,
+    RaceAction,
+    Ready,
+    Sit,
+    Stand,
+    parse,
+)
+from dealer.games.races.posts import announce, bets_view
+from dealer.games.races.state import PhaseMark, RacesSettings, RacesState
+
+OPEN = "open"  # the deadline that opens a table created with a later start
+
+_PHASE_NAME = {
+    "pending": "before the table opened",
+    "seating": "seating",
+    "betting": "betting",
+    "racing": "the race",
+    "finished": "after the race",
+}
+_PHASE_RULE = {"pending": "OR-1", "seating": "OR-3", "betting": "OR-5", "racing": "OR-7", "finished": "OR-9"}
+
+Handler = Callable[[Context, RacesState, str, Any], RacesState]
+_HANDLERS: dict[type, Handler] = {
+    Sit: lambda ctx, s, actor, _: seating.sit(ctx, s, actor),
+    Stand: lambda ctx, s, actor, _: seating.stand(ctx, s, actor),
+    EnterHorse: seating.enter_horse,
+    Ready: lambda ctx, s, actor, _: seating.ready(ctx, s, actor),
+    Interested: lambda ctx, s, actor, _: seating.interested(ctx, s, actor),
+    PlaceBet: betting.place_bet,
+    Pass: lambda ctx, s, actor, _: betting.pass_(ctx, s, actor),
+    RaceAction: lambda ctx, s, actor, _: racing.act(ctx, s, actor, "race"),
+    LapAction: lambda ctx, s, actor, _: racing.act(ctx, s, actor, "lap"),
+}
+
+
+@register
+class OffToTheRaces(Rules):
+    """A public horse-race betting table: sit, enter a horse, bet, race, get paid."""
+
+    kind = "races"
+    title = "Off to the Races"
+    Settings = RacesSettings
+    State = RacesState
+    default_channel = "#the-raceway"
+    open_to_all = True
+
+    def start(
+        self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
+    ) -> RacesState:
+        """Open the table at ``start`` (now or later); seat ``players`` if any are given."""
+        start = as_utc(start)
+        if not isinstance(settings, RacesSettings):
+            settings = RacesSettings.model_validate(settings.model_dump())
+        state = RacesState(
+            settings=settings, phase="pending", opens_at=start,
+            phases=[PhaseMark(phase="pending", started_at=min(ctx.now, start))],
+        )
+        if start > ctx.now:
+            ctx.set_deadline(OPEN, start)
+            ctx.record("table.scheduled", opens_at=start.isoformat(), players=list(players))
+            announce(ctx, "scheduled", "a table opens soon", opens_at=start,
+                     commitment=ctx.rng.commitment)
+            state.seat_on_open = list(dict.fromkeys(players))
+            return state
+        return seating.open_table(ctx, state, players, start)
+
+    def parse(self, line: str) -> Command:
+        """One line -> a command (``sit``, ``horse NAME card CARD``, ``bet N on HORSE`` ...)."""
+        return parse(line)
+
+    def handle(self, ctx: Context, state: RacesState, actor: str, command: Any) -> RacesState:
+        """Apply ``actor``'s command at ``ctx.now`` to a copy of ``state``."""
+        state = state.model_copy(deep=True)
+        _check_timing(state, ctx.now)
+        handler = _HANDLERS.get(type(command))
+        if handler is None:
+            raise Rejected("this is not a command of Off to the Races")
+        return handler(ctx, state, actor, command)
+
+    def on_deadline(self, ctx: Context, state: RacesState, name: str) -> RacesState:
+        """``open``, ``seating`` (OR-3), ``betting`` (OR-5) or ``idle`` (OR-11) is due."""
+        state = state.model_copy(deep=True)
+        if name == OPEN and state.phase == "pending":
+            players, state.seat_on_open = state.seat_on_open, []
+            return seating.open_table(ctx, state, players, ctx.now)
+        if name == seating.SEATING and state.phase == "seating":
+            return seating.close(ctx, state)
+        if name == betting.BETTING and state.phase == "betting":
+            return betting.close(ctx, state)
+        if name == racing.IDLE:
+            return racing.idle_action(ctx, state)
+        return state  # a deadline left over from a phase already closed: nothing to do
+
+    def help(self, state: RacesState, actor: str) -> list[str]:
+        """The commands ``actor`` may send now, each with an example."""
+        return _help(state, actor)
+
+    def summary(self, state: RacesState) -> Summary:
+        """Status, players (seated, owners, bettors), no scores, winner and the race's detail."""
+        status = {"pending": "pending", "finished": "finished"}.get(state.phase, "running")
+        players = list(dict.fromkeys([
+            *state.seat_on_open,
+            *state.seated,
+            *state.left,
+            *(h.owner for h in state.horses if h.owner),
+            *(bet.bettor for bet in state.bets),
+        ]))
+        return Summary(status=status, players=players, scores=None,
+                       winner=_winner(state), detail=_detail(state))
+
+
+def _check_timing(state: RacesState, now: datetime) -> None:
+    """Refuse a command meant for a phase already closed, or sent to a closed table."""
+    if now < state.phase_started_at:
+        marks = [m for m in state.phases if m.started_at <= now]
+        if not marks:
+            raise Rejected("this table was not open yet when you sent this", "OR-1")
+        meant = marks[-1]
+        ended = state.phases[len(marks)].started_at
+        raise Rejected(
+            f"too late: sent at {format_utc(now)}, during {_PHASE_NAME[meant.phase]}, "
+            f"which ended at {format_utc(ended)} before your message was handled",
+            _PHASE_RULE[meant.phase],
+        )
+    if state.phase == "pending":
+        raise Rejected(f"the table opens at {format_utc(state.opens_at)}", "OR-1")
+    if state.phase == "finished":
+        raise Rejected("this table is closed: its race is over", "OR-1")
+
+
+def _winner(state: RacesState) -> str | None:
+    """The owner of the first winning horse that has one (None if only NPCs won)."""
+    owners = [h.owner for h in state.horses if h.name in state.winners and h.owner]
+    return owners[0] if owners else None
+
+
+def _detail(state: RacesState) -> dict[str, Any]:
+    return {
+        "phase": state.phase,
+        "outcome": state.outcome,
+        "horses": [h.model_dump(mode="json") for h in state.horses],
+        "length": state.length,
+        "pool": state.pool,
+        "house_share": state.house_share,
+        "prize": state.prize,
+        "bets": bets_view(state),
+        "lap_owed": state.lap_owed,
+        "actions": state.actions,
+        "winners": list(state.winners),
+        "seated": list(state.seated),
+    }
+
+
+def _help(state: RacesState, actor: str) -> list[str]:
+    seated = actor in state.seated
+    lines: list[str] = []
+    if state.phase == "seating":
+        if not seated:
+            lines.append("sit — take a seat at the table, then enter a horse (OR-1)")
+        else:
+            lines.append("horse Thunder Hooves card king of spades — enter (or change) your "
+                         "horse: a name of 1 to 18 characters and a card you own (OR-2)")
+            if state.horse_of(actor) is not None and actor not in state.ready:
+                lines.append("ready — your horse is set; seating closes once everyone is ready (OR-3)")
+            lines.append("stand — leave the table; your entry is withdrawn (OR-1)")
+        if actor not in state.interested:
+            lines.append("interested — betting will wait for your bet or pass (OR-5)")
+    elif state.phase == "betting":
+        lines.append("bet 10 on HORSE — bet 10 chips on the horse named HORSE; they go into "
+                     "the pool at once (OR-5)")
+        if actor not in state.passed:
+            lines.append("pass — you will not bet (more); betting stops waiting for you (OR-5)")
+        if actor not in state.interested:
+            lines.append("interested — betting will wait for your bet or pass (OR-5)")
+        if seated:
+            lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
+    elif state.phase == "racing" and seated:
+        if state.lap_owed:
+            lines.append("lap — draw a card; every horse sharing its suit, rank or colour "
+                         "moves back 1 (OR-8)")
+        else:
+            lines.append("race — draw a card; every horse sharing its suit, rank or colour "
+                         "moves 1 forward, or all do if none shares (OR-7)")
+        lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
+    return lines
+
