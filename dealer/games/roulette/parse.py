@@ -37,7 +37,12 @@ def parse_line(line: str) -> Prepare | Bet | Reminders:
 
 
 def _prepare(tokens: list[str]) -> Prepare:
-    """SR-2: the winning colour first, then the layout as colour/amount pairs."""
+    """SR-2: the winning colour first, then the layout as colour/amount pairs.
+
+    Interpretation I-2 (docs/ROULETTE.md): black may be omitted or written ``black 0``;
+    an omitted gold or silver is 0 (and then fails SR-2); a number right after the first
+    colour means the winning colour was left out, which is refused, not guessed.
+    """
     if not tokens or tokens[0] not in COLOURS:
         raise Rejected(
             "a preparation starts with its winning colour (gold, silver or black), "

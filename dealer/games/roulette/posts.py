@@ -75,7 +75,11 @@ def opening(ctx: Context, state: RouletteState) -> dict[str, Any]:
 
 
 def roulette_card(roulette: Roulette, layout_public: bool) -> dict[str, Any]:
-    """A roulette as announced when it becomes active (SR-7): never its winning colour."""
+    """A roulette as announced when it becomes active (SR-7): never its winning colour.
+
+    Interpretation I-13 (docs/ROULETTE.md): with ``layout_public`` off nobody, the bettor
+    included, sees the layout before the result.
+    """
     card: dict[str, Any] = {
         "preparer": roulette.preparer,
         "bettor": roulette.bettor,

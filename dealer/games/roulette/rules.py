@@ -130,11 +130,17 @@ class StationaryRoulette(Rules):
         else:
             raise Rejected("not a Stationary Roulette command")
         if state.settings.early_close and not self.anything_owed(state):
+            # I-14: the same adjudication as the deadline, right now.
             self.close_phase(ctx, state, early=True)
         return state
 
     def check_open(self, ctx: Context, state: RouletteState, actor: str) -> None:
-        """Refuse a submission before the start, after the end, or meant for a closed phase."""
+        """Refuse a submission before the start, after the end, or meant for a closed phase.
+
+        Interpretation I-11 (docs/ROULETTE.md): a phase runs from its start, inclusive, to
+        its deadline; a message sent before the current phase began was meant for an
+        earlier one, already adjudicated.
+        """
         now = ctx.now
         if state.status == "pending" or now < state.phase_starts[0]:
             raise Rejected(
@@ -162,7 +168,7 @@ class StationaryRoulette(Rules):
         self, ctx: Context, state: RouletteState, actor: str, command: Prepare
     ) -> None:
         """SR-2, SR-3, SR-4, SR-6: put a valid preparation on file, replacing an earlier one."""
-        if state.phase >= state.last_round:
+        if state.phase >= state.last_round:  # I-19
             raise Rejected(
                 f"round {state.last_round} is the last round, so there is no roulette to "
                 "prepare now (SR-3)",
@@ -175,7 +181,7 @@ class StationaryRoulette(Rules):
         limit = state.settings.colour_limit
         left = colours_left(state.colours_used[actor], limit)
         if left[command.colour] == 0:
-            # SR-4 counts only preparations locked in at a deadline (the ones actually used).
+            # SR-4, interpretation I-3: only preparations locked in at a deadline count.
             raise Rejected(
                 f"you have already prepared {command.colour} as the winning colour "
                 f"{state.colours_used[actor][command.colour]} times, the most allowed "
@@ -193,7 +199,7 @@ class StationaryRoulette(Rules):
 
     def accept_bet(self, ctx: Context, state: RouletteState, actor: str, command: Bet) -> None:
         """SR-3, SR-5, SR-6, SR-10: put a valid bet on file, replacing an earlier one."""
-        if state.phase == 0:
+        if state.phase == 0:  # I-10, I-19
             raise Rejected(
                 "no roulette is active during the preparation phase; bets open in round 1 "
                 "(SR-3)",
@@ -202,8 +208,8 @@ class StationaryRoulette(Rules):
             )
         opponent = state.opponent(actor)
         if state.active.get(opponent) is None:
-            # Interpretation (docs/ROULETTE.md): with no roulette there is no bet to make
-            # and none is due; the opponent's missed preparation was already penalised.
+            # Interpretation I-8 (docs/ROULETTE.md): with no roulette there is no bet to
+            # make and none is due; the opponent's missed preparation was already penalised.
             raise Rejected(
                 f"{opponent} missed its preparation, so you have no roulette to bet on in "
                 f"{phase_title(state.phase)} (SR-10)",
@@ -250,7 +256,7 @@ class StationaryRoulette(Rules):
                                        self.still_owed(state, actor)))
 
     def set_reminders(self, ctx: Context, state: RouletteState, actor: str, on: bool) -> None:
-        """``reminders on|off``: this player's choice, valid at any time before the end."""
+        """``reminders on|off``: this player's choice, valid at any time before the end (I-12)."""
         if state.status == "finished":
             raise Rejected("the game is over", rule="SR-11")
         if on and actor in state.reminders_off:
@@ -296,6 +302,10 @@ class StationaryRoulette(Rules):
 
     def begin_phase(self, ctx: Context, state: RouletteState, phase: int, at: datetime) -> None:
         """Open ``phase`` at ``at``: its deadline, its reminders and the public post (SR-7)."""
+        if phase == 0:
+            # SR-12, I-16: the starting stacks are the wallets when the game starts (a
+            # pending game may start long after it was created).
+            state.starting_stacks = {p: ctx.ledger.balance(player(p), CHIPS) for p in state.players}
         state.status = "running"
         state.phase = phase
         state.phase_starts.append(as_utc(at))
@@ -307,7 +317,7 @@ class StationaryRoulette(Rules):
         name = phase_name(phase)
         ctx.set_deadline(name, deadline)
         for label, offset in reminder_offsets(state.settings.remind_before):
-            if deadline - offset > ctx.now:  # only reminders still ahead
+            if deadline - offset > ctx.now:  # I-12: only reminders still ahead
                 ctx.set_deadline(f"reminder-{name}-{label}", deadline - offset)
         ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline))
         ctx.post("phase_start", TEMPLATE.format("phase_start"),
@@ -344,6 +354,7 @@ class StationaryRoulette(Rules):
                      f"{state.game}: round {state.phase} result",
                      **posts.round_result(ctx, state, resolved, early, ending))
         if ending:
+            # I-9: after a forfeit no later round is played, so no preparation is charged.
             self.finish(ctx, state)
             return
         missed = self.lock_preparations(ctx, state, memo)
@@ -375,8 +386,8 @@ class StationaryRoulette(Rules):
     def lock_preparations(self, ctx: Context, state: RouletteState, memo: str) -> list[dict[str, Any]]:
         """Make the preparations on file the next round's roulettes; penalise missing ones.
 
-        Interpretation (docs/ROULETTE.md): at a round's deadline the round's roulettes are
-        resolved first and the missed-preparation penalties (SR-10) are charged after.
+        Interpretation I-4 (docs/ROULETTE.md): at a round's deadline the round's roulettes
+        are resolved first and the missed-preparation penalties (SR-10) are charged after.
         """
         next_round = state.phase + 1
         active: dict[str, Roulette | None] = {}
@@ -393,6 +404,7 @@ class StationaryRoulette(Rules):
             state.colours_used[name][entry.colour] += 1  # SR-4 counts locked-in preparations
             active[name] = Roulette(
                 preparer=name, bettor=state.opponent(name), round=next_round, preparation=entry,
+                # I-18: the preparation's own salt seals the public colour commitment.
                 commitment=sealed.colour_commitment(entry.salt, entry.colour),
             )
         state.active = active

@@ -44,7 +44,11 @@ class RouletteScore:
 
 
 def score_roulette(roulette: Roulette, bet: Bet | None) -> RouletteScore:
-    """SR-8 for one roulette; a missing bet counts as 0 on every colour (SR-10)."""
+    """SR-8 for one roulette; a missing bet counts as 0 on every colour (SR-10).
+
+    Interpretation I-17 (docs/ROULETTE.md): so on a black roulette a missing bet owes 40
+    chips and also gives the preparer the 20-point bonus.
+    """
     stake = bet or Bet()
     result = RouletteScore(roulette, stake, missing_bet=bet is None)
     winning = roulette.colour
@@ -94,7 +98,8 @@ def settle_black(
     if len(blacks) == 1:
         only = blacks[0]
         return pay_black(ledger, state, only.roulette.bettor, only.roulette.preparer, only.owed, memo)
-    # SR-9: both black, only the net difference moves, from the one owing more.
+    # SR-9: both black, only the net difference moves, from the one owing more
+    # (I-7: equal amounts move nothing).
     gross = {s.roulette.bettor: s.owed for s in blacks}
     first, second = state.players
     payer, payee = (first, second) if gross[first] >= gross[second] else (second, first)
@@ -108,8 +113,8 @@ def pay_black(
 ) -> BlackTransfer:
     """Move ``owed`` chips through black, limited by chips on hand and the cap (SR-9).
 
-    Interpretation (docs/ROULETTE.md): the cap and the tiebreak tally count the chips
-    that actually moved, so in a both-black round the net amount.
+    Interpretations I-5 and I-6 (docs/ROULETTE.md): the cap and the tiebreak tally count
+    the chips that actually moved, so in a both-black round the net amount.
     """
     on_hand = ledger.balance(player(payer), CHIPS)
     room = BLACK_LOSS_CAP - state.black_losses[payer]
@@ -189,6 +194,7 @@ def end_of_game(ledger: Ledger, state: RouletteState, memo: str) -> FinalResult:
         result = FinalResult(None, None, False, tiebreak, 0, 0, 0, {first: 0.5, second: 0.5})
     else:
         loser = state.opponent(winner)
+        # SR-11: floor(lead / 10), at most the loser's chips; I-15: a tiebreak win has lead 0.
         due = 0 if forfeited else lead // POINTS_PER_CHIP
         paid = ledger.move_up_to(player(loser), player(winner), CHIPS, due, f"{memo}: lead (SR-11)")
         result = FinalResult(
