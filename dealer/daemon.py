@@ -145,6 +145,11 @@ class Dealer:
             except IntegrityError:
                 report.duplicates += 1
                 log.info("message %s from %s already stored; ignored", message.id, self.inbox.source)
+            except Exception as exc:  # the store refused it: keep the file aside, say why
+                log.exception("message %s could not be stored", message.id)
+                self.inbox.reject(item.handle, f"the store refused the message: {exc}")
+                report.unreadable += 1
+                continue
             self.inbox.done(item.handle)
         return report.ingested
 

@@ -2,7 +2,7 @@
 
 Each line is one command. A line the rules refuse gets a private error that quotes it,
 says what is wrong (with the rule id) and what is allowed now; the other lines of the
-message still count. Shell commands (``help``, ``game ID``, ``seed TEXT``) are answered
+message still count. Shell commands (``help``, `'game ID'`, ``seed TEXT``) are answered
 here, before the rules see anything.
 """
 
@@ -67,7 +67,7 @@ def process_inbound(session: Session, inbound: Inbound) -> Outcome:
         _reply_error(
             outcome, inbound.sender, None, inbound.body[:120] or "(empty message)",
             f"{inbound.sender} is not a registered player, so the message was not applied. "
-            "Ask the dealer to add you (`dealer player add NAME`).",
+            "Ask the dealer to add you (dealer player add NAME).",
         )
         _flush(session, outcome, inbound, origin)
         return outcome
@@ -193,20 +193,29 @@ def _route(
             return on_channel[0], None
         if len(on_channel) > 1:
             ids = ", ".join(g.id for g in on_channel)
-            return None, f"Several games run in {inbound.channel} ({ids}); start with `game ID`."
+            return None, f"Several games run in {inbound.channel} ({ids}); start with 'game ID'."
     mine = player_games(session, sender.name)
     if len(mine) == 1:
         return mine[0], None
     if not mine:
+        finished = session.scalar(
+            select(Game.id)
+            .join(GamePlayer, GamePlayer.game_id == Game.id)
+            .where(GamePlayer.player == sender.name, Game.status == "finished")
+            .order_by(Game.updated_at.desc())
+            .limit(1)
+        )
+        if finished:
+            return None, f"Your game {finished} has finished, and you are in no running game."
         open_games = [
             g.id
             for g in session.scalars(select(Game).where(Game.status != "finished").order_by(Game.id))
             if rules_for(g.kind).open_to_all
         ]
         hint = f" Open games: {', '.join(open_games)}." if open_games else ""
-        return None, f"You are in no running game, so the line has no game to go to.{hint} Start with `game ID`."
+        return None, f"You are in no running game, so the line has no game to go to.{hint} Start with 'game ID'."
     ids = ", ".join(g.id for g in mine)
-    return None, f"You are in several games ({ids}); start the message with a line `game ID`."
+    return None, f"You are in several games ({ids}); start the message with a line 'game ID'."
 
 
 def _run_line(

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from dealer.clock import format_relative, format_utc, iso
@@ -20,6 +20,14 @@ from dealer.games.base import PostDraft
 from dealer.text import escape_post
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+_EXTRA_DIRS: list[str] = []
+
+
+def add_template_dir(directory: str | Path) -> None:
+    """Also look for templates in ``directory`` (for rulesets that live outside dealer)."""
+    if str(directory) not in _EXTRA_DIRS:
+        _EXTRA_DIRS.append(str(directory))
+        environment.cache_clear()
 
 
 def _finalize(value: Any) -> Any:
@@ -40,7 +48,9 @@ def _signed(value: int) -> Markup:
 def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
     env = Environment(
-        loader=FileSystemLoader(directory or str(TEMPLATES)),
+        loader=ChoiceLoader(
+            [FileSystemLoader(directory or str(TEMPLATES))] + [FileSystemLoader(d) for d in _EXTRA_DIRS]
+        ),
         undefined=StrictUndefined,
         finalize=_finalize,
         trim_blocks=True,

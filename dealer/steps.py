@@ -38,7 +38,7 @@ from dealer.store.models import (
 
 log = logging.getLogger(__name__)
 
-Action = Callable[[Rules, Context, GameState], GameState]
+Action = Callable[[Rules, Context, Any], GameState]
 
 
 @dataclass
@@ -54,6 +54,13 @@ def load_state(game: Game) -> tuple[Rules, GameState]:
     """The ruleset of ``game`` and its state, parsed."""
     rules = rules_for(game.kind)
     return rules, rules.State.model_validate(game.state)
+
+
+def _state_or_none(game: Game) -> tuple[Rules, GameState | None]:
+    """Like :func:`load_state`, but a game being created has no state yet."""
+    if not game.state:
+        return rules_for(game.kind), None
+    return load_state(game)
 
 
 def participants(session: Session, game_id: str) -> list[str]:
@@ -123,7 +130,7 @@ def run_step(
     # (SQLite takes its write lock at BEGIN IMMEDIATE instead).
     session.execute(select(Game.id).where(Game.id == game.id).with_for_update())
     session.refresh(game)
-    rules, state = load_state(game)
+    rules, state = _state_or_none(game)
     players = participants(session, game.id)
     accounts = [L.player(p) for p in [*players, *extra_players]]
     if actor:

@@ -34,8 +34,11 @@ def command_lines(body: str) -> list[str]:
     return [line for line in (clean_line(raw) for raw in body.splitlines()) if line]
 
 
-# Characters with meaning in Discord markdown, forum markdown or BBCode.
-_MARKUP = re.compile(r"([\\`*_~|>#\[\]()<:!-])")
+# Characters with meaning anywhere in Discord markdown, forum markdown or BBCode, and
+# those that only mean something at the start of a line (headings, lists, quotes).
+_MARKUP = re.compile(r"([\\`*_~|\[\]<>])")
+_LINE_START = re.compile(r"^([#+\-=])", re.MULTILINE)
+_NUMBERED = re.compile(r"^(\d+)\.", re.MULTILINE)
 _MENTION = re.compile(r"@")
 
 
@@ -45,8 +48,9 @@ def escape_post(value: object) -> str:
     Markup characters are backslash-escaped and every ``@`` gets a zero-width joiner after
     it, so ``@everyone``, ``@here`` and ``<@123>`` are shown but mention nobody.
     """
-    text = str(value)
-    text = _MARKUP.sub(r"\\\1", text)
+    text = _MARKUP.sub(r"\\\1", str(value))
+    text = _LINE_START.sub(r"\\\1", text)
+    text = _NUMBERED.sub(r"\1\\.", text)
     return _MENTION.sub("@\u2060", text)
 
 

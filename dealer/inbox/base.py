@@ -43,6 +43,12 @@ class InboxMessage(BaseModel):
             return as_utc(value)
         return value
 
+    @field_validator("id", "sender", "channel", "body", "game", "target", "emoji", mode="before")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # No store keeps NUL in text (Postgres refuses it); the raw JSON keeps it escaped.
+        return value.replace("\x00", "") if isinstance(value, str) else value
+
     @field_validator("id", "sender", "channel")
     @classmethod
     def _no_blank(cls, value: str) -> str:

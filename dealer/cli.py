@@ -1,0 +1,294 @@
+"""The ``dealer`` command (DESIGN.md, "CLI"); ``dealer --help`` lists every subcommand."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from dealer.clock import format_utc, iso, parse_time, utcnow
+from dealer.settings import Settings
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO time such as 2026-12-01T10:00:00Z", param_hint=option)
+
+
+def _store(settings: Settings, check: bool = True):  # type: ignore[no-untyped-def]
+    from dealer.store.db import SchemaOutOfDate, check_schema, make_engine, session_factory
+
+    engine = make_engine(settings.database_url)
+    if check:
+        try:
+            check_schema(engine)
+        except SchemaOutOfDate as exc:
+            raise click.ClickException(str(exc)) from None
+    return session_factory(engine)
+
+
+def _admin(fn: Callable[..., Any]) -> Any:
+    """Run ``fn(session)`` in one transaction; an AdminError becomes a clean CLI error."""
+    from dealer.registry import AdminError
+
+    sessions = _store(_settings())
+    try:
+        with sessions.begin() as session:
+            return fn(session)
+    except AdminError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-v", "--verbose", is_flag=True, help="Log every step.")
+def main(verbose: bool) -> None:
+    """dealer: moderates forum, Discord and PM casino games.
+
+    Settings come from the environment or .env (prefix DEALER_; see .env.example).
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    for noisy in ("apscheduler", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@main.command()
+def migrate() -> None:
+    """Create or upgrade the store's schema."""
+    from dealer.store.db import current_revision, make_engine, migrate as do_migrate
+
+    engine = make_engine(_settings().database_url)
+    before = current_revision(engine)
+    after = do_migrate(engine)
+    if before == after:
+        click.echo(f"schema already at revision {after}")
+    else:
+        click.echo(f"schema migrated from {before or 'nothing'} to revision {after}")
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="One pass (ingest, fire due deadlines, deliver), then exit.")
+@click.option("--now", "now_text", metavar="ISO-TIME", help="With --once: act as if the clock read this time.")
+def run(once: bool, now_text: str | None) -> None:
+    """Run the daemon (or one pass of it with --once)."""
+    from dealer.daemon import Dealer
+    from dealer.store.db import SchemaOutOfDate
+
+    now = _time(now_text, "--now")
+    if now and not once:
+        raise click.UsageError("--now goes with --once")
+    dealer = Dealer(_settings(), clock=(lambda: now) if now else utcnow)
+    try:
+        dealer.check()
+    except SchemaOutOfDate as exc:
+        raise click.ClickException(str(exc)) from None
+    if once:
+        report = dealer.run_pass()
+        click.echo(report.line())
+        for change in report.overrides:
+            click.echo(f"override: {change}")
+    else:
+        dealer.run_forever()
+
+
+@main.group()
+def player() -> None:
+    """Add and show players."""
+
+
+@player.command("add")
+@click.argument("name")
+@click.option("--chips", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--vertebrae", type=click.IntRange(min=0), default=0, show_default=True)
+def player_add(name: str, chips: int, vertebrae: int) -> None:
+    """Register player NAME (with starting chips and vertebrae from the mint)."""
+    from dealer.registry import add_player
+
+    _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae))
+    click.echo(f"player {name} added with {chips} chips and {vertebrae} vertebrae")
+
+
+@player.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def player_show(name: str, as_json: bool) -> None:
+    """Show NAME's chips, vertebrae, cards, packs and games."""
+    from dealer.registry import player_view
+
+    view = _admin(lambda s: player_view(s, name))
+    if as_json:
+        click.echo(json.dumps(view, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{view['name']}: {view['chips']} chips, {view['vertebrae']} vertebrae")
+    click.echo(f"cards: {', '.join(view['cards']) or 'none'}")
+    packs = ", ".join(f"{n} {k} pack(s)" for k, n in view["packs"].items())
+    click.echo(f"packs: {packs or 'none'}")
+    click.echo(f"games: {', '.join(view['games']) or 'none'}")
+
+
+@main.command()
+@click.argument("name")
+@click.argument("item")
+@click.argument("amount", type=int)
+def grant(name: str, item: str, amount: int) -> None:
+    """Give NAME AMOUNT of ITEM: chips, vertebrae, a card ("king of spades") or a pack ("handy pack")."""
+    from dealer.cards import display
+    from dealer.registry import grant as do_grant
+
+    item_id, held = _admin(lambda s: do_grant(s, name, item, amount, utcnow()))
+    click.echo(f"granted {amount} x {display(item_id)} to {name}; now holds {held}")
+
+
+@main.group()
+def game() -> None:
+    """Create, list and show games."""
+
+
+@game.command("new")
+@click.argument("kind")
+@click.option("--id", "game_id", required=True, help="The game's id, used in commands and posts.")
+@click.option("--players", default="", help="Comma-separated player names.")
+@click.option("--start", "start_text", metavar="ISO-TIME", help="When the game starts (default now).")
+@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable).")
+@click.option("--channel", help="The game's public channel (default per game).")
+def game_new(kind: str, game_id: str, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None) -> None:
+    """Create a game of KIND: roulette, races or hall."""
+    from dealer.registry import create_game, game_view, parse_settings
+
+    start = _time(start_text, "--start")
+    names = [p.strip() for p in players.split(",") if p.strip()]
+
+    def create(session):  # type: ignore[no-untyped-def]
+        create_game(
+            session, kind, game_id, utcnow(), players=names, start=start,
+            settings=parse_settings(list(set_pairs)), channel=channel,
+        )
+        return game_view(session, game_id)
+
+    view = _admin(create)
+    click.echo(f"game {view['id']} ({view['title']}) created: {view['status']} in {view['channel']}")
+    for d in view["deadlines"]:
+        click.echo(f"  {d['name']}: {d['due_at']}")
+
+
+@game.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def game_list(as_json: bool) -> None:
+    """List every game."""
+    from dealer.registry import list_games
+
+    rows = _admin(list_games)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no games yet; create one with `dealer game new KIND --id ID`")
+    for row in rows:
+        nxt = f", next deadline {row['next_deadline']}" if row["next_deadline"] else ""
+        click.echo(f"{row['id']}  {row['kind']}  {row['status']}  players: {', '.join(row['players']) or '-'}{nxt}")
+
+
+@game.command("show")
+@click.argument("game_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def game_show(game_id: str, as_json: bool) -> None:
+    """Show a game: status, players, scores, deadlines and the history of deadline changes."""
+    from dealer.registry import game_view
+
+    view = _admin(lambda s: game_view(s, game_id))
+    if as_json:
+        click.echo(json.dumps(view, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{view['id']}: {view['title']} ({view['kind']}), {view['status']}, channel {view['channel']}")
+    click.echo(f"players: {', '.join(view['players']) or 'none'}")
+    if view["scores"] is not None:
+        click.echo("scores: " + ", ".join(f"{k} {v}" for k, v in view["scores"].items()))
+    if view["winner"]:
+        click.echo(f"winner: {view['winner']}")
+    for d in view["deadlines"]:
+        paused = " (paused)" if d["paused"] else ""
+        click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}")
+    if view["history"]:
+        click.echo("history:")
+        for h in view["history"]:
+            rest = {k: v for k, v in h.items() if k not in ("seq", "at", "type")}
+            click.echo(f"  {h['at']} {h['type']} {json.dumps(rest, ensure_ascii=False)}")
+
+
+@main.command()
+@click.option("--from", "sender", required=True, help="The player who sent the message.")
+@click.option("--channel", default="pm", show_default=True, help="pm, or a channel such as #the-raceway.")
+@click.option("--game", "game_id", help="The game the message is for.")
+@click.option("--at", "at_text", metavar="ISO-TIME", help="When the player sent it (default now).")
+@click.option("--id", "message_id", help="The message's id (default a fresh one).")
+@click.argument("text", nargs=-1, required=True)
+def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, message_id: str | None, text: tuple[str, ...]) -> None:
+    """Drop a message into the inbox (how a human dealer forwards a PM).
+
+    TEXT is the message; quote it, or use \\n-separated lines for several commands.
+    """
+    settings = _settings()
+    kind, _, path = settings.inbox.partition(":")
+    if kind != "dir":
+        raise click.ClickException(f"submit writes to a directory inbox; DEALER_INBOX is {settings.inbox!r}")
+    sent = _time(at_text, "--at") or utcnow()
+    body = " ".join(text).replace("\\n", "\n")
+    ident = message_id or f"cli-{sent:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+    message: dict[str, Any] = {"id": ident, "sender": sender, "channel": channel, "body": body, "sent_at": iso(sent)}
+    if game_id:
+        message["game"] = game_id
+    folder = Path(path or "./var/inbox")
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{sent:%Y%m%dT%H%M%S}-{ident}.json"
+    temporary = folder / f".{target.name}.tmp"
+    temporary.write_text(json.dumps(message, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    temporary.replace(target)
+    click.echo(f"queued {target}")
+
+
+@main.command()
+@click.argument("game_id")
+def verify(game_id: str) -> None:
+    """Recompute every random draw of a game from its revealed seeds."""
+    from dealer.verify import verify_game
+
+    sessions = _store(_settings())
+    with sessions() as session:
+        report = verify_game(session, game_id)
+    for problem in report.problems:
+        click.echo(f"MISMATCH: {problem}")
+    if report.unrevealed:
+        click.echo(f"not yet revealed (game or phase still running): epochs {report.unrevealed}")
+    click.echo(f"{report.checked} draws checked, {len(report.problems)} problems")
+    if not report.ok:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--database", help="SQLite file to use (default a throw-away temporary file).")
+def demo(database: str | None) -> None:
+    """A whole Stationary Roulette game with scripted players in accelerated time."""
+    from dealer.demo import run_demo
+
+    run_demo(database)
+
+
+if __name__ == "__main__":
+    main()

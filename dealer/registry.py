@@ -1,0 +1,255 @@
+"""Players, grants and games: what the CLI's admin commands do to the store."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dealer import ledger as L
+from dealer.cards import card_of_item, display, parse_card, UnknownCard
+from dealer.clock import iso
+from dealer.games import rules_for
+from dealer.games.base import Rejected
+from dealer.steps import apply_transfers, load_state, new_seed_row, run_step
+from dealer.store.models import Deadline, Event, Game, GamePlayer, Holding, Player, Seed
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}$")
+GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+PACKS = {"handy": "pack:handy", "deck": "pack:deck", "legendary": "pack:legendary"}
+
+
+class AdminError(ValueError):
+    """An admin command that cannot be carried out; the message says why."""
+
+
+def add_player(session: Session, name: str, now: datetime, chips: int = 0, vertebrae: int = 0) -> Player:
+    """Register a player, optionally with starting chips and vertebrae from the mint."""
+    if not NAME.match(name):
+        raise AdminError(
+            f"{name!r} is not a valid player name: 1 to 32 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    if session.get(Player, name.lower()) is not None:
+        raise AdminError(f"a player called {name!r} already exists (names ignore case)")
+    if chips < 0 or vertebrae < 0:
+        raise AdminError("starting chips and vertebrae cannot be negative")
+    player = Player(key=name.lower(), name=name, created_at=now)
+    session.add(player)
+    session.flush()
+    ledger = L.Ledger()
+    ledger.mint(L.player(name), L.CHIPS, chips, "starting chips")
+    ledger.mint(L.player(name), L.VERTEBRAE, vertebrae, "starting vertebrae")
+    apply_transfers(session, ledger.staged, now, None)
+    return player
+
+
+def get_player(session: Session, name: str) -> Player:
+    """The player called ``name`` (any case), or :class:`AdminError`."""
+    player = session.get(Player, name.strip().lower())
+    if player is None:
+        raise AdminError(f"there is no player {name!r}; add one with `dealer player add {name}`")
+    return player
+
+
+def parse_item(text: str) -> str:
+    """The ledger item an admin names: chips, vertebrae, a card or a pack."""
+    cleaned = " ".join(text.strip().lower().split())
+    if cleaned in ("chip", "chips"):
+        return L.CHIPS
+    if cleaned in ("vertebra", "vertebrae"):
+        return L.VERTEBRAE
+    pack = cleaned.removesuffix(" pack").removesuffix(" packs")
+    if pack in PACKS:
+        return PACKS[pack]
+    try:
+        card, holo = parse_card(text)
+    except UnknownCard:
+        raise AdminError(
+            f"{text!r} is no item: use chips, vertebrae, a card such as 'king of spades' or "
+            "'holo 7H', or a pack: 'handy pack', 'deck pack', 'legendary pack'"
+        ) from None
+    return card.item(holo)
+
+
+def grant(session: Session, name: str, item_text: str, amount: int, now: datetime) -> tuple[str, int]:
+    """Give ``amount`` of an item to a player from the mint; return the item and new balance."""
+    player = get_player(session, name)
+    if amount <= 0:
+        raise AdminError("the amount to grant must be a positive whole number")
+    item = parse_item(item_text)
+    ledger = L.Ledger()
+    ledger.mint(L.player(player.name), item, amount, "granted by the dealer")
+    apply_transfers(session, ledger.staged, now, None)
+    return item, balance(session, L.player(player.name), item)
+
+
+def balance(session: Session, account: str, item: str) -> int:
+    """What ``account`` holds of ``item``."""
+    row = session.get(Holding, (account, item))
+    return row.amount if row else 0
+
+
+def player_view(session: Session, name: str) -> dict[str, Any]:
+    """``dealer player show``: the player's wallet, cards, packs and games."""
+    player = get_player(session, name)
+    holdings = {
+        row.item: row.amount
+        for row in session.scalars(select(Holding).where(Holding.account == L.player(player.name)))
+        if row.amount > 0
+    }
+    cards: list[str] = []
+    for item, amount in sorted(holdings.items()):
+        if card_of_item(item) is not None:
+            cards += [display(item)] * amount
+    packs = {item.split(":", 1)[1]: amount for item, amount in holdings.items() if item.startswith("pack:")}
+    games = list(
+        session.scalars(select(GamePlayer.game_id).where(GamePlayer.player == player.name).order_by(GamePlayer.game_id))
+    )
+    return {
+        "name": player.name,
+        "chips": holdings.get(L.CHIPS, 0),
+        "vertebrae": holdings.get(L.VERTEBRAE, 0),
+        "cards": cards,
+        "packs": packs,
+        "games": games,
+    }
+
+
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` pairs from ``--set``."""
+    result: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise AdminError(f"--set {pair!r}: write it as KEY=VALUE")
+        result[key.strip()] = value.strip()
+    return result
+
+
+def create_game(
+    session: Session,
+    kind: str,
+    game_id: str,
+    now: datetime,
+    *,
+    players: list[str] | None = None,
+    start: datetime | None = None,
+    settings: dict[str, str] | None = None,
+    channel: str | None = None,
+    server_seed: str | None = None,
+) -> Game:
+    """Create a game and run its ruleset's start (opening posts, first deadlines)."""
+    try:
+        rules = rules_for(kind)
+    except KeyError as exc:
+        raise AdminError(str(exc.args[0])) from None
+    if not GAME_ID.match(game_id):
+        raise AdminError(
+            f"{game_id!r} is not a valid game id: 1 to 64 letters, digits, '_' or '-'"
+        )
+    if session.get(Game, game_id) is not None:
+        raise AdminError(f"a game {game_id!r} already exists")
+    names = [get_player(session, p).name for p in (players or [])]
+    if len(set(n.lower() for n in names)) != len(names):
+        raise AdminError("a player is listed twice")
+    try:
+        parsed = rules.Settings.model_validate(settings or {})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise AdminError(f"bad --set for {kind}: {problems}") from None
+    game = Game(
+        id=game_id, kind=kind, status="pending", channel=channel or rules.default_channel,
+        settings=parsed.model_dump(mode="json"), state={}, created_at=now, updated_at=now,
+        next_event_seq=1,
+    )
+    session.add(game)
+    session.add(new_seed_row(game_id, 0, server_seed))
+    session.flush()
+    begin = start or now
+    try:
+        run_step(
+            session, game, now,
+            lambda r, ctx, _state: r.start(ctx, names, parsed, begin),
+            origin=f"create:{game_id}", extra_players=names,
+        )
+    except Rejected as exc:
+        raise AdminError(f"{exc.what}{f' ({exc.rule})' if exc.rule else ''}") from None
+    return game
+
+
+def game_view(session: Session, game_id: str) -> dict[str, Any]:
+    """``dealer game show``: status, players, scores, winner, deadlines and history."""
+    game = session.get(Game, game_id)
+    if game is None:
+        raise AdminError(f"there is no game {game_id!r}")
+    rules, state = load_state(game)
+    summary = rules.summary(state)
+    deadlines = [
+        {"name": d.name, "due_at": iso(d.due_at), "status": d.status, "paused": d.paused}
+        for d in session.scalars(
+            select(Deadline).where(Deadline.game_id == game.id).order_by(Deadline.due_at, Deadline.id)
+        )
+        if d.status == "pending"
+    ]
+    history = [
+        {"seq": e.seq, "at": iso(e.at), "type": e.type, **e.data}
+        for e in session.scalars(
+            select(Event).where(Event.game_id == game.id).order_by(Event.seq)
+        )
+        if e.type.startswith(("deadline.", "admin."))
+    ]
+    seeds = [
+        {
+            "epoch": s.epoch,
+            "commitment": s.commitment,
+            "server_seed": s.server_seed if s.revealed_at else None,
+            "client_seeds": s.client_seeds,
+        }
+        for s in session.scalars(select(Seed).where(Seed.game_id == game.id).order_by(Seed.epoch))
+    ]
+    return {
+        "id": game.id,
+        "kind": game.kind,
+        "title": rules.title,
+        "status": summary.status,
+        "channel": game.channel,
+        "players": summary.players,
+        "scores": summary.scores,
+        "winner": summary.winner,
+        "deadlines": deadlines,
+        "settings": game.settings,
+        "detail": summary.detail,
+        "seeds": seeds,
+        "history": history,
+        "created_at": iso(game.created_at),
+    }
+
+
+def list_games(session: Session) -> list[dict[str, Any]]:
+    """Every game, newest first, with its status and players."""
+    rows = []
+    for game in session.scalars(select(Game).order_by(Game.created_at.desc(), Game.id)):
+        players = list(session.scalars(select(GamePlayer.player).where(GamePlayer.game_id == game.id)))
+        next_deadline = session.scalar(
+            select(Deadline.due_at)
+            .where(Deadline.game_id == game.id, Deadline.status == "pending")
+            .order_by(Deadline.due_at)
+            .limit(1)
+        )
+        rows.append(
+            {
+                "id": game.id,
+                "kind": game.kind,
+                "status": game.status,
+                "players": sorted(players),
+                "next_deadline": iso(next_deadline) if next_deadline else None,
+            }
+        )
+    return rows
