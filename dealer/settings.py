@@ -39,10 +39,7 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(
         default=65536, description="Inbox files larger than this are rejected unread."
     )
-    admin_channel: str = Field(
-        default="#dealer-admin",
-        description="Channel for notices that belong to no game (unknown senders, overrides).",
-    )
+
 
 
 @lru_cache(maxsize=1)

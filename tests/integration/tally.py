@@ -18,6 +18,7 @@ add_template_dir(Path(__file__).parent / "templates")
 
 class TallySettings(GameSettings):
     length: Duration = timedelta(hours=1)
+    rounds: int = 1
 
 
 class TallyState(GameState):
@@ -27,6 +28,9 @@ class TallyState(GameState):
     totals: dict[str, int]
     winner: str | None = None
     finished: bool = False
+    round: int = 1
+    rounds: int = 1
+    length_seconds: int = 3600
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,8 @@ class Tally(Rules):
         ctx.set_deadline("close", closes)
         ctx.post("opening", "tally/opening.txt", "Tally opens", players=players, closes=closes,
                  commitment=ctx.rng.commitment)
-        return TallyState(players=players, opened=start, closes=closes, totals={p: 0 for p in players})
+        return TallyState(players=players, opened=start, closes=closes, totals={p: 0 for p in players},
+                          rounds=settings.rounds, length_seconds=int(settings.length.total_seconds()))
 
     def parse(self, line: str) -> Add:
         words = line.lower().split()
@@ -70,6 +75,13 @@ class Tally(Rules):
 
     def on_deadline(self, ctx: Context, state: TallyState, name: str) -> TallyState:
         state = state.model_copy(deep=True)
+        if state.round < state.rounds:
+            state.round += 1
+            state.opened = ctx.now
+            state.closes = ctx.now + timedelta(seconds=state.length_seconds)
+            ctx.set_deadline("close", state.closes)
+            ctx.record("tally.round", round=state.round)
+            return state
         winner = ctx.rng.choice(state.players, "winner")
         for p in state.players:
             if p != winner:
