@@ -101,9 +101,9 @@ _BUY = re.compile(
     r"legendary packs?|chips?)(?: (\d+))?$",
     re.I,
 )
-_OFFER = re.compile(r"^offer (.+?) to @?([^\s,]+) for (.+)$", re.I)
+_OFFER = re.compile(r"^offer (.+?) to ([^\s,]+) for (.+)$", re.I)
 _ANSWER = re.compile(r"^(accept|decline|withdraw) offer #?(\d{1,9})$", re.I)
-_GIFT = re.compile(r"^gift (?:a card to |to )?@?([^\s,]+)$", re.I)
+_GIFT = re.compile(r"^gift (?:a card to |to )?([^\s,]+)$", re.I)
 _WARE = {
     "random card": "random card", "card": "random card",
     "handy pack": "handy pack", "deck pack": "deck pack",

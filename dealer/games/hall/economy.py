@@ -84,7 +84,8 @@ def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
     what = _ware_label(command.ware, command.count)
     if held < cost:
         raise Rejected(
-            f"{what} costs {cost} vertebrae and you have {held}", rule="GH-5",
+            f"{what} {'is' if command.count == 1 else 'are'} {cost} vertebrae and you have {held}",
+            rule="GH-5",
             allowed=[f"{ware} — {price} vertebrae" for ware, price in PRICES.items()],
         )
     ctx.ledger.move(wallet, HOUSE, VERTEBRAE, cost, f"GH-5 buy {what}")

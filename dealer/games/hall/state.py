@@ -94,9 +94,12 @@ class HallState(GameState):
     finished_at: UtcTime | None = None
 
     def member(self, name: str) -> Member | None:
-        """The member called ``name`` (compared without case), or None."""
-        wanted = name.lstrip("@").casefold()
-        return next((m for m in self.members if m.name.casefold() == wanted), None)
+        """The member called ``name`` (compared without case; a leading ``@`` may be added)."""
+        for wanted in (name.casefold(), name.removeprefix("@").casefold()):
+            found = next((m for m in self.members if m.name.casefold() == wanted), None)
+            if found is not None:
+                return found
+        return None
 
     @property
     def phase_started_at(self) -> datetime | None:

@@ -1,0 +1,686 @@
+"""The Gilded Hall's economy (RULES GH-1 to GH-8) driven through a small simulated shell.
+
+Worked examples give their arithmetic in comments; the property at the end runs random
+sequences of economy actions and checks that every item and unit of currency is accounted
+for (per item: players + house + void = what the mint issued, i.e. ledger totals zero) and
+that no balance but the mint's goes negative.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from dealer.cards import CATALOGUE, card_of_item
+from dealer.fairness import FairSource, commitment, verify_draw
+from dealer.games import rules_for
+from dealer.games.base import Context, PostDraft, Rejected
+from dealer.games.hall import Hall
+from dealer.games.hall.state import HallSettings
+from dealer.ledger import CHIPS, HOUSE, MINT, VERTEBRAE, VOID, Ledger, player, pool
+from dealer.render import render_post
+
+UTC = timezone.utc
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+DAY = timedelta(hours=24)
+GAME = "hall1"
+
+
+def seeds(first: str):
+    """A deterministic chain of server seeds: each is derived from the previous one (never equal to its commitment)."""
+    current = [first]
+
+    def factory() -> str:
+        current[0] = hashlib.sha256(f"next seed after {current[0]}".encode()).hexdigest()
+        return current[0]
+
+    return factory
+
+
+class Shell:
+    """What the daemon does around the rules, in memory.
+
+    Each step gets a fresh context whose ledger holds only what the real shell loads (the
+    members, the actor, house, void and the game's pool); the step's staged transfers are
+    then applied to the full books, so the mint's balance shows what it issued. A rejected
+    step leaves everything (state, books, random source, deadlines) untouched. Every post
+    is rendered, so each test also checks that its templates render.
+    """
+
+    def __init__(self, players=(), holdings=None, start=T0, now=None, seed="5e" * 32, **options):
+        self.rules = Hall()
+        self.books: dict[tuple[str, str], int] = {}
+        for (name, item), amount in (holdings or {}).items():
+            self.grant(name, item, amount)
+        self.rng = FairSource(seed, seed_factory=seeds(seed))
+        self.deadlines: dict[str, datetime] = {}
+        self.posts: list[PostDraft] = []
+        self.rendered: list[str] = []
+        self.events: list[tuple[str, dict]] = []
+        ctx = self._context(now or start, actor=None, members=list(players))
+        self.state = self.rules.start(ctx, list(players), HallSettings(**options), start)
+        self._commit(ctx, self.state)
+
+    # -- the books -------------------------------------------------------------------------
+    def grant(self, name: str, item: str, amount: int) -> None:
+        """Give a player something from the mint, as `dealer grant` would."""
+        self.books[(player(name), item)] = self.books.get((player(name), item), 0) + amount
+        self.books[(MINT, item)] = self.books.get((MINT, item), 0) - amount
+
+    def has(self, name: str, item: str) -> int:
+        return self.books.get((player(name), item), 0)
+
+    def cards(self, name: str) -> Counter:
+        return Counter({item: n for (acct, item), n in self.books.items()
+                        if acct == player(name) and item.startswith("card:") and n})
+
+    def card_total(self, name: str) -> int:
+        return sum(self.cards(name).values())
+
+    # -- steps -----------------------------------------------------------------------------
+    def _context(self, now, actor, members=None):
+        members = self.rules.summary(self.state).players if members is None else members
+        loaded = {player(n) for n in members} | {HOUSE, VOID, pool(GAME)}
+        if actor:
+            loaded.add(player(actor))
+        snapshot = {key: n for key, n in self.books.items() if key[0] in loaded}
+        return Context(game_id=GAME, kind="hall", channel="#game-actions", now=now,
+                       rng=copy.deepcopy(self.rng), ledger=Ledger(snapshot),
+                       deadlines=dict(self.deadlines))
+
+    def _commit(self, ctx: Context, state) -> None:
+        for t in ctx.ledger.staged:
+            self.books[(t.source, t.item)] = self.books.get((t.source, t.item), 0) - t.amount
+            self.books[(t.target, t.item)] = self.books.get((t.target, t.item), 0) + t.amount
+        self.rng = ctx.rng
+        self.deadlines = dict(ctx.deadlines)
+        self.state = self.rules.State.model_validate(state.model_dump(mode="json"))
+        self.posts += ctx.posts
+        self.events += ctx.events
+        self.rendered += [render_post(draft, ctx.now) for draft in ctx.posts]
+
+    def advance(self, to: datetime) -> None:
+        """Fire every deadline due at or before ``to``, in time order."""
+        while self.deadlines:
+            name, due = min(self.deadlines.items(), key=lambda kv: kv[1])
+            if due > to:
+                return
+            ctx = self._context(due, actor=None)
+            del ctx.deadlines[name]
+            self._commit(ctx, self.rules.on_deadline(ctx, self.state, name))
+
+    def send(self, actor: str, line: str, at: datetime) -> list[PostDraft]:
+        """One message line from ``actor`` sent at ``at``; returns the posts it produced."""
+        self.advance(at)
+        before = len(self.posts)
+        ctx = self._context(at, actor)
+        state = self.rules.handle(ctx, self.state, actor, self.rules.parse(line))
+        self._commit(ctx, state)
+        return self.posts[before:]
+
+    def refused(self, actor: str, line: str, at: datetime) -> Rejected:
+        """Send a line that must be refused; check that nothing changed."""
+        snapshot = (dict(self.books), self.state.model_dump(mode="json"), self.rng.counter,
+                    len(self.posts))
+        with pytest.raises(Rejected) as caught:
+            self.send(actor, line, at)
+        assert (dict(self.books), self.state.model_dump(mode="json"), self.rng.counter,
+                len(self.posts)) == snapshot
+        return caught.value
+
+    def totals_zero(self) -> None:
+        sums: Counter = Counter()
+        for (account, item), amount in self.books.items():
+            sums[item] += amount
+            assert amount >= 0 or account == MINT, (account, item, amount)
+        assert all(v == 0 for v in sums.values()), sums
+
+
+def at(hours: float) -> datetime:
+    return T0 + timedelta(hours=hours)
+
+
+def replies(posts, name):
+    return [p for p in posts if p.recipient == name]
+
+
+def independent_cards(server_seed: str, counter: int, holo_flags: list[int | None]):
+    """Recompute random cards straight from the HMAC formula (not through FairSource).
+
+    Each entry of ``holo_flags`` is a holo percentage (two draws: row of 54, then
+    ``below(100) < percent``) or None for a card holographic by rule (one draw).
+    Returns the ledger items and the next counter.
+    """
+    from dealer.fairness import client_hash, uniform
+
+    client = client_hash([])
+    items = []
+    for percent in holo_flags:
+        row, counter = uniform(server_seed, client, counter, 54)
+        if percent is None:
+            holo = True
+        else:
+            roll, counter = uniform(server_seed, client, counter, 100)
+            holo = roll < percent
+        items.append(CATALOGUE[row].item(holo))
+    return items, counter
+
+
+def new_cards(before: Counter, after: Counter) -> Counter:
+    return after - before
+
+
+SEED = "5e" * 32
+
+
+# -- opening, phases, activity (GH-6, GH-40) ------------------------------------------------
+
+
+def test_registered_as_hall_with_its_defaults():
+    rules = rules_for("hall")
+    assert isinstance(rules, Hall)
+    assert (rules.kind, rules.title, rules.default_channel, rules.open_to_all) == (
+        "hall", "The Gilded Hall", "#game-actions", True)
+    defaults = HallSettings()
+    assert (defaults.phase_length, defaults.holo_percent, defaults.croupier_holo_percent,
+            defaults.victory_chips) == (DAY, 5, 10, 25)
+    assert HallSettings.model_validate({"phase_length": "12h"}).phase_length == timedelta(hours=12)
+
+
+def test_opening_now_starts_phase_1_and_publishes_the_commitment():
+    shell = Shell(["alice", "bob"])
+    summary = shell.rules.summary(shell.state)
+    assert (summary.status, summary.players, summary.winner) == ("running", ["alice", "bob"], None)
+    assert summary.detail["phase"] == 1
+    assert shell.deadlines == {"phase-2": T0 + DAY}
+    (opening,) = shell.posts
+    assert opening.recipient is None and opening.channel == "#game-actions"
+    assert commitment(SEED) in shell.rendered[0]
+
+
+def test_future_opening_is_pending_until_phase_1_deadline():
+    opens = at(5)
+    shell = Shell(["alice"], start=opens, now=T0)
+    assert shell.rules.summary(shell.state).status == "pending"
+    assert shell.deadlines == {"phase-1": opens}
+    assert "opens at 2026-12-01 15:00 UTC" in shell.rendered[0]
+    refusal = shell.refused("bob", "join", at(1))
+    assert "opens at 2026-12-01 15:00 UTC" in refusal.what
+    shell.advance(opens)
+    assert shell.rules.summary(shell.state).status == "running"
+    assert shell.deadlines == {"phase-2": opens + DAY}  # 15:00 + 24 h
+    shell.send("bob", "join", at(6))
+    assert shell.rules.summary(shell.state).players == ["alice", "bob"]
+
+
+def test_duplicate_players_at_creation_are_refused():
+    with pytest.raises(Rejected):
+        Hall().start(Context.standalone(T0), ["alice", "Alice"], HallSettings(), T0)
+
+
+def test_message_sent_in_a_closed_phase_is_too_late():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 10})
+    shell.advance(at(24))  # phase 2 begins at 10:00 on 2 December
+    refusal = shell.refused("alice", "buy random card", at(23.5))
+    assert "too late" in refusal.what and "phase 1" in refusal.what
+    assert "2026-12-02 10:00 UTC" in refusal.what and refusal.rule == "GH-6"
+
+
+def test_activity_inactive_after_a_phase_without_action():
+    # alice was joined by the admin and never acts; bob sends `join`; carol joins and acts
+    # in phase 2 only. `inventory` and refused commands are not actions (GH-6, GH-7).
+    shell = Shell(["alice"])
+    shell.send("alice", "inventory", at(1))
+    shell.refused("alice", "gift alice", at(1))
+    shell.send("bob", "join", at(2))
+    shell.advance(at(24))
+    assert shell.rules.summary(shell.state).detail["inactive"] == ["alice"]
+    assert "Inactive in phase 2 (no action in phase 1, GH-6): alice." in shell.rendered[-1]
+    shell.send("carol", "join", at(30))  # joining in phase 2: active in phase 2
+    shell.send("alice", "gift bob", at(31))
+    shell.advance(at(48))
+    # Phase 2: alice and carol acted, bob did not.
+    assert shell.rules.summary(shell.state).detail["inactive"] == ["bob"]
+
+
+def test_unknown_or_stale_deadlines_change_nothing():
+    shell = Shell(["alice"])
+    ctx = shell._context(at(1), actor=None)
+    state = shell.rules.on_deadline(ctx, shell.state, "phase-7")
+    assert state == shell.state and not ctx.posts and not ctx.ledger.staged
+
+
+# -- packs (GH-4) --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pack, holo_flags",
+    [
+        ("handy", [5, 5, 5]),  # 3 random cards at 5 %
+        ("deck", [5] * 5),  # 5 random cards at 5 %
+        ("legendary", [5] * 5 + [None, None]),  # 5 at 5 % + 2 holographic by rule
+    ],
+)
+def test_opening_a_pack_discards_it_and_grants_its_cards(pack, holo_flags):
+    shell = Shell(["alice"], {("alice", f"pack:{pack}"): 2})
+    posts = shell.send("alice", f"open {pack} pack", at(1))
+    # 2 packs - 1 opened = 1 left; the opened one is in void (discarded).
+    assert shell.has("alice", f"pack:{pack}") == 1
+    assert shell.books[(VOID, f"pack:{pack}")] == 1
+    expected, counter = independent_cards(SEED, 0, holo_flags)
+    assert shell.cards("alice") == Counter(expected)
+    assert shell.rng.counter == counter
+    assert shell.card_total("alice") == len(holo_flags)
+    if pack == "legendary":
+        assert sum(1 for item in shell.cards("alice").elements() if item.endswith(":holo")) >= 2
+    assert [p.recipient for p in posts] == ["alice"]
+    assert shell.state.log[-1].kind == "opened"
+    shell.totals_zero()
+
+
+def test_opening_a_pack_you_do_not_hold_is_refused():
+    shell = Shell(["alice"], {("alice", "pack:handy"): 1})
+    refusal = shell.refused("alice", "open deck pack", at(1))
+    assert refusal.what == "you hold no Deck Pack" and refusal.rule == "GH-4"
+
+
+# -- the Croupier (GH-5) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line, paid, item, amount",
+    [
+        ("buy random card", 5, None, 1),
+        ("buy handy pack", 12, "pack:handy", 1),
+        ("buy deck pack", 18, "pack:deck", 1),
+        ("buy legendary pack", 50, "pack:legendary", 1),
+        ("buy chip", 25, CHIPS, 1),
+        ("buy chip 3", 75, CHIPS, 3),  # 3 x 25
+        ("buy 2 deck packs", 36, "pack:deck", 2),  # 2 x 18
+    ],
+)
+def test_every_croupier_item_costs_its_price(line, paid, item, amount):
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 80})
+    shell.send("alice", line, at(1))
+    assert shell.has("alice", VERTEBRAE) == 80 - paid
+    assert shell.books[(HOUSE, VERTEBRAE)] == paid  # the Croupier is the house
+    if item is None:
+        expected, _ = independent_cards(SEED, 0, [10])  # GH-5: 10 % holographic
+        assert shell.cards("alice") == Counter(expected)
+    else:
+        assert shell.has("alice", item) == amount
+        assert shell.books[(MINT, item)] == -amount  # issued by the mint, not by the house
+    shell.totals_zero()
+
+
+def test_croupier_card_uses_the_croupier_holo_setting():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 50}, croupier_holo_percent=100, holo_percent=0)
+    shell.send("alice", "buy 10 random cards", at(1))  # 10 x 5 = 50 vertebrae
+    cards = shell.cards("alice")
+    assert sum(cards.values()) == 10 and all(item.endswith(":holo") for item in cards)
+    assert shell.has("alice", VERTEBRAE) == 0
+
+
+def test_buying_without_enough_vertebrae_is_refused():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 24})
+    refusal = shell.refused("alice", "buy chip", at(1))
+    assert refusal.what == "1 chip is 25 vertebrae and you have 24" and refusal.rule == "GH-5"
+    refusal = shell.refused("alice", "buy 5 random cards", at(1))  # 5 x 5 = 25 > 24
+    assert refusal.what == "5 random cards are 25 vertebrae and you have 24"
+
+
+def test_non_members_must_join_before_acting():
+    shell = Shell(["alice"], {("bob", VERTEBRAE): 30})
+    refusal = shell.refused("bob", "buy chip", at(1))
+    assert "not joined" in refusal.what and refusal.allowed[0].startswith("join")
+    shell.send("bob", "inventory", at(1))  # looking is allowed to anyone
+    assert "send `join` to take part" in shell.rendered[-1]
+
+
+# -- trades (GH-1) -------------------------------------------------------------------------
+
+
+def trading_hall():
+    return Shell(
+        ["alice", "bob", "carol"],
+        {("alice", CHIPS): 5, ("alice", "card:7H"): 1, ("bob", "card:AS"): 1,
+         ("bob", VERTEBRAE): 10, ("carol", "card:AS:holo"): 1, ("carol", CHIPS): 3},
+    )
+
+
+def test_accepted_offer_swaps_both_sides():
+    shell = trading_hall()
+    posts = shell.send("alice", "offer 2 chips and 7H to bob for AS and 4 vertebrae", at(1))
+    assert [p.recipient for p in posts] == ["alice", "bob"]
+    assert shell.has("alice", CHIPS) == 5  # an offer holds nothing back
+    posts = shell.send("bob", "accept offer 1", at(2))
+    assert {p.recipient for p in posts} == {"alice", "bob"}
+    # alice: 5 - 2 = 3 chips, gave 7H, got AS and 4 vertebrae; bob: 2 chips, 7H, 10 - 4 = 6.
+    assert (shell.has("alice", CHIPS), shell.has("alice", "card:7H"), shell.has("alice", "card:AS"),
+            shell.has("alice", VERTEBRAE)) == (3, 0, 1, 4)
+    assert (shell.has("bob", CHIPS), shell.has("bob", "card:7H"), shell.has("bob", "card:AS"),
+            shell.has("bob", VERTEBRAE)) == (2, 1, 0, 6)
+    assert shell.state.offers == []
+    shell.advance(at(24))
+    assert "Trade 1: alice gave 2 chips, 7 of Hearts to bob for 4 vertebrae, Ace of Spades" \
+        in shell.rendered[-1]
+    shell.totals_zero()
+
+
+def test_two_offers_for_the_same_card_second_acceptance_fails_cleanly():
+    shell = trading_hall()
+    shell.send("bob", "offer AS to alice for 2 chips", at(1))  # offer 1
+    shell.send("bob", "offer AS to carol for 1 chip", at(1))  # offer 2
+    shell.send("alice", "accept offer 1", at(2))
+    refusal = shell.refused("carol", "accept offer 2", at(3))
+    assert refusal.rule == "GH-1"
+    assert refusal.what.startswith("offer 2 cannot be completed, nothing moved: bob does not hold "
+                                   "Ace of Spades (it has 0)")
+    assert (shell.has("carol", CHIPS), shell.has("bob", CHIPS), shell.has("alice", "card:AS")) == (
+        3, 2, 1)
+    assert [o.id for o in shell.state.offers] == [2]  # still open: it may become possible
+    shell.totals_zero()
+
+
+def test_acceptor_must_still_hold_its_side_and_holo_is_told_apart():
+    shell = trading_hall()
+    shell.send("alice", "offer 7H to carol for AS", at(1))
+    refusal = shell.refused("carol", "accept offer 1", at(2))
+    assert "you do not hold Ace of Spades (you have 0); the holographic one is written 'holo AS'" \
+        in refusal.what
+
+
+def test_withdraw_and_decline_close_an_offer_without_moving_anything():
+    shell = trading_hall()
+    shell.send("alice", "offer 1 chip to bob for nothing", at(1))
+    shell.send("alice", "offer 1 chip to carol for nothing", at(1))
+    shell.refused("bob", "withdraw offer 1", at(2))  # only the offerer withdraws
+    shell.refused("carol", "accept offer 1", at(2))  # only the target accepts
+    shell.send("alice", "withdraw offer 1", at(2))
+    shell.send("carol", "decline offer 2", at(2))
+    assert shell.state.offers == [] and shell.has("alice", CHIPS) == 5
+    assert "there is no open offer 1" in shell.refused("bob", "accept offer 1", at(3)).what
+    assert any("carol declined offer 2" in text for text in shell.rendered)
+
+
+def test_offers_expire_at_the_end_of_the_phase():
+    shell = trading_hall()
+    shell.send("alice", "offer 7H to bob for AS", at(1))
+    shell.advance(at(24))
+    assert shell.state.offers == []
+    assert "Offer 1 from alice to bob (7 of Hearts for Ace of Spades) lapsed unanswered" \
+        in shell.rendered[-1]
+    shell.refused("bob", "accept offer 1", at(25))
+    assert shell.has("bob", "card:AS") == 1
+
+
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("offer 1 chip to alice for AS", "you cannot trade with yourself"),
+        ("offer 1 chip to dave for AS", "dave is not in the Hall"),
+        ("offer 6 chips to bob for AS", "you do not hold 6 chips (you have 5)"),
+        ("offer KS to bob for AS", "you do not hold King of Spades (you have 0)"),
+        ("offer nothing to bob for nothing", "nothing for nothing"),
+        ("offer 2 blorps to bob for AS", "'2 blorps' is not an item"),
+        ("offer 7H to bob for the moon", "'the moon' is not an item"),
+    ],
+)
+def test_bad_offers_are_refused_with_a_clear_error(line, fragment):
+    shell = trading_hall()
+    refusal = shell.refused("alice", line, at(1))
+    assert fragment in refusal.what and refusal.rule == "GH-1"
+
+
+# -- gifts (GH-7) --------------------------------------------------------------------------
+
+
+def five_cards(name):
+    return {(name, f"card:{code}"): 1 for code in ("2C", "3C", "4C", "5C", "6C")}
+
+
+def test_gift_to_an_active_receiver_with_five_cards_is_one_card():
+    shell = Shell(["alice", "bob"], five_cards("bob"))
+    before = shell.cards("bob")
+    shell.send("alice", "gift bob", at(1))
+    expected, _ = independent_cards(SEED, 0, [5])  # 1 card, no extras
+    assert new_cards(before, shell.cards("bob")) == Counter(expected)
+    assert shell.card_total("alice") == 0 and shell.state.bonuses == []
+
+
+def test_gift_to_a_receiver_with_fewer_than_five_cards_adds_one():
+    shell = Shell(["alice", "bob"], {("bob", "card:2C"): 4})
+    shell.send("alice", "gift bob", at(1))
+    assert shell.card_total("bob") == 4 + 2  # 1 + 1 because 4 < 5
+    assert shell.rendered[-1].startswith("alice gifted you 2 random cards")
+    assert "You held fewer than 5 cards, so you got 1 more." in shell.rendered[-1]
+    assert "You were inactive" not in shell.rendered[-1]
+
+
+def test_gift_to_an_inactive_receiver_who_then_acts_pays_the_giver_once():
+    shell = Shell(["alice", "bob"], {**five_cards("bob"), ("bob", VERTEBRAE): 10})
+    shell.send("alice", "inventory", at(1))
+    shell.advance(at(24))  # bob took no action in phase 1: inactive in phase 2
+    assert shell.state.member("bob").inactive
+    shell.send("alice", "gift bob", at(25))
+    assert shell.card_total("bob") == 5 + 3  # 1 + 2 as inactive; 5 cards is not fewer than 5
+    assert shell.card_total("alice") == 0
+    shell.send("bob", "inventory", at(26))  # not an action: nothing for alice yet
+    assert shell.card_total("alice") == 0
+    shell.send("bob", "buy random card", at(27))  # an action: alice gets 1 card
+    assert shell.card_total("alice") == 1
+    shell.send("bob", "buy random card", at(28))  # once per gift
+    assert shell.card_total("alice") == 1
+    shell.advance(at(48))
+    assert "bob acted after alice's gift, so alice received" in shell.rendered[-1]
+    shell.totals_zero()
+
+
+def test_inactive_receiver_with_few_cards_gets_four_and_bonus_lapses_at_phase_end():
+    shell = Shell(["alice", "bob"], {("alice", VERTEBRAE): 5})
+    shell.send("alice", "inventory", at(1))
+    shell.advance(at(24))
+    shell.send("alice", "gift bob", at(25))
+    assert shell.card_total("bob") == 4  # 1 + 2 as inactive + 1 for 0 < 5 cards
+    shell.advance(at(48))  # bob did not act in phase 2: the giver's card lapses
+    assert shell.state.bonuses == []
+    shell.send("bob", "gift alice", at(49))
+    # alice: 0 cards, active (she gifted in phase 2) -> 1 + 1 = 2 cards; no bonus card.
+    assert shell.card_total("alice") == 2
+
+
+def test_gifting_once_per_phase_and_refusals():
+    shell = Shell(["alice", "bob", "carol"])
+    shell.send("alice", "gift bob", at(1))
+    refusal = shell.refused("alice", "gift carol", at(2))
+    assert refusal.what == "you already gifted bob in phase 1; one gift per phase"
+    assert refusal.rule == "GH-7"
+    assert "cannot gift yourself" in shell.refused("bob", "gift BOB", at(2)).what
+    assert "dave is not in the Hall" in shell.refused("bob", "gift dave", at(2)).what
+    shell.advance(at(24))
+    shell.send("alice", "gift carol", at(25))  # a new phase, a new gift
+    assert shell.state.member("alice").gifted == "carol"
+
+
+# -- victory (GH-8) ------------------------------------------------------------------------
+
+
+def test_victory_at_25_chips_closes_the_hall():
+    shell = Shell(["alice", "bob"], {("alice", CHIPS): 24, ("alice", VERTEBRAE): 30})
+    shell.send("bob", "offer nothing to alice for 1 chip", at(1))
+    shell.send("alice", "buy chip", at(2))  # 24 + 1 = 25 >= 25: alice wins
+    summary = shell.rules.summary(shell.state)
+    assert (summary.status, summary.winner, summary.scores) == (
+        "finished", "alice", {"alice": 25, "bob": 0})
+    assert shell.deadlines == {} and shell.state.offers == []
+    assert "alice wins the cycle" in shell.rendered[-1]
+    assert SEED in shell.rendered[-1]  # the last phase's seed is revealed
+    refusal = shell.refused("bob", "gift alice", at(3))
+    assert refusal.rule == "GH-8" and "alice won" in refusal.what
+
+
+def test_victory_threshold_is_a_setting_and_24_chips_is_not_enough():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 50}, victory_chips=2)
+    shell.send("alice", "buy chip", at(1))
+    assert shell.rules.summary(shell.state).status == "running"  # 1 < 2
+    shell.send("alice", "buy chip", at(2))
+    assert shell.rules.summary(shell.state).winner == "alice"  # 2 >= 2
+
+
+def test_tie_at_victory_goes_to_most_chips_then_earliest_member():
+    shell = Shell(["alice", "bob", "carol"])
+    for name in ("alice", "bob", "carol"):
+        shell.grant(name, CHIPS, 30)  # granted outside the game
+    shell.grant("carol", CHIPS, 1)
+    shell.advance(at(24))
+    assert shell.rules.summary(shell.state).winner == "carol"  # 31 > 30
+    shell = Shell(["alice", "bob"])
+    shell.grant("bob", CHIPS, 25)
+    shell.grant("alice", CHIPS, 25)
+    shell.advance(at(24))
+    assert shell.rules.summary(shell.state).winner == "alice"  # equal: alice joined first
+
+
+# -- fairness per phase (GH-40) ------------------------------------------------------------
+
+
+def test_each_phase_reveals_its_seed_and_every_draw_verifies():
+    shell = Shell(["alice", "bob"], {("alice", "pack:deck"): 1, ("bob", "pack:handy"): 1})
+    first_commitment = commitment(SEED)
+    shell.send("alice", "open deck pack", at(1))
+    shell.advance(at(24))
+    shell.send("bob", "open handy pack", at(25))
+    shell.advance(at(48))
+    retired = {epoch: seed for epoch, seed, *_ in shell.rng.retired}
+    assert retired[0] == SEED and commitment(retired[1]) in shell.rendered[2]
+    phase_post = next(t for t in shell.rendered if t.startswith("**Phase 1 is over"))
+    assert SEED in phase_post and first_commitment in phase_post
+    assert f"Phase 2's commitment: `{commitment(retired[1])}`" in phase_post
+    assert len(shell.rng.draws) >= 5 + 3 and all(
+        verify_draw(retired[draw.epoch], draw) for draw in shell.rng.draws)
+
+
+# -- replies, help, templates --------------------------------------------------------------
+
+
+def test_player_text_is_escaped_in_posts():
+    shell = Shell(["@everyone", "*bold*"], {("*bold*", "card:7H"): 1})
+    shell.send("*bold*", "offer 7H to @everyone for nothing", at(1))
+    shell.send("@everyone", "accept offer 1", at(2))
+    shell.send("*bold*", "gift @everyone", at(3))
+    shell.advance(at(24))
+    text = "\n".join(shell.rendered)
+    assert "@everyone" not in text and "@\u2060everyone" in text
+    assert "*bold*" not in text and "\\*bold\\*" in text
+
+
+def test_help_lists_what_is_valid_now():
+    shell = Shell(["alice", "bob"], {("alice", CHIPS): 1})
+    assert shell.rules.help(shell.state, "zoe")[0].startswith("join")
+    shell.send("alice", "offer 1 chip to bob for nothing", at(1))
+    bob_help = shell.rules.help(shell.state, "bob")
+    assert any(line.startswith("accept offer 1 — from alice") for line in bob_help)
+    assert any(line.startswith("gift bob") for line in bob_help)
+    shell.send("bob", "gift alice", at(2))
+    assert not any(line.startswith("gift") for line in shell.rules.help(shell.state, "bob"))
+    assert any(line.startswith("withdraw offer 1") for line in shell.rules.help(shell.state, "alice"))
+
+
+def test_inventory_lists_cards_with_holo_marks_and_packs():
+    shell = Shell(["alice"], {("alice", CHIPS): 3, ("alice", VERTEBRAE): 7, ("alice", "card:KS"): 2,
+                              ("alice", "card:RJ:holo"): 1, ("alice", "pack:legendary"): 1})
+    (reply,) = shell.send("alice", "inventory", at(1))
+    assert reply.recipient == "alice"
+    text = shell.rendered[-1]
+    assert "- Chips: 3\n- Vertebrae: 7\n" in text
+    assert "- Cards (3, 1 holographic): 2 × King of Spades, holo Red Joker" in text
+    assert "- Packs: Legendary Pack" in text
+    assert not shell.state.member("alice").acted  # GH-7: looking is not an action
+
+
+def test_state_round_trips_through_json():
+    shell = trading_hall()
+    shell.send("alice", "offer 7H to bob for AS", at(1))
+    shell.send("alice", "gift bob", at(2))
+    dumped = shell.state.model_dump(mode="json")
+    assert Hall.State.model_validate(dumped) == shell.state
+    assert dumped["settings"]["phase_length"] == "24h"
+
+
+# -- the property: nothing is created or lost ----------------------------------------------
+
+NAMES = ["alice", "bob", "carol", "dave"]
+LINES = st.one_of(
+    st.just("join"),
+    st.just("inventory"),
+    st.sampled_from(["open handy pack", "open deck pack", "open legendary pack"]),
+    st.sampled_from(["buy random card", "buy handy pack", "buy deck pack", "buy legendary pack",
+                     "buy chip", "buy chip 2", "buy 3 random cards"]),
+    st.builds(lambda who: f"gift {who}", st.sampled_from(NAMES)),
+    st.builds(
+        lambda give, who, want: f"offer {give} to {who} for {want}",
+        st.sampled_from(["nothing", "1 chip", "3 vertebrae", "7H", "holo 7H", "handy pack",
+                         "2 chips and KS"]),
+        st.sampled_from(NAMES),
+        st.sampled_from(["nothing", "1 chip", "7H", "AS", "5 vertebrae", "deck pack"]),
+    ),
+)
+# An answer to the n-th open offer by the player entitled to give it (resolved when run),
+# so that accepted trades are frequent, not only refused guesses.
+ANSWERS = st.tuples(st.sampled_from(["accept", "decline", "withdraw"]), st.integers(0, 3))
+# Steps 0 to 6 hours apart: several steps per 24 h phase, and a few phase boundaries.
+STEPS = st.lists(
+    st.tuples(st.sampled_from(NAMES), st.one_of(LINES, ANSWERS), st.integers(0, 6)), max_size=40
+)
+
+
+def resolve(shell: Shell, actor: str, line):
+    """The actor and line of a step; an ANSWERS tuple picks a real open offer."""
+    if isinstance(line, str):
+        return actor, line
+    verb, index = line
+    if not shell.state.offers:
+        return actor, "inventory"
+    offer = shell.state.offers[index % len(shell.state.offers)]
+    return (offer.offerer if verb == "withdraw" else offer.target), f"{verb} offer {offer.id}"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=STEPS, victory=st.sampled_from([3, 25]))
+def test_property_every_item_is_accounted_for(steps, victory):
+    holdings = {}
+    for name in NAMES:
+        holdings.update({(name, VERTEBRAE): 60, (name, CHIPS): 2, (name, "card:7H"): 1,
+                         (name, "card:7H:holo"): 1, (name, "card:AS"): 1, (name, "card:KS"): 1,
+                         (name, "pack:handy"): 1, (name, "pack:deck"): 1})
+    shell = Shell(["alice", "bob", "carol"], holdings, victory_chips=victory)
+    when = T0
+    for actor, line, hours in steps:
+        when += timedelta(hours=hours)
+        actor, line = resolve(shell, actor, line)
+        try:
+            shell.send(actor, line, when)
+        except Rejected:
+            pass
+        shell.totals_zero()
+        state = shell.state
+        members = [m.name for m in state.members]
+        assert len(members) == len(set(members))
+        assert all(o.offerer != o.target for o in state.offers)
+        assert all(m.gifted != m.name for m in state.members)
+        if state.status == "finished":
+            assert shell.has(state.winner, CHIPS) >= victory and shell.deadlines == {}
+        else:
+            assert all(shell.has(m, CHIPS) < victory for m in members)
+            assert len(shell.deadlines) == 1
+    # per item: players + house + void == what the mint issued
+    issued = Counter()
+    held = Counter()
+    for (account, item), amount in shell.books.items():
+        (issued if account == MINT else held)[item] += -amount if account == MINT else amount
+    assert issued == held
