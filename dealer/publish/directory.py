@@ -11,15 +11,15 @@ from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 
 
 class DirectoryPublisher(Publisher):
-    """Writes ``<created>-<id>.json`` atomically; a re-send rewrites the same file."""
+    """Writes ``<outbox id>-<created>.json`` atomically; a re-send rewrites the same file."""
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
 
     def filename(self, post: OutgoingPost) -> str:
-        """Sortable by ``ls`` in publication order (the outbox id breaks ties)."""
-        return f"{post.created_at:%Y%m%dT%H%M%S}-{post.id:010d}.json"
+        """Sortable by ``ls`` in publication order: the outbox id first, zero-padded."""
+        return f"{post.id:012d}-{post.created_at:%Y%m%dT%H%M%S}.json"
 
     def send(self, post: OutgoingPost) -> str:
         """Write the post's file (write to a temporary name, then rename)."""
