@@ -15,7 +15,7 @@ from typing import Any
 
 from dealer.games.base import Context, PostDraft, Rejected
 from dealer.games.roulette import StationaryRoulette
-from dealer.games.roulette.model import RouletteSettings, RouletteState
+from dealer.games.roulette.model import RouletteSettings, RouletteState, phase_name
 from dealer.ledger import CHIPS, MINT, player
 from dealer.render import render_post
 
@@ -123,6 +123,21 @@ class Shell:
         """Deliver a line that must be accepted."""
         rejected = self.send(actor, line, at)
         assert rejected is None, f"{line!r} rejected: {rejected.what} ({rejected.rule})"
+
+    def during(self, hour: float = 1) -> datetime:
+        """A time ``hour`` hours into the current phase."""
+        return self.state.phase_starts[-1] + hours(hour)
+
+    def play_phase(self, close: bool = True, **lines: str | list[str]) -> None:
+        """Submit each player's lines (keyword = player) in the current phase, an hour
+        apart and all accepted, then (with ``close``) fire deadlines through its end."""
+        hour = 1.0
+        for name, sent in lines.items():
+            for line in [sent] if isinstance(sent, str) else sent:
+                self.accept(name, line, self.during(hour))
+                hour += 1
+        if close and self.state.status == "running":
+            self.fire_due(self.deadlines[phase_name(self.state.phase)])
 
     def run_to_end(self) -> None:
         """Fire deadlines until the game is over."""
