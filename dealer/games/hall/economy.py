@@ -52,6 +52,12 @@ def grant_cards(
     return items
 
 
+def draw_span(ctx: Context, first: int) -> dict[str, int]:
+    """GH-40: the counters a happening's draws used, for the phase summary."""
+    return {"first_draw": first, "next_draw": ctx.rng.counter,
+            "client_seeds": len(ctx.rng.client_seeds)}
+
+
 def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> None:
     """GH-4: discard the pack (to void) and grant what it holds."""
     item = pack_item(command.pack)
@@ -64,10 +70,12 @@ def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> 
     ctx.ledger.move(player(actor), VOID, item, 1, f"GH-4 open {name}")
     plain, holo = PACKS[command.pack]
     memo = f"GH-4 {name}"
+    first = ctx.rng.counter
     cards = grant_cards(ctx, actor, plain, state.settings.holo_percent, memo)
     cards += grant_cards(ctx, actor, holo, None, memo)
     shown = [card_label(card) for card in cards]
-    state.log.append(Happening(kind="opened", actor=actor, what=name, items=shown))
+    state.log.append(Happening(kind="opened", actor=actor, what=name, items=shown,
+                               **draw_span(ctx, first)))
     ctx.record("pack_opened", player=actor, pack=command.pack, cards=cards)
     ctx.reply(
         actor, "confirmation", "hall/opened.txt", f"You opened a {name}",
@@ -89,9 +97,12 @@ def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
             allowed=[f"{ware} — {price} vertebrae" for ware, price in PRICES.items()],
         )
     ctx.ledger.move(wallet, HOUSE, VERTEBRAE, cost, f"GH-5 buy {what}")
+    first = ctx.rng.counter
     cards = _deliver(ctx, state, actor, command)
     shown = [card_label(card) for card in cards]
-    state.log.append(Happening(kind="bought", actor=actor, what=what, cost=cost, items=shown))
+    span = draw_span(ctx, first) if cards else {}
+    state.log.append(Happening(kind="bought", actor=actor, what=what, cost=cost, items=shown,
+                               **span))
     ctx.record("bought", player=actor, ware=command.ware, count=command.count, cost=cost,
                cards=cards)
     ctx.reply(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dealer.games.base import Context, Rejected
 from dealer.games.hall.commands import Gift
-from dealer.games.hall.economy import grant_cards
+from dealer.games.hall.economy import draw_span, grant_cards
 from dealer.games.hall.items import card_count, card_label
 from dealer.games.hall.state import GiftBonus, Happening, HallState
 from dealer.ledger import player
@@ -34,6 +34,7 @@ def gift(ctx: Context, state: HallState, actor: str, command: Gift) -> None:
     inactive = receiver.inactive
     few = card_count(ctx.ledger, player(receiver.name)) < FEW_CARDS
     count = 1 + (INACTIVE_EXTRA if inactive else 0) + (FEW_EXTRA if few else 0)
+    first = ctx.rng.counter
     cards = grant_cards(ctx, receiver.name, count, state.settings.holo_percent,
                         f"GH-7 gift from {actor}")
     giver.gifted = receiver.name
@@ -41,7 +42,7 @@ def gift(ctx: Context, state: HallState, actor: str, command: Gift) -> None:
         state.bonuses.append(GiftBonus(giver=actor, receiver=receiver.name))
     shown = [card_label(card) for card in cards]
     state.log.append(Happening(kind="gift", actor=actor, other=receiver.name, items=shown,
-                               what=_reasons(inactive, few)))
+                               what=_reasons(inactive, few), **draw_span(ctx, first)))
     ctx.record("gift", giver=actor, receiver=receiver.name, inactive=inactive, few_cards=few,
                cards=cards)
     context = dict(giver=actor, receiver=receiver.name, cards=shown, inactive=inactive, few=few,
@@ -75,10 +76,12 @@ def count_action(ctx: Context, state: HallState, actor: str) -> None:
     due = [bonus for bonus in state.bonuses if bonus.receiver == actor]
     state.bonuses = [bonus for bonus in state.bonuses if bonus.receiver != actor]
     for bonus in due:
+        first = ctx.rng.counter
         cards = grant_cards(ctx, bonus.giver, 1, state.settings.holo_percent,
                             f"GH-7 {actor} acted after a gift")
         shown = [card_label(card) for card in cards]
-        state.log.append(Happening(kind="gift_bonus", actor=bonus.giver, other=actor, items=shown))
+        state.log.append(Happening(kind="gift_bonus", actor=bonus.giver, other=actor, items=shown,
+                                   **draw_span(ctx, first)))
         ctx.record("gift_bonus", giver=bonus.giver, receiver=actor, cards=cards)
         ctx.reply(bonus.giver, "notice", "hall/gift_bonus.txt", f"{actor} acted: a card for you",
                   giver=bonus.giver, receiver=actor, cards=shown)

@@ -69,6 +69,12 @@ class Happening(_Record):
     what: str = ""
     cost: int = 0
     offer: int | None = None
+    first_draw: int | None = None
+    """GH-40: the fair source's counter at the first draw it took (None: no draw)."""
+    next_draw: int | None = None
+    """GH-40: the counter after its last draw."""
+    client_seeds: int = 0
+    """GH-40: how many of the phase's client seeds were mixed into its draws."""
 
 
 class HallState(GameState):
