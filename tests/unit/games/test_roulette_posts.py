@@ -14,7 +14,7 @@ GOLD_PREP = "prepare gold gold 30 silver 10"
 
 def forfeit_game(alice: str = "alice", bob: str = "bob") -> Shell:
     """A game that produces every post kind: bob misses a preparation, opts out of and back
-    into reminders, and forfeits in round 4 (black losses 40 + 40 + 20 = 100, I-5)."""
+    into reminders, and forfeits in round 3 (black losses 40 + 40 + 20 = 100, I-5)."""
     sh = Shell.create(chips={alice: 100, bob: 200})
     sh.accept(bob, "reminders off", sh.during(0.5))
     sh.accept(bob, "reminders on", sh.during(0.6))
