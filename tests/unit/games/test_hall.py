@@ -218,6 +218,13 @@ def test_future_opening_is_pending_until_phase_1_deadline():
     assert shell.rules.summary(shell.state).players == ["alice", "bob"]
 
 
+def test_opening_time_in_the_past_runs_phase_1_from_it():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 5}, start=T0, now=at(2))
+    assert shell.state.phase_starts == [T0] and shell.deadlines == {"phase-2": T0 + DAY}
+    shell.send("alice", "buy random card", at(1))  # sent after the opening: it counts
+    assert shell.has("alice", VERTEBRAE) == 0
+
+
 def test_duplicate_players_at_creation_are_refused():
     with pytest.raises(Rejected):
         Hall().start(Context.standalone(T0), ["alice", "Alice"], HallSettings(), T0)
@@ -474,6 +481,7 @@ def test_gift_to_an_inactive_receiver_who_then_acts_pays_the_giver_once():
     assert shell.card_total("alice") == 0
     shell.send("bob", "buy random card", at(27))  # an action: alice gets 1 card
     assert shell.card_total("alice") == 1
+    assert shell.state.member("bob").inactive  # inactivity is fixed for the whole phase
     shell.send("bob", "buy random card", at(28))  # once per gift
     assert shell.card_total("alice") == 1
     shell.advance(at(48))
@@ -492,6 +500,24 @@ def test_inactive_receiver_with_few_cards_gets_four_and_bonus_lapses_at_phase_en
     shell.send("bob", "gift alice", at(49))
     # alice: 0 cards, active (she gifted in phase 2) -> 1 + 1 = 2 cards; no bonus card.
     assert shell.card_total("alice") == 2
+
+
+def test_each_giver_of_an_inactive_receiver_gets_its_card():
+    shell = Shell(["alice", "bob", "carol"], five_cards("carol"))
+    shell.send("alice", "inventory", at(1))
+    shell.send("alice", "gift bob", at(2))
+    shell.send("bob", "gift alice", at(3))
+    shell.advance(at(24))  # carol did nothing in phase 1
+    shell.send("alice", "gift carol", at(25))
+    shell.send("bob", "gift carol", at(26))
+    # carol: 5 + (1 + 2) + (1 + 2) = 11 cards (never fewer than 5 before a gift)
+    assert shell.card_total("carol") == 11
+    alice, bob = shell.card_total("alice"), shell.card_total("bob")
+    shell.send("carol", "gift alice", at(27))
+    # carol's action pays both givers one card each; alice also gets carol's gift:
+    # alice had 2 cards (bob's gift: 1 + 1 for fewer than 5) -> 2 + 1 bonus + (1 + 1) gift.
+    assert (alice, shell.card_total("alice")) == (2, 2 + 1 + 2)
+    assert shell.card_total("bob") == bob + 1
 
 
 def test_gifting_once_per_phase_and_refusals():
