@@ -426,6 +426,20 @@ def test_the_missed_preparation_fee_is_what_the_player_has():
     assert "(all it had; the penalty is 5)" in sh.posts("inactivity")[0].body
 
 
+def test_the_round_is_settled_before_the_missed_preparation_is_charged():
+    # I-4: bob has 42 chips, owes 40 through black in round 1 and has no preparation for
+    # round 2. Black first: bob pays 40 (42 -> 2), alice pays her 10 fee; then SR-10: bob
+    # pays what is left of the 5-chip penalty, 2. (The other order would take 5, then 37.)
+    sh = Shell.create(chips={"alice": 100, "bob": 42}, rounds=2)
+    sh.play_phase(alice=BLACK_PREP, bob=GOLD_PREP)
+    sh.play_phase(alice=["bet gold 40", GOLD_PREP], bob="bet gold 40")
+    assert sh.state.black_losses["bob"] == 40
+    assert sh.chips("bob") == 0 and sh.house() == 10 + 2
+    assert sh.chips("alice") == 100 + 40 - 10
+    assert sh.posts("inactivity")[0].draft.context["missed"] == [
+        {"player": "bob", "opponent": "alice", "fee": 2}]
+
+
 def test_a_missing_bet_counts_as_zero_everywhere():
     # alice's gold roulette (gold 25 silver 15): bob places no bet -> b = 0 everywhere,
     #   alice earns 25 + 20 bonus (b[gold] = 0) = 45, bob 0.
@@ -599,6 +613,19 @@ def test_reminders_go_to_players_who_owe_and_have_not_opted_out():
     assert "the roulette bob bets on in round 2" in sh.replies("alice", "reminder")[0].body
     assert "bet" not in RULES.still_owed(sh.state, "alice")
     assert "a bet on alice's roulette" in sh.replies("bob", "reminder")[-1].body
+
+
+def test_a_reminder_shows_the_deadline_as_an_admin_moved_it():
+    # An override moved "preparation" 12 h later; the 6 h reminder keeps its time (I-12)
+    # but tells the player the deadline as it now stands.
+    sh = Shell.create()
+    sh.deadlines["preparation"] = T0 + hours(36)
+    sh.fire_due(T0 + hours(18))
+    body = sh.replies("alice", "reminder")[0].body
+    assert "closes at 2026-12-02 22:00 UTC (in 18 h)" in body
+    sh.fire_due(T0 + hours(36))
+    assert sh.state.phase == 1 and sh.state.phase_starts[1] == T0 + hours(36)
+    assert sh.deadlines["round-1"] == T0 + hours(60)  # the next phase starts when it closed
 
 
 def test_no_reminders_when_remind_before_is_empty():
