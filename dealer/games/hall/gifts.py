@@ -30,7 +30,9 @@ def gift(ctx: Context, state: HallState, actor: str, command: Gift) -> None:
                        allowed=[f"members you can gift: {names}"])
     if receiver.name == actor:
         raise Rejected("you cannot gift yourself; choose another player", rule="GH-7")
-    # GH-7: both conditions are judged as things stand just before the gift.
+    # GH-7: both conditions are judged as things stand just before the gift. "Cards" counts
+    # every card held, copies and holographic ones included (interpretation). The draws
+    # come in this order: the gift's card, the 2 for inactivity, the 1 for few cards.
     inactive = receiver.inactive
     few = card_count(ctx.ledger, player(receiver.name)) < FEW_CARDS
     count = 1 + (INACTIVE_EXTRA if inactive else 0) + (FEW_EXTRA if few else 0)

@@ -41,6 +41,8 @@ def length_words(length: timedelta) -> str:
 
 def require_running(state: HallState, now: datetime) -> None:
     """Refuse an action while the Hall is not open, or one meant for a phase already closed."""
+    # Interpretation: before the opening nothing can be done (not even `join`); the reply
+    # says when to send it again.
     if state.status == "pending":
         raise Rejected(f"the Hall opens at {format_utc(state.opens_at)}; send it again then",
                        rule="GH-6", allowed=["inventory — see your inventory"])

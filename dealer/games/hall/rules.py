@@ -50,6 +50,8 @@ class Hall(Rules):
         if len({name.casefold() for name in players}) != len(players):
             raise Rejected("a player is listed twice", rule="GH-6")
         hall_settings = settings if isinstance(settings, HallSettings) else HallSettings()
+        # GH-6 (interpretation): players listed at creation are joined at the opening without
+        # having acted, so they are inactive in phase 2 unless they act in phase 1.
         state = HallState(settings=hall_settings, opens_at=start,
                           members=[Member(name=name, joined_phase=1) for name in players])
         ctx.record("created", players=players, opens_at=state.opens_at.isoformat(),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
 
@@ -17,6 +17,13 @@ class HallSettings(GameSettings):
     holo_percent: int = Field(default=5, ge=0, le=100, description="GH-3")
     croupier_holo_percent: int = Field(default=10, ge=0, le=100, description="GH-5")
     victory_chips: int = Field(default=25, ge=1, description="GH-8")
+
+    @field_validator("phase_length")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value <= timedelta(0):
+            raise ValueError("a phase must last some time (write it like 24h or 90m)")
+        return value
 
 
 class _Record(BaseModel):

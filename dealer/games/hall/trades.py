@@ -26,6 +26,8 @@ def make_offer(ctx: Context, state: HallState, actor: str, command: MakeOffer) -
     gives, wants = dict(command.gives), dict(command.wants)
     if not gives and not wants:
         raise Rejected("an offer of nothing for nothing trades nothing", rule="GH-1")
+    # Interpretation: the offerer must hold what it offers now; what it asks for is checked
+    # only at acceptance (the target may obtain it in the meantime).
     shortfall = missing(ctx.ledger, actor, gives)
     if shortfall:
         raise Rejected(f"you cannot offer what you do not hold: {'; '.join(shortfall)}",

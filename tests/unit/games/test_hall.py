@@ -190,6 +190,9 @@ def test_registered_as_hall_with_its_defaults():
     assert (defaults.phase_length, defaults.holo_percent, defaults.croupier_holo_percent,
             defaults.victory_chips) == (DAY, 5, 10, 25)
     assert HallSettings.model_validate({"phase_length": "12h"}).phase_length == timedelta(hours=12)
+    for bad in ({"phase_length": "0s"}, {"holo_percent": 101}, {"victory_chips": 0}):
+        with pytest.raises(ValueError):
+            HallSettings.model_validate(bad)
 
 
 def test_opening_now_starts_phase_1_and_publishes_the_commitment():
