@@ -72,7 +72,9 @@ def _bet(tokens: list[str]) -> Bet:
 def _reminders(tokens: list[str]) -> Reminders:
     if tokens in (["on"], ["off"]):
         return Reminders(on=tokens[0] == "on")
-    raise Rejected("say 'reminders off' or 'reminders on'", allowed=["reminders off", "reminders on"])
+    raise Rejected(
+        "say 'reminders off' or 'reminders on'", allowed=["reminders off", "reminders on"]
+    )
 
 
 def _amounts(tokens: list[str], rule: str, example: str) -> dict[str, int]:
@@ -82,7 +84,9 @@ def _amounts(tokens: list[str], rule: str, example: str) -> dict[str, int]:
         colour = tokens[i]
         if colour not in COLOURS:
             raise Rejected(
-                f"'{colour}' is not a colour; use gold, silver and black", rule=rule, allowed=[example]
+                f"'{colour}' is not a colour; use gold, silver and black",
+                rule=rule,
+                allowed=[example],
             )
         if colour in amounts:
             raise Rejected(f"{colour} is named twice in one line", rule=rule, allowed=[example])

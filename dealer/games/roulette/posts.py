@@ -174,7 +174,9 @@ def confirmation(
     return context
 
 
-def reminder(state: RouletteState, name: str, owed: list[str], deadline: datetime) -> dict[str, Any]:
+def reminder(
+    state: RouletteState, name: str, owed: list[str], deadline: datetime
+) -> dict[str, Any]:
     """The private reminder of what ``name`` still owes before the deadline."""
     return {
         "game": state.game,

@@ -79,7 +79,7 @@ class StationaryRoulette(Rules):
                 rule="SR-1",
             )
         stacks = {name: ctx.ledger.balance(player(name), CHIPS) for name in players}
-        short = [f"{name} has {stacks[name]}" for name in players if stacks[name] < settings.min_stack]
+        short = [f"{p} has {stacks[p]}" for p in players if stacks[p] < settings.min_stack]
         if short:
             # SR-12: a game can be created with a minimum stack.
             raise Rejected(
@@ -380,10 +380,13 @@ class StationaryRoulette(Rules):
             scores.append(score)
         transfer = settle_black(ctx.ledger, state, scores, memo)  # SR-9
         fees = black_fees(ctx.ledger, scores, memo)  # SR-9, after the transfer
-        ctx.record("round.resolved", round=state.phase, **posts.round_record(state, scores, transfer, fees))
+        ctx.record("round.resolved", round=state.phase,
+                   **posts.round_record(state, scores, transfer, fees))
         return {"scores": scores, "transfer": transfer, "fees": fees}
 
-    def lock_preparations(self, ctx: Context, state: RouletteState, memo: str) -> list[dict[str, Any]]:
+    def lock_preparations(
+        self, ctx: Context, state: RouletteState, memo: str
+    ) -> list[dict[str, Any]]:
         """Make the preparations on file the next round's roulettes; penalise missing ones.
 
         Interpretation I-4 (docs/ROULETTE.md): at a round's deadline the round's roulettes

@@ -97,7 +97,8 @@ def settle_black(
         return None
     if len(blacks) == 1:
         only = blacks[0]
-        return pay_black(ledger, state, only.roulette.bettor, only.roulette.preparer, only.owed, memo)
+        bettor, preparer = only.roulette.bettor, only.roulette.preparer
+        return pay_black(ledger, state, bettor, preparer, only.owed, memo)
     # SR-9: both black, only the net difference moves, from the one owing more
     # (I-7: equal amounts move nothing).
     gross = {s.roulette.bettor: s.owed for s in blacks}

@@ -7,7 +7,8 @@ the two cannot drift apart.
 - The canonical text of a submission is one line,
   ``GAME, PLAYER, PHASE, submission N, COMMAND``:
   ``g1, alice, round 3, submission 2, bet gold 30 silver 10 black 0``.
-  ``PHASE`` is ``preparation`` or ``round R``; ``N`` counts the player's accepted submissions of that kind in that phase (1, 2, ...);
+  ``PHASE`` is ``preparation`` or ``round R``; ``N`` counts the player's accepted
+  submissions of that kind in that phase (1, 2, ...);
   ``COMMAND`` always names the three colours, in the order gold, silver, black, and a
   preparation puts its winning colour first:
   ``prepare black gold 30 silver 10 black 0``.

@@ -34,10 +34,12 @@ class Sent:
 
     @property
     def kind(self) -> str:
+        """The post's kind (``round_result``, ``confirmation`` ...)."""
         return self.draft.kind
 
     @property
     def to(self) -> str | None:
+        """The recipient of a private reply; None for a public post."""
         return self.draft.recipient
 
 
@@ -75,6 +77,7 @@ class Shell:
     # --- steps -----------------------------------------------------------------------
 
     def context(self, now: datetime) -> Context:
+        """A fresh context at ``now`` with the current balances and deadlines."""
         return new_context(now, self.balances, self.deadlines)
 
     def commit(self, ctx: Context, state: RouletteState) -> None:
@@ -148,24 +151,24 @@ class Shell:
     # --- looking -----------------------------------------------------------------------
 
     def chips(self, name: str) -> int:
+        """Player ``name``'s chips."""
         return self.balances.get((player(name), CHIPS), 0)
 
     def house(self) -> int:
+        """The house's chips."""
         return self.balances.get(("house", CHIPS), 0)
 
     def posts(self, kind: str | None = None) -> list[Sent]:
+        """The public posts so far (of ``kind``)."""
         return [s for s in self.sent if s.to is None and (kind is None or s.kind == kind)]
 
     def replies(self, to: str, kind: str | None = None) -> list[Sent]:
+        """The private replies to ``to`` so far (of ``kind``)."""
         return [s for s in self.sent if s.to == to and (kind is None or s.kind == kind)]
-
-    def phase_end(self, phase: int) -> datetime:
-        """When phase ``phase`` closes if every phase runs its full length from T0."""
-        s = self.state.settings
-        return T0 + s.preparation_length + phase * s.round_length
 
 
 def new_context(now: datetime, balances: dict, deadlines: dict) -> Context:
+    """A standalone context for game ``g1`` at ``now`` (fixed server seed ``SEED``)."""
     ctx = Context.standalone(
         now, game_id="g1", kind="roulette", channel="#stationary-roulette",
         balances=dict(balances), server_seed=SEED,
@@ -175,4 +178,5 @@ def new_context(now: datetime, balances: dict, deadlines: dict) -> Context:
 
 
 def hours(n: float) -> timedelta:
+    """``n`` hours."""
     return timedelta(hours=n)
