@@ -38,7 +38,7 @@ from dealer.games.roulette.model import (
     phase_title,
     reminder_offsets,
 )
-from dealer.games.roulette.parse import BET_EXAMPLE, PREPARE_EXAMPLE, parse_line
+from dealer.games.roulette.parse import BET_EXAMPLE, parse_line
 from dealer.games.roulette.scoring import (
     award_points,
     black_fees,
@@ -177,7 +177,8 @@ class StationaryRoulette(Rules):
             )
         problems = layout_problems(command)
         if problems:
-            raise Rejected("; ".join(problems), rule="SR-2", allowed=[PREPARE_EXAMPLE])
+            allowed = self.examples(state, actor, "prepare")
+            raise Rejected("; ".join(problems), rule="SR-2", allowed=allowed)
         limit = state.settings.colour_limit
         left = colours_left(state.colours_used[actor], limit)
         if left[command.colour] == 0:
@@ -218,7 +219,8 @@ class StationaryRoulette(Rules):
             )
         problems = bet_problems(command)
         if problems:
-            raise Rejected("; ".join(problems), rule="SR-5", allowed=[BET_EXAMPLE, "bet black 40"])
+            allowed = self.examples(state, actor, "bet")
+            raise Rejected("; ".join(problems), rule="SR-5", allowed=allowed)
         entry = self.seal(ctx, state, actor, "bet", command.gold, command.silver, command.black)
         replaced = state.bets.get(actor)
         state.bets[actor] = entry  # SR-6
@@ -455,6 +457,10 @@ class StationaryRoulette(Rules):
         else:
             lines.append("reminders off — stop the PMs sent before each deadline")
         return lines
+
+    def examples(self, state: RouletteState, actor: str, verb: str) -> list[str]:
+        """The help lines for ``verb`` (``prepare`` or ``bet``) valid for ``actor`` now."""
+        return [line for line in self.help(state, actor) if line.startswith(verb + " ")]
 
     def summary(self, state: RouletteState) -> Summary:
         """Status, players, points, winner, and the score sheets in ``detail``."""

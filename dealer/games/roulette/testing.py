@@ -9,6 +9,7 @@ message sent after them, and everything a rejected step collected thrown away.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -85,6 +86,7 @@ class Shell:
         self.state = RouletteState.model_validate(state.model_dump(mode="json"))
         self.balances = dict(ctx.ledger.balances)
         self.deadlines = dict(ctx.deadlines)
+        json.dumps(ctx.events)  # events are stored as JSON
         self.events.extend(ctx.events)
         for draft in ctx.posts:
             body = render_post(draft, ctx.now, self.game_id) if self.render else ""
