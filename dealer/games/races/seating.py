@@ -87,7 +87,8 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
         state.left.append(actor)
     ctx.record("stood", player=actor, withdrawn=withdrawn)
     horse_name = horse.name if horse else None
-    confirm(ctx, actor, "reply_stood", "you stood up", phase=state.phase, horse=horse_name)
+    confirm(ctx, actor, "reply_stood", "you stood up", phase=state.phase, horse=horse_name,
+            last=not state.seated)
     announce(
         ctx, "stood", "a player stood up",
         who=actor, phase=state.phase, horse=horse_name, seated=list(state.seated),

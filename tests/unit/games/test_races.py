@@ -12,7 +12,7 @@ from dealer.fairness import commitment
 from dealer.games import rules_for
 from dealer.games.base import Rejected
 from dealer.games.races import OffToTheRaces
-from dealer.games.races.commands import EnterHorse, PlaceBet, Sit
+from dealer.games.races.commands import EXAMPLES, EnterHorse, PlaceBet, Sit
 from dealer.games.races.state import RacesSettings
 from dealer.games.races.testing import SEED, T0, RaceShell, minutes
 from dealer.ledger import MINT
@@ -82,6 +82,16 @@ def test_parse_commands():
         with pytest.raises(Rejected) as caught:
             RULES.parse(bad)
         assert caught.value.rule == rule, bad
+
+
+def test_every_example_and_help_line_parses():
+    # Examples are help text and tests at once (STYLE.md).
+    for line in EXAMPLES:
+        RULES.parse(line)
+    for shell, who in [(two_horse_table(), "alice"), (two_horse_table(), "carol"),
+                       (betting_table(), "bob"), (racing_table(), "bob")]:
+        for line in RULES.help(shell.state, who):
+            RULES.parse(line.split(" — ")[0])
 
 
 @pytest.mark.parametrize("name", ["\u2800", "\u3164 \u3164", "\u200b"])
@@ -312,6 +322,36 @@ def test_betting_closes_an_hour_after_the_last_bet():
     # Pool 10: house floor(1.0) = 1, prize 9.
     assert (shell.chips("house"), shell.chips("pool")) == (1, 9)
     assert "no bet came within the betting window" in shell.posts("betting_closed")[0].body
+
+
+def test_a_player_standing_during_betting_is_no_longer_waited_for():
+    shell = betting_table()
+    shell.accept("alice", "pass", T0 + minutes(7))
+    shell.accept("carol", "bet 5 on Lightning", T0 + minutes(8))  # carol is not waited for
+    shell.accept("alice", "bet 5 on Lightning", T0 + minutes(9))  # a bet after a pass counts
+    assert shell.state.phase == "betting" and shell.chips("pool") == 10
+    shell.accept("bob", "stand", T0 + minutes(10))  # bob was the last one waited for
+    assert shell.state.phase == "racing" and shell.state.seated == ["alice"]
+
+
+def test_an_interested_player_who_stands_is_still_waited_for():
+    shell = two_horse_table()
+    shell.accept("bob", "interested", T0 + minutes(5))
+    shell.script("5C", "6H")
+    shell.accept("bob", "ready", T0 + minutes(6))
+    shell.accept("alice", "pass", T0 + minutes(7))
+    shell.accept("bob", "stand", T0 + minutes(8))
+    assert shell.state.phase == "betting"
+    shell.accept("bob", "pass", T0 + minutes(9))
+    assert shell.state.phase == "racing"
+
+
+def test_a_deadline_of_a_closed_phase_does_nothing():
+    shell = racing_table()
+    ctx = shell.context(T0 + minutes(30))
+    assert RULES.on_deadline(ctx, shell.state, "betting") == shell.state
+    assert RULES.on_deadline(ctx, shell.state, "seating") == shell.state
+    assert ctx.posts == [] and ctx.deadline_changes == {}
 
 
 def test_betting_with_no_bet_closes_an_hour_after_opening():
