@@ -22,9 +22,7 @@ import pytest
 
 from dealer import fairness
 from dealer.cards import CATALOGUE
-from dealer.fairness import (
-    Draw, FairSource, client_hash, commitment, raw_value, uniform, verify_draw,
-)
+from dealer.fairness import FairSource, client_hash, commitment, raw_value, uniform, verify_draw
 from dealer.games.hall.economy import draw_card
 from dealer.games.hall.items import card_label
 

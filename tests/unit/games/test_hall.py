@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dealer.cards import CATALOGUE, card_of_item
+from dealer.cards import CATALOGUE
 from dealer.fairness import FairSource, commitment, verify_draw
 from dealer.games import rules_for
 from dealer.games.base import Context, PostDraft, Rejected
@@ -143,10 +143,6 @@ class Shell:
 
 def at(hours: float) -> datetime:
     return T0 + timedelta(hours=hours)
-
-
-def replies(posts, name):
-    return [p for p in posts if p.recipient == name]
 
 
 def independent_cards(server_seed: str, counter: int, holo_flags: list[int | None]):
