@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
+from pydantic import BaseModel
+
 from dealer.clock import format_utc
 from dealer.games import register
 from dealer.games.base import Context, Rejected, Rules, Summary
@@ -49,7 +51,7 @@ class Hall(Rules):
         """Open a cycle; the players given are joined at the opening (``phase-1``)."""
         if len({name.casefold() for name in players}) != len(players):
             raise Rejected("a player is listed twice", rule="GH-6")
-        hall_settings = settings if isinstance(settings, HallSettings) else HallSettings()
+        hall_settings = _settings(settings)
         # GH-6 (interpretation): players listed at creation are joined at the opening without
         # having acted, so they are inactive in phase 2 unless they act in phase 1.
         state = HallState(settings=hall_settings, opens_at=start,
@@ -159,3 +161,12 @@ class Hall(Rules):
     def _after_step(self, ctx: Context, state: HallState) -> None:
         phases.check_victory(ctx, state)  # GH-8: after any step
         phases.refresh_chips(ctx, state)
+
+
+def _settings(settings: Any) -> HallSettings:
+    """The Hall's settings from whatever the shell passes (the model, a dict, or nothing)."""
+    if isinstance(settings, HallSettings):
+        return settings
+    if isinstance(settings, BaseModel):
+        return HallSettings.model_validate(settings.model_dump())
+    return HallSettings.model_validate(settings or {})

@@ -224,6 +224,13 @@ def test_opening_time_in_the_past_runs_phase_1_from_it():
     assert shell.has("alice", VERTEBRAE) == 0
 
 
+def test_settings_may_come_as_a_plain_mapping():
+    ctx = Context.standalone(T0)
+    state = Hall().start(ctx, [], {"phase_length": "12h", "victory_chips": 10}, T0)
+    assert state.settings == HallSettings(phase_length=timedelta(hours=12), victory_chips=10)
+    assert ctx.deadlines == {"phase-2": T0 + timedelta(hours=12)}
+
+
 def test_duplicate_players_at_creation_are_refused():
     with pytest.raises(Rejected):
         Hall().start(Context.standalone(T0), ["alice", "Alice"], HallSettings(), T0)
