@@ -28,7 +28,8 @@ def test_the_catalogue_is_the_seeds_54_rows_in_order():
 
 
 def test_values_colours_and_specials():
-    assert BY_CODE["KS"].value == 12 == BY_CODE["QS"].value  # GH-2: the King is 12, as the table says
+    # GH-2: the King is 12, as the seed's table says (not 13).
+    assert BY_CODE["KS"].value == 12 == BY_CODE["QS"].value
     assert BY_CODE["JD"].value == 11 and BY_CODE["AH"].value == 1 and BY_CODE["10C"].value == 10
     assert {c.colour for c in CATALOGUE if c.suit in ("hearts", "diamonds")} == {"red"}
     assert {c.colour for c in CATALOGUE if c.suit in ("spades", "clubs")} == {"black"}

@@ -69,7 +69,8 @@ def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
     state.phase_starts = [at]
     _schedule_next(ctx, state, at)
     ctx.record("phase", number=1, commitment=ctx.rng.commitment)
-    ctx.post("opening", "hall/opening.txt", "The Gilded Hall is open", **opening_context(ctx, state))
+    ctx.post("opening", "hall/opening.txt", "The Gilded Hall is open",
+             **opening_context(ctx, state))
 
 
 def opening_context(ctx: Context, state: HallState) -> dict[str, object]:

@@ -32,7 +32,10 @@ GAME = "hall1"
 
 
 def seeds(first: str):
-    """A deterministic chain of server seeds: each is derived from the previous one (never equal to its commitment)."""
+    """A deterministic chain of server seeds, each derived from the previous one.
+
+    (Never the previous seed's SHA-256, which is its published commitment.)
+    """
     current = [first]
 
     def factory() -> str:
@@ -620,7 +623,8 @@ def test_help_lists_what_is_valid_now():
     assert any(line.startswith("gift bob") for line in bob_help)
     shell.send("bob", "gift alice", at(2))
     assert not any(line.startswith("gift") for line in shell.rules.help(shell.state, "bob"))
-    assert any(line.startswith("withdraw offer 1") for line in shell.rules.help(shell.state, "alice"))
+    alice_help = shell.rules.help(shell.state, "alice")
+    assert any(line.startswith("withdraw offer 1") for line in alice_help)
 
 
 def test_inventory_lists_cards_with_holo_marks_and_packs():
