@@ -85,7 +85,9 @@ _WORDS: dict[str, Command] = {
     "lap": LapAction(),
 }
 _HORSE = re.compile(r"^horse\s+(.*)$", re.IGNORECASE | re.DOTALL)
-_CARD = re.compile(r"\s+card\s+", re.IGNORECASE)
+# A lookahead, so that overlapping candidates are all found: in "X card card KS" the last
+# " card " is the second one.
+_CARD = re.compile(r"(?=(\s+card\s+))", re.IGNORECASE)
 _BET = re.compile(r"^bet\s+(\S+)\s+(?:chips?\s+)?on\s+(.+)$", re.IGNORECASE | re.DOTALL)
 
 
@@ -106,15 +108,15 @@ def parse(line: str) -> Command:
 
 def _parse_horse(rest: str) -> EnterHorse:
     # The name may itself contain the word "card": split on the LAST " card ".
-    separators = list(_CARD.finditer(" " + rest))
+    padded = " " + rest
+    separators = list(_CARD.finditer(padded))
     if not separators:
         raise Rejected(
             "enter a horse as 'horse NAME card CARD'", "OR-2",
             ["horse Thunder Hooves card king of spades"],
         )
     last = separators[-1]
-    padded = " " + rest
-    name, card_text = padded[: last.start()], padded[last.end():]
+    name, card_text = padded[: last.start()], padded[last.end(1):]
     try:
         card, _holo = parse_card(card_text)
     except UnknownCard as exc:

@@ -73,7 +73,9 @@ def test_parse_commands():
     assert RULES.parse("SIT") == Sit()
     # The name may contain " card ": the split is on the last one.
     assert RULES.parse("horse Wild Card Joker card red joker") == EnterHorse("Wild Card Joker", "RJ")
+    assert RULES.parse("horse X card card KS") == EnterHorse("X card", "KS")
     assert RULES.parse("Horse  Thunder Hooves card K♠") == EnterHorse("Thunder Hooves", "KS")
+    assert RULES.parse("horse Ace CARD Holo 7H") == EnterHorse("Ace", "7H")
     assert RULES.parse("bet 10 on Thunder Hooves") == PlaceBet(10, "Thunder Hooves")
     assert RULES.parse("BET 5 chips on run on sentences") == PlaceBet(5, "run on sentences")
     for bad, rule in [("bet 0 on X", "OR-5"), ("bet -3 on X", "OR-5"), ("bet ² on X", "OR-5"),
