@@ -24,6 +24,7 @@ from dealer.fairness import FairSource, commitment, new_server_seed
 from dealer.games import rules_for
 from dealer.games.base import Context, GameState, PostDraft, Rules, Summary
 from dealer.render import render_post
+from dealer.text import escape_post
 from dealer.store.models import (
     Deadline,
     Draw,
@@ -332,7 +333,8 @@ def queue_posts(
                 channel=draft.channel,
                 recipient=draft.recipient,
                 kind=draft.kind,
-                subject=draft.subject,
+                # Subjects can quote player text (an error quotes the line): escape them too.
+                subject=escape_post(draft.subject),
                 body=render_post(draft, now, game_id),
                 created_at=now,
                 status="pending",

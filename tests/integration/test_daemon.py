@@ -269,3 +269,48 @@ def test_the_scheduler_mirrors_pending_deadlines_and_never_drops_a_missed_one(ha
         assert scheduler.get_jobs() == []
     finally:
         scheduler.shutdown(wait=False)
+
+
+def test_player_text_in_subjects_and_bodies_mentions_nobody(harness) -> None:  # type: ignore[no-untyped-def]
+    setup_tally(harness)
+    harness.send("alice", "@everyone **look** <@123> [url=x]y[/url]", T0)
+    harness.run(T0)
+    error = harness.pms("alice")[0]
+    for text in (error["subject"], error["body"]):
+        assert "@everyone" not in text and "<@123>" not in text
+        assert "**look**" not in text and "[url=x]" not in text
+    assert "@\u2060everyone \\*\\*look\\*\\*" in error["body"]
+
+
+def test_run_forever_reloads_overrides_on_sighup(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+
+    setup_tally(harness)
+    clock = iter([T0] + [T0 + timedelta(minutes=1)] * 20)
+    harness.dealer.clock = lambda: next(clock)
+    monkeypatch.setenv("DEALER_DEADLINE_OVERRIDES", "")
+    loops = []
+
+    def fake_wait(timeout=None):  # type: ignore[no-untyped-def]
+        # Stands in for the timer/poll wait: no real time passes in this test.
+        loops.append(timeout)
+        if len(loops) == 1:  # an admin edits the overrides and sends SIGHUP
+            monkeypatch.setenv("DEALER_DEADLINE_OVERRIDES", "t1=now")
+            os.kill(os.getpid(), signal.SIGHUP)
+        if len(loops) == 2:
+            harness.dealer.stopping = True
+        return True
+
+    previous = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
+    monkeypatch.setattr(harness.dealer.wake, "wait", fake_wait)
+    try:
+        harness.dealer.run_forever()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    assert len(loops) == 2
+    # The deadline was an hour away; the reloaded override fired it at the second pass.
+    view = harness.admin(lambda s: game_view(s, "t1"))
+    assert view["status"] == "finished"
+    assert [e["type"] for e in view["history"]][-2:] == ["admin.override", "deadline.fired"]
