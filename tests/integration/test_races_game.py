@@ -1,0 +1,67 @@
+"""Off to the Races through the daemon: commands in the public channel, the betting window
+closing through the scheduler's deadline, a race run to the end, and every draw verified."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import func, select
+
+from dealer.registry import add_player, create_game, game_view, grant, player_view
+from dealer.store.models import Holding
+from dealer.verify import verify_game
+
+T0 = datetime(2026, 12, 1, 18, 0, tzinfo=timezone.utc)
+RACEWAY = "#the-raceway"
+
+
+def test_a_table_from_sitting_to_payout(harness) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        add_player(session, "alice", T0, chips=50)
+        add_player(session, "bob", T0, chips=50)
+        add_player(session, "carol", T0, chips=50)
+        grant(session, "alice", "king of spades", 1, T0)
+        grant(session, "bob", "7H", 1, T0)
+        create_game(session, "races", "derby", T0)
+    harness.admin(setup)
+    at = T0 + timedelta(minutes=1)
+    # Seating closes as soon as everyone seated has a horse and is ready (OR-3): alice
+    # says ready only after bob has sat down.
+    harness.send("alice", "sit\nhorse @everyone Hooves card KS", at, channel=RACEWAY)
+    harness.send("bob", "sit\nhorse Red Rum card 7h\nready", at + timedelta(seconds=30), channel=RACEWAY)
+    harness.send("alice", "ready", at + timedelta(minutes=1), channel=RACEWAY)
+    harness.send("carol", "what a nice day for a race", at + timedelta(minutes=2), channel=RACEWAY)
+    harness.run(at + timedelta(minutes=3))
+    view = harness.admin(lambda s: game_view(s, "derby"))
+    assert view["deadlines"][0]["name"] == "betting"
+
+    # carol bets without sitting (OR-5); her chips leave the wallet at once.
+    harness.send("carol", "bet 20 on Red Rum", at + timedelta(minutes=4), channel=RACEWAY)
+    harness.send("alice", "bet 10 on @everyone hooves", at + timedelta(minutes=5), channel=RACEWAY)
+    harness.run(at + timedelta(minutes=6))
+    assert harness.admin(lambda s: player_view(s, "carol"))["chips"] == 30
+    # bob never bets or passes: betting closes an hour after the last bet (OR-5).
+    harness.run(at + timedelta(minutes=5) + timedelta(hours=1))
+    closed = [p for p in harness.public() if p["kind"] == "betting_closed"]
+    assert len(closed) == 1 and "30" in closed[0]["body"]  # the pool: 20 + 10; house floor(3) = 3
+
+    # Race to the end: alice and bob take turns; a Lap is done whenever one is owed.
+    t = at + timedelta(hours=2)
+    for _ in range(200):
+        if harness.admin(lambda s: game_view(s, "derby"))["status"] == "finished":
+            break
+        t += timedelta(minutes=1)
+        harness.send("alice", "race", t, channel=RACEWAY)
+        harness.send("alice", "lap", t + timedelta(seconds=30), channel=RACEWAY)
+        harness.run(t + timedelta(seconds=40))
+    view = harness.admin(lambda s: game_view(s, "derby"))
+    assert view["status"] == "finished"
+    assert harness.admin(lambda s: verify_game(s, "derby")).ok
+    result = [p for p in harness.public() if p["kind"] == "result"][-1]["body"]
+    assert view["seeds"][0]["server_seed"] in result
+    # Player text never mentions anyone in any post.
+    assert all("@everyone" not in p["body"] for p in harness.posts())
+    chips = harness.admin(
+        lambda s: dict(s.execute(select(Holding.item, func.sum(Holding.amount)).group_by(Holding.item)).all())
+    )["chips"]
+    assert chips == 0
