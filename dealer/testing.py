@@ -1,15 +1,26 @@
-"""Fakes shipped for tests (dealer's own and anyone's): an in-memory inbox and publisher."""
+"""Fakes shipped for tests (dealer's own and anyone's).
+
+- :class:`MemoryInbox` and :class:`MemoryPublisher` drive the daemon without files or servers;
+- :class:`RulesShell` plays one game of any ruleset through time without the daemon, as
+  its shell would (steps, deadlines, ledger, fair source, rendered posts).
+"""
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from dealer.clock import iso
+from dealer.clock import as_utc, iso
+from dealer.fairness import FairSource
+from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
 from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
+from dealer.ledger import CHIPS, HOUSE, MINT, VOID, Ledger, player, pool
 from dealer.publish.base import OutgoingPost, Publisher
+from dealer.render import render_post
 
 
 class MemoryInbox(Inbox):
@@ -69,3 +80,265 @@ class MemoryPublisher(Publisher):
     def delivered(self) -> list[OutgoingPost]:
         """Every post in publication order."""
         return sorted(self.posts.values(), key=lambda p: p.id)
+
+
+def seed_chain(first: str) -> Callable[[], str]:
+    """A deterministic chain of server seeds, each derived from the previous one.
+
+    A fake :attr:`~dealer.fairness.FairSource.seed_factory` for tests (the real shell makes
+    fresh secret seeds). Never the previous seed's SHA-256, which is its published commitment.
+    """
+    current = [first]
+
+    def factory() -> str:
+        current[0] = hashlib.sha256(f"next seed after {current[0]}".encode()).hexdigest()
+        return current[0]
+
+    return factory
+
+
+@dataclass
+class Sent:
+    """One post or reply a step of a :class:`RulesShell` produced, with its rendered body."""
+
+    at: datetime
+    draft: PostDraft
+    body: str
+
+    @property
+    def kind(self) -> str:
+        """The post's kind (``round_result``, ``confirmation`` ...)."""
+        return self.draft.kind
+
+    @property
+    def to(self) -> str | None:
+        """The recipient of a private reply; None for a public post."""
+        return self.draft.recipient
+
+
+class RulesShell:
+    """Drive one game of any :class:`~dealer.games.base.Rules` through time, in memory.
+
+    It does around the pure ruleset what the real shell (:mod:`dealer.steps`, the daemon)
+    does, without a database or a clock; every time is given by the test:
+
+    - every step gets a fresh :class:`~dealer.games.base.Context` carrying the balances,
+      the pending deadlines and the fair source (counter, client seeds, epoch) forward;
+    - before a message, every deadline due at or before its ``sent_at`` fires, in time order
+      (a message sent after a deadline is too late for it); ``fire_first=False`` fires
+      nothing first and hands the message to the game as it stands, like one the daemon
+      reads only after a deadline it was sent before has fired;
+    - a step the rules refuse (:class:`~dealer.games.base.Rejected`) changes nothing: what
+      its context collected (transfers, posts, events, draws, deadlines) is thrown away;
+    - an accepted step's transfers are applied to the books, its events kept (they must be
+      JSON, as the store keeps them), its posts rendered with
+      :func:`dealer.render.render_post` (so a test also checks its templates render; pass
+      ``render=False`` for speed) and the new state stored as JSON and read back.
+
+    With ``load_players_only`` a step's ledger holds only the accounts the real shell loads
+    (the game's players, the actor, ``house``, ``void`` and the game's pool), so a rule that
+    reads another wallet sees it empty, as it would in production; the books keep every
+    account (the mint's balance shows what was issued).
+
+    A session::
+
+        shell = RulesShell(Hall(), seed="5e" * 32)
+        shell.grant("alice", VERTEBRAE, 30)
+        shell.open(["alice", "bob"], {"victory_chips": 2}, start=T0)
+        shell.accept("alice", "buy chip", T0 + timedelta(hours=1))  # 30 - 25 = 5 left
+        rejected = shell.refuse("alice", "buy chip", T0 + timedelta(hours=2))
+        shell.fire_due(T0 + timedelta(days=1))  # the end of phase 1
+        print(rejected.what, shell.has("alice"), shell.posts()[-1].body)
+
+    Games keep their own thin subclasses with helpers in their terms
+    (:mod:`dealer.games.roulette.testing`, :mod:`dealer.games.races.testing`).
+    """
+
+    def __init__(
+        self,
+        rules: Rules,
+        *,
+        seed: str = "5e" * 32,
+        rng: FairSource | None = None,
+        game_id: str = "g1",
+        channel: str | None = None,
+        render: bool = True,
+        load_players_only: bool = False,
+    ) -> None:
+        """A shell for one game of ``rules``, not yet opened (see :meth:`open`).
+
+        The fair source is ``rng`` if given (e.g. one whose draws a test dictates), else a
+        :class:`~dealer.fairness.FairSource` on ``seed`` that rotates along :func:`seed_chain`.
+        """
+        self.rules = rules
+        self.game_id = game_id
+        self.channel = channel or rules.default_channel
+        self.rng = rng if rng is not None else FairSource(seed, seed_factory=seed_chain(seed))
+        self.render = render
+        self.load_players_only = load_players_only
+        self.state: Any = None
+        self.balances: dict[tuple[str, str], int] = {}
+        self.deadlines: dict[str, datetime] = {}
+        self.sent: list[Sent] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    # --- the books -----------------------------------------------------------------------
+
+    def grant(self, name: str, item: str, amount: int) -> None:
+        """Give player ``name`` ``amount`` of ``item`` from the mint, as `dealer grant` would."""
+        key = (player(name), item)
+        self.balances[key] = self.balances.get(key, 0) + amount
+        self.balances[(MINT, item)] = self.balances.get((MINT, item), 0) - amount
+
+    def has(self, name: str, item: str = CHIPS) -> int:
+        """How much of ``item`` player ``name`` holds."""
+        return self.balances.get((player(name), item), 0)
+
+    def totals(self) -> dict[str, int]:
+        """The sum of every item over all accounts (zero per item when nothing leaked)."""
+        return dict(Ledger(self.balances).totals())
+
+    # --- steps ---------------------------------------------------------------------------
+
+    def open(
+        self,
+        players: Iterable[str] = (),
+        settings: GameSettings | Mapping[str, Any] | None = None,
+        start: datetime | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        """Create the game at ``now`` (default ``start``), opening at ``start`` (default now).
+
+        ``settings`` is the ruleset's settings model or a mapping validated into it.
+        """
+        if start is None and now is None:
+            raise ValueError("open a game at a given time: pass start or now")
+        start = start if start is not None else now
+        now = now if now is not None else start
+        if not isinstance(settings, GameSettings):
+            settings = self.rules.Settings.model_validate(dict(settings or {}))
+        players = list(players)
+        ctx = self.context(now, members=players)
+        self.commit(ctx, self.rules.start(ctx, players, settings, start))
+
+    def context(
+        self, now: datetime, actor: str | None = None, members: Iterable[str] | None = None
+    ) -> Context:
+        """A fresh context at ``now`` with the current balances, deadlines and fair source.
+
+        ``actor`` and ``members`` (default: the game's players) matter only with
+        ``load_players_only``: they choose the wallets the step's ledger holds.
+        """
+        balances = dict(self.balances)
+        if self.load_players_only:
+            if members is None:
+                members = self.rules.summary(self.state).players if self.state else []
+            loaded = {player(name) for name in members} | {HOUSE, VOID, pool(self.game_id)}
+            if actor:
+                loaded.add(player(actor))
+            balances = {key: n for key, n in balances.items() if key[0] in loaded}
+        return Context(
+            game_id=self.game_id, kind=self.rules.kind, channel=self.channel, now=as_utc(now),
+            rng=copy.deepcopy(self.rng), ledger=Ledger(balances), deadlines=dict(self.deadlines),
+        )
+
+    def commit(self, ctx: Context, state: GameState) -> list[Sent]:
+        """Keep what an accepted step produced, as the shell's transaction would.
+
+        Returns the posts and replies it produced.
+        """
+        for t in ctx.ledger.staged:
+            self.balances[(t.source, t.item)] = self.balances.get((t.source, t.item), 0) - t.amount
+            self.balances[(t.target, t.item)] = self.balances.get((t.target, t.item), 0) + t.amount
+        self.state = self.rules.State.model_validate(state.model_dump(mode="json"))
+        self.deadlines = dict(ctx.deadlines)
+        self.rng = ctx.rng
+        json.dumps(ctx.events)  # events are stored as JSON
+        self.events.extend(ctx.events)
+        sent = [
+            Sent(ctx.now, draft, render_post(draft, ctx.now, self.game_id) if self.render else "")
+            for draft in ctx.posts
+        ]
+        self.sent.extend(sent)
+        return sent
+
+    def fire_due(self, until: datetime) -> None:
+        """Fire every pending deadline due at or before ``until``, in time order."""
+        while True:
+            due = sorted((when, name) for name, when in self.deadlines.items() if when <= until)
+            if not due:
+                return
+            self.fire(due[0][1])
+
+    def fire(self, name: str) -> None:
+        """Fire the pending deadline ``name`` at its due time."""
+        when = self.deadlines.pop(name)
+        ctx = self.context(when)
+        self.commit(ctx, self.rules.on_deadline(ctx, self.state, name))
+
+    def run_to_end(self) -> None:
+        """Fire deadlines until the game is over."""
+        while self.rules.summary(self.state).status != "finished":
+            assert self.deadlines, "a running game always has a pending deadline"
+            self.fire_due(min(self.deadlines.values()))
+
+    def step(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> list[Sent]:
+        """Deliver ``actor``'s line sent at ``at``; return what it posted, or raise Rejected.
+
+        With ``fire_first`` (the shell's normal order) every deadline due by ``at`` fires
+        first; without it the message is handled as one that arrived late. A refused line
+        leaves everything as it was.
+        """
+        if fire_first:
+            self.fire_due(at)
+        ctx = self.context(at, actor)
+        state = self.rules.handle(ctx, self.state, actor, self.rules.parse(line))
+        return self.commit(ctx, state)
+
+    def send(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> Rejected | None:
+        """Like :meth:`step`, but return the rejection (None when the line was accepted)."""
+        try:
+            self.step(actor, line, at, fire_first)
+        except Rejected as exc:
+            return exc
+        return None
+
+    def accept(self, actor: str, line: str, at: datetime) -> list[Sent]:
+        """Deliver a line that must be accepted; return what it posted."""
+        try:
+            return self.step(actor, line, at)
+        except Rejected as exc:
+            raise AssertionError(f"{line!r} rejected: {exc.what} ({exc.rule})") from exc
+
+    def refuse(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> Rejected:
+        """Deliver a line that must be refused and change nothing; return the rejection.
+
+        Deadlines due by ``at`` are fired first only with ``fire_first``, and they must
+        not be due: the check compares everything before and after the delivery.
+        """
+        before = self._snapshot()
+        try:
+            self.step(actor, line, at, fire_first)
+        except Rejected as rejected:
+            assert self._snapshot() == before, f"{line!r} was refused but changed the game"
+            return rejected
+        raise AssertionError(f"{line!r} was accepted")
+
+    def _snapshot(self) -> tuple[Any, ...]:
+        state = self.state.model_dump(mode="json") if self.state is not None else None
+        return (state, dict(self.balances), dict(self.deadlines), self.rng.counter,
+                self.rng.epoch, len(self.sent), len(self.events))
+
+    # --- looking -------------------------------------------------------------------------
+
+    def summary(self) -> Summary:
+        """The ruleset's summary of the current state (status, players, scores, winner)."""
+        return self.rules.summary(self.state)
+
+    def posts(self, kind: str | None = None) -> list[Sent]:
+        """The public posts so far (of ``kind``)."""
+        return [s for s in self.sent if s.to is None and (kind is None or s.kind == kind)]
+
+    def replies(self, to: str, kind: str | None = None) -> list[Sent]:
+        """The private replies to ``to`` so far (of ``kind``)."""
+        return [s for s in self.sent if s.to == to and (kind is None or s.kind == kind)]
