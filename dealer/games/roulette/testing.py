@@ -1,60 +1,31 @@
 """A tiny in-memory shell for Stationary Roulette: steps, deadlines, posts, ledger.
 
 A fake shipped with the game (STYLE.md, "ship the fakes") for its tests and for anyone
-who wants to play a game through in a REPL. It does what the real shell does around a pure
-ruleset: a fresh context per step with the
-balances and the pending deadlines carried forward, deadlines fired in time order before a
-message sent after them, and everything a rejected step collected thrown away.
+who wants to play a game through in a REPL. :class:`Shell` is dealer's generic
+:class:`~dealer.testing.RulesShell` (which does what the real shell does around a pure
+ruleset) set up for roulette, with helpers in the game's terms: phases, chips, the house.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from dealer.games.base import Context, PostDraft, Rejected
+from dealer.games.base import Context
 from dealer.games.roulette import StationaryRoulette
-from dealer.games.roulette.model import RouletteSettings, RouletteState, phase_name
-from dealer.ledger import CHIPS, MINT, player
-from dealer.render import render_post
+from dealer.games.roulette.model import phase_name
+from dealer.ledger import CHIPS
+from dealer.testing import RulesShell, Sent
+
+__all__ = ["RULES", "SEED", "T0", "Sent", "Shell", "hours", "new_context"]
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 SEED = "5eed" * 16
 RULES = StationaryRoulette()
 
 
-@dataclass
-class Sent:
-    """One post or reply a step produced, with its rendered body."""
-
-    at: datetime
-    draft: PostDraft
-    body: str
-
-    @property
-    def kind(self) -> str:
-        """The post's kind (``round_result``, ``confirmation`` ...)."""
-        return self.draft.kind
-
-    @property
-    def to(self) -> str | None:
-        """The recipient of a private reply; None for a public post."""
-        return self.draft.recipient
-
-
-@dataclass
-class Shell:
-    """Drive one game of Stationary Roulette through time."""
-
-    state: RouletteState
-    balances: dict[tuple[str, str], int]
-    deadlines: dict[str, datetime] = field(default_factory=dict)
-    sent: list[Sent] = field(default_factory=list)
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    render: bool = True
-    game_id: str = "g1"
+class Shell(RulesShell):
+    """Drive one game of Stationary Roulette (game ``g1``, seed ``SEED``) through time."""
 
     @classmethod
     def create(
@@ -67,67 +38,11 @@ class Shell:
     ) -> "Shell":
         """A new game between the players of ``chips`` (default alice and bob, 100 each)."""
         chips = chips if chips is not None else {"alice": 100, "bob": 100}
-        balances = {(player(p), CHIPS): n for p, n in chips.items()}
-        balances[(MINT, CHIPS)] = -sum(chips.values())  # so the ledger totals are zero
-        ctx = new_context(now, balances, {})
-        state = RULES.start(ctx, list(chips), RouletteSettings(**settings), start)
-        shell = cls(state=state, balances=balances, render=render)
-        shell.commit(ctx, state)
+        shell = cls(RULES, seed=SEED, render=render)
+        for name, amount in chips.items():
+            shell.grant(name, CHIPS, amount)  # from the mint, so the ledger totals are zero
+        shell.open(list(chips), settings, start, now)
         return shell
-
-    # --- steps -----------------------------------------------------------------------
-
-    def context(self, now: datetime) -> Context:
-        """A fresh context at ``now`` with the current balances and deadlines."""
-        return new_context(now, self.balances, self.deadlines)
-
-    def commit(self, ctx: Context, state: RouletteState) -> None:
-        """Keep what a step produced, as the shell's transaction would."""
-        self.state = RouletteState.model_validate(state.model_dump(mode="json"))
-        self.balances = dict(ctx.ledger.balances)
-        self.deadlines = dict(ctx.deadlines)
-        json.dumps(ctx.events)  # events are stored as JSON
-        self.events.extend(ctx.events)
-        for draft in ctx.posts:
-            body = render_post(draft, ctx.now, self.game_id) if self.render else ""
-            self.sent.append(Sent(ctx.now, draft, body))
-
-    def fire_due(self, until: datetime) -> None:
-        """Fire every pending deadline due at or before ``until``, in time order."""
-        while True:
-            due = sorted((when, name) for name, when in self.deadlines.items() if when <= until)
-            if not due:
-                return
-            when, name = due[0]
-            self.fire(name)
-
-    def fire(self, name: str) -> None:
-        """Fire the pending deadline ``name`` at its due time."""
-        when = self.deadlines.pop(name)
-        ctx = self.context(when)
-        self.commit(ctx, RULES.on_deadline(ctx, self.state, name))
-
-    def send(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> Rejected | None:
-        """Deliver ``actor``'s line sent at ``at``; return the rejection, if any.
-
-        With ``fire_first`` (the shell's normal order) every deadline due before the message
-        fires first; without it the message is handled as one that arrived late.
-        """
-        if fire_first:
-            self.fire_due(at)
-        ctx = self.context(at)
-        try:
-            command = RULES.parse(line)
-            state = RULES.handle(ctx, self.state, actor, command)
-        except Rejected as exc:
-            return exc  # the shell discards everything the context collected
-        self.commit(ctx, state)
-        return None
-
-    def accept(self, actor: str, line: str, at: datetime) -> None:
-        """Deliver a line that must be accepted."""
-        rejected = self.send(actor, line, at)
-        assert rejected is None, f"{line!r} rejected: {rejected.what} ({rejected.rule})"
 
     def during(self, hour: float = 1) -> datetime:
         """A time ``hour`` hours into the current phase."""
@@ -144,29 +59,13 @@ class Shell:
         if close and self.state.status == "running":
             self.fire_due(self.deadlines[phase_name(self.state.phase)])
 
-    def run_to_end(self) -> None:
-        """Fire deadlines until the game is over."""
-        while self.state.status != "finished":
-            assert self.deadlines, "a running game always has a pending deadline"
-            self.fire_due(min(self.deadlines.values()))
-
-    # --- looking -----------------------------------------------------------------------
-
     def chips(self, name: str) -> int:
         """Player ``name``'s chips."""
-        return self.balances.get((player(name), CHIPS), 0)
+        return self.has(name, CHIPS)
 
     def house(self) -> int:
         """The house's chips."""
         return self.balances.get(("house", CHIPS), 0)
-
-    def posts(self, kind: str | None = None) -> list[Sent]:
-        """The public posts so far (of ``kind``)."""
-        return [s for s in self.sent if s.to is None and (kind is None or s.kind == kind)]
-
-    def replies(self, to: str, kind: str | None = None) -> list[Sent]:
-        """The private replies to ``to`` so far (of ``kind``)."""
-        return [s for s in self.sent if s.to == to and (kind is None or s.kind == kind)]
 
 
 def new_context(now: datetime, balances: dict, deadlines: dict) -> Context:
