@@ -8,8 +8,6 @@ that no balance but the mint's goes negative.
 
 from __future__ import annotations
 
-import copy
-import hashlib
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
@@ -17,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dealer.cards import CATALOGUE
-from dealer.fairness import FairSource, commitment, verify_draw
+from dealer.fairness import commitment, verify_draw
 from dealer.games import rules_for
 from dealer.games.base import Context, PostDraft, Rejected
 from dealer.games.hall import Hall
 from dealer.games.hall.state import HallSettings
-from dealer.ledger import CHIPS, HOUSE, MINT, VERTEBRAE, VOID, Ledger, player, pool
-from dealer.render import render_post
+from dealer.ledger import CHIPS, HOUSE, MINT, VERTEBRAE, VOID, player
+from dealer.testing import RulesShell
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -31,52 +29,28 @@ DAY = timedelta(hours=24)
 GAME = "hall1"
 
 
-def seeds(first: str):
-    """A deterministic chain of server seeds, each derived from the previous one.
+class Shell(RulesShell):
+    """What the daemon does around the Hall's rules, in memory (see RulesShell).
 
-    (Never the previous seed's SHA-256, which is its published commitment.)
-    """
-    current = [first]
-
-    def factory() -> str:
-        current[0] = hashlib.sha256(f"next seed after {current[0]}".encode()).hexdigest()
-        return current[0]
-
-    return factory
-
-
-class Shell:
-    """What the daemon does around the rules, in memory.
-
-    Each step gets a fresh context whose ledger holds only what the real shell loads (the
-    members, the actor, house, void and the game's pool); the step's staged transfers are
-    then applied to the full books, so the mint's balance shows what it issued. A rejected
-    step leaves everything (state, books, random source, deadlines) untouched. Every post
-    is rendered, so each test also checks that its templates render.
+    Each step's ledger holds only what the real shell loads (the members, the actor, house,
+    void and the game's pool); the books keep every account, so the mint's balance shows
+    what it issued. Every post is rendered, so each test also checks that its templates
+    render. Here :meth:`send` raises :class:`Rejected` and returns the drafts it posted.
     """
 
     def __init__(self, players=(), holdings=None, start=T0, now=None, seed="5e" * 32, **options):
-        self.rules = Hall()
-        self.books: dict[tuple[str, str], int] = {}
+        super().__init__(Hall(), seed=seed, game_id=GAME, load_players_only=True)
         for (name, item), amount in (holdings or {}).items():
             self.grant(name, item, amount)
-        self.rng = FairSource(seed, seed_factory=seeds(seed))
-        self.deadlines: dict[str, datetime] = {}
-        self.posts: list[PostDraft] = []
-        self.rendered: list[str] = []
-        self.events: list[tuple[str, dict]] = []
-        ctx = self._context(now or start, actor=None, members=list(players))
-        self.state = self.rules.start(ctx, list(players), HallSettings(**options), start)
-        self._commit(ctx, self.state)
+        self.open(players, HallSettings(**options), start, now or start)
 
-    # -- the books -------------------------------------------------------------------------
-    def grant(self, name: str, item: str, amount: int) -> None:
-        """Give a player something from the mint, as `dealer grant` would."""
-        self.books[(player(name), item)] = self.books.get((player(name), item), 0) + amount
-        self.books[(MINT, item)] = self.books.get((MINT, item), 0) - amount
+    @property
+    def books(self) -> dict[tuple[str, str], int]:
+        return self.balances
 
-    def has(self, name: str, item: str) -> int:
-        return self.books.get((player(name), item), 0)
+    @property
+    def rendered(self) -> list[str]:
+        return [sent.body for sent in self.sent]
 
     def cards(self, name: str) -> Counter:
         return Counter({item: n for (acct, item), n in self.books.items()
@@ -85,56 +59,12 @@ class Shell:
     def card_total(self, name: str) -> int:
         return sum(self.cards(name).values())
 
-    # -- steps -----------------------------------------------------------------------------
-    def _context(self, now, actor, members=None):
-        members = self.rules.summary(self.state).players if members is None else members
-        loaded = {player(n) for n in members} | {HOUSE, VOID, pool(GAME)}
-        if actor:
-            loaded.add(player(actor))
-        snapshot = {key: n for key, n in self.books.items() if key[0] in loaded}
-        return Context(game_id=GAME, kind="hall", channel="#game-actions", now=now,
-                       rng=copy.deepcopy(self.rng), ledger=Ledger(snapshot),
-                       deadlines=dict(self.deadlines))
+    advance = RulesShell.fire_due
+    refused = RulesShell.refuse
 
-    def _commit(self, ctx: Context, state) -> None:
-        for t in ctx.ledger.staged:
-            self.books[(t.source, t.item)] = self.books.get((t.source, t.item), 0) - t.amount
-            self.books[(t.target, t.item)] = self.books.get((t.target, t.item), 0) + t.amount
-        self.rng = ctx.rng
-        self.deadlines = dict(ctx.deadlines)
-        self.state = self.rules.State.model_validate(state.model_dump(mode="json"))
-        self.posts += ctx.posts
-        self.events += ctx.events
-        self.rendered += [render_post(draft, ctx.now) for draft in ctx.posts]
-
-    def advance(self, to: datetime) -> None:
-        """Fire every deadline due at or before ``to``, in time order."""
-        while self.deadlines:
-            name, due = min(self.deadlines.items(), key=lambda kv: kv[1])
-            if due > to:
-                return
-            ctx = self._context(due, actor=None)
-            del ctx.deadlines[name]
-            self._commit(ctx, self.rules.on_deadline(ctx, self.state, name))
-
-    def send(self, actor: str, line: str, at: datetime) -> list[PostDraft]:
+    def send(self, actor: str, line: str, at: datetime) -> list[PostDraft]:  # type: ignore
         """One message line from ``actor`` sent at ``at``; returns the posts it produced."""
-        self.advance(at)
-        before = len(self.posts)
-        ctx = self._context(at, actor)
-        state = self.rules.handle(ctx, self.state, actor, self.rules.parse(line))
-        self._commit(ctx, state)
-        return self.posts[before:]
-
-    def refused(self, actor: str, line: str, at: datetime) -> Rejected:
-        """Send a line that must be refused; check that nothing changed."""
-        snapshot = (dict(self.books), self.state.model_dump(mode="json"), self.rng.counter,
-                    len(self.posts))
-        with pytest.raises(Rejected) as caught:
-            self.send(actor, line, at)
-        assert (dict(self.books), self.state.model_dump(mode="json"), self.rng.counter,
-                len(self.posts)) == snapshot
-        return caught.value
+        return [sent.draft for sent in self.step(actor, line, at)]
 
     def totals_zero(self) -> None:
         sums: Counter = Counter()
@@ -200,7 +130,7 @@ def test_opening_now_starts_phase_1_and_publishes_the_commitment():
     assert (summary.status, summary.players, summary.winner) == ("running", ["alice", "bob"], None)
     assert summary.detail["phase"] == 1
     assert shell.deadlines == {"phase-2": T0 + DAY}
-    (opening,) = shell.posts
+    (opening,) = [sent.draft for sent in shell.sent]
     assert opening.recipient is None and opening.channel == "#game-actions"
     assert commitment(SEED) in shell.rendered[0]
 
@@ -266,7 +196,7 @@ def test_activity_inactive_after_a_phase_without_action():
 
 def test_unknown_or_stale_deadlines_change_nothing():
     shell = Shell(["alice"])
-    ctx = shell._context(at(1), actor=None)
+    ctx = shell.context(at(1))
     state = shell.rules.on_deadline(ctx, shell.state, "phase-7")
     assert state == shell.state and not ctx.posts and not ctx.ledger.staged
 
