@@ -41,6 +41,13 @@ def _store(settings: Settings, check: bool = True):  # type: ignore[no-untyped-d
     return session_factory(engine)
 
 
+def _json(view: Any, as_json: bool) -> bool:
+    """Print ``view`` as JSON when asked; True if it was printed."""
+    if as_json:
+        click.echo(json.dumps(view, indent=2, ensure_ascii=False))
+    return as_json
+
+
 def _admin(fn: Callable[..., Any]) -> Any:
     """Run ``fn(session)`` in one transaction; an AdminError becomes a clean CLI error."""
     from dealer.registry import AdminError
@@ -133,8 +140,7 @@ def player_show(name: str, as_json: bool) -> None:
     from dealer.registry import player_view
 
     view = _admin(lambda s: player_view(s, name))
-    if as_json:
-        click.echo(json.dumps(view, indent=2, ensure_ascii=False))
+    if _json(view, as_json):
         return
     click.echo(f"{view['name']}: {view['chips']} chips, {view['vertebrae']} vertebrae")
     click.echo(f"cards: {', '.join(view['cards']) or 'none'}")
@@ -195,8 +201,7 @@ def game_list(as_json: bool) -> None:
     from dealer.registry import list_games
 
     rows = _admin(list_games)
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
+    if _json(rows, as_json):
         return
     if not rows:
         click.echo("no games yet; create one with `dealer game new KIND --id ID`")
@@ -213,8 +218,7 @@ def game_show(game_id: str, as_json: bool) -> None:
     from dealer.registry import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
-    if as_json:
-        click.echo(json.dumps(view, indent=2, ensure_ascii=False))
+    if _json(view, as_json):
         return
     click.echo(f"{view['id']}: {view['title']} ({view['kind']}), {view['status']}, channel {view['channel']}")
     click.echo(f"players: {', '.join(view['players']) or 'none'}")

@@ -84,3 +84,32 @@ def make_harness(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-
     yield make
     for h in made:
         h.dealer.engine.dispose()
+
+
+@pytest.fixture
+def cli(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """``cli(*args)`` runs the ``dealer`` command in-process on the test store and folders.
+
+    It asserts success unless ``ok=False``; ``cli.inbox`` and ``cli.outbox`` are the folders.
+    """
+    from click.testing import CliRunner
+
+    from dealer.cli import main
+
+    runner = CliRunner()
+    env = {
+        "DEALER_DATABASE_URL": database_url,
+        "DEALER_INBOX": f"dir:{tmp_path / 'inbox'}",
+        "DEALER_PUBLISH": f"dir:{tmp_path / 'outbox'}",
+        "DEALER_DEADLINE_OVERRIDES": "",
+    }
+
+    def invoke(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
+        result = runner.invoke(main, list(args), env=env, catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+
+    invoke.inbox = tmp_path / "inbox"  # type: ignore[attr-defined]
+    invoke.outbox = tmp_path / "outbox"  # type: ignore[attr-defined]
+    return invoke

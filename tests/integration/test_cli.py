@@ -11,39 +11,19 @@ from click.testing import CliRunner
 from dealer.cli import main
 
 
-@pytest.fixture
-def dealer(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    runner = CliRunner()
-    env = {
-        "DEALER_DATABASE_URL": database_url,
-        "DEALER_INBOX": f"dir:{tmp_path / 'inbox'}",
-        "DEALER_PUBLISH": f"dir:{tmp_path / 'outbox'}",
-        "DEALER_DEADLINE_OVERRIDES": "",
-    }
-
-    def invoke(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
-        result = runner.invoke(main, list(args), env=env, catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    invoke.inbox = tmp_path / "inbox"  # type: ignore[attr-defined]
-    return invoke
-
-
-def test_players_and_grants(dealer) -> None:  # type: ignore[no-untyped-def]
-    dealer("player", "add", "Alice", "--chips", "30", "--vertebrae", "7")
-    dealer("grant", "alice", "king of spades", "2")
-    dealer("grant", "alice", "holo 7H", "1")
-    dealer("grant", "alice", "handy pack", "1")
-    dealer("grant", "alice", "chips", "5")
-    shown = json.loads(dealer("player", "show", "ALICE", "--json").output)
+def test_players_and_grants(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("player", "add", "Alice", "--chips", "30", "--vertebrae", "7")
+    cli("grant", "alice", "king of spades", "2")
+    cli("grant", "alice", "holo 7H", "1")
+    cli("grant", "alice", "handy pack", "1")
+    cli("grant", "alice", "chips", "5")
+    shown = json.loads(cli("player", "show", "ALICE", "--json").output)
     assert shown == {
         "name": "Alice", "chips": 35, "vertebrae": 7,
         "cards": ["7 of Hearts (holo)", "King of Spades", "King of Spades"],
         "packs": {"handy": 1}, "games": [],
     }
-    assert "Alice: 35 chips, 7 vertebrae" in dealer("player", "show", "alice").output
+    assert "Alice: 35 chips, 7 vertebrae" in cli("player", "show", "alice").output
 
 
 @pytest.mark.parametrize(
@@ -64,37 +44,37 @@ def test_players_and_grants(dealer) -> None:  # type: ignore[no-untyped-def]
         (("game", "show", "zz"), "there is no game 'zz'"),
     ],
 )
-def test_admin_errors_are_clear(dealer, args, message) -> None:  # type: ignore[no-untyped-def]
-    dealer("player", "add", "alice")
-    dealer("player", "add", "bob")
-    result = dealer(*args, ok=False)
+def test_admin_errors_are_clear(cli, args, message) -> None:  # type: ignore[no-untyped-def]
+    cli("player", "add", "alice")
+    cli("player", "add", "bob")
+    result = cli(*args, ok=False)
     assert result.exit_code != 0
     assert message in result.output
 
 
-def test_games_new_list_show(dealer) -> None:  # type: ignore[no-untyped-def]
-    dealer("player", "add", "alice", "--chips", "50")
-    dealer("player", "add", "bob", "--chips", "50")
-    out = dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob",
+def test_games_new_list_show(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("player", "add", "alice", "--chips", "50")
+    cli("player", "add", "bob", "--chips", "50")
+    out = cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob",
                  "--start", "2026-12-01T10:00:00Z", "--set", "rounds=3").output
     assert "game r1 (Stationary Roulette) created" in out
-    assert "r1  roulette" in dealer("game", "list").output
-    shown = json.loads(dealer("game", "show", "r1", "--json").output)
+    assert "r1  roulette" in cli("game", "list").output
+    shown = json.loads(cli("game", "show", "r1", "--json").output)
     assert shown["id"] == "r1" and shown["kind"] == "roulette"
     assert shown["players"] == ["alice", "bob"] and shown["winner"] is None
     assert shown["scores"] == {"alice": 0, "bob": 0}
     assert shown["settings"]["rounds"] == 3
     assert {d["name"] for d in shown["deadlines"]} >= {"start"} or shown["status"] == "running"
-    assert "deadline" in dealer("game", "show", "r1").output
-    dealer("game", "new", "hall", "--id", "h1")
-    listed = json.loads(dealer("game", "list", "--json").output)
+    assert "deadline" in cli("game", "show", "r1").output
+    cli("game", "new", "hall", "--id", "h1")
+    listed = json.loads(cli("game", "list", "--json").output)
     assert {g["id"] for g in listed} == {"r1", "h1"}
 
 
-def test_submit_writes_a_message_file(dealer) -> None:  # type: ignore[no-untyped-def]
-    dealer("submit", "--from", "alice", "--game", "r1", "--at", "2026-12-01T10:00:00Z", "--id", "x1",
+def test_submit_writes_a_message_file(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("submit", "--from", "alice", "--game", "r1", "--at", "2026-12-01T10:00:00Z", "--id", "x1",
            "bet gold 20\\nprepare gold gold 30 silver 10")
-    files = list(dealer.inbox.glob("*.json"))
+    files = list(cli.inbox.glob("*.json"))
     assert len(files) == 1
     message = json.loads(files[0].read_text())
     assert message == {"id": "x1", "sender": "alice", "channel": "pm", "game": "r1",
@@ -102,10 +82,10 @@ def test_submit_writes_a_message_file(dealer) -> None:  # type: ignore[no-untype
                        "sent_at": "2026-12-01T10:00:00Z"}
 
 
-def test_run_once_with_a_controlled_clock(dealer) -> None:  # type: ignore[no-untyped-def]
-    out = dealer("run", "--once", "--now", "2026-12-01T10:00:00Z").output
+def test_run_once_with_a_controlled_clock(cli) -> None:  # type: ignore[no-untyped-def]
+    out = cli("run", "--once", "--now", "2026-12-01T10:00:00Z").output
     assert "ingested 0" in out
-    assert dealer("run", "--now", "2026-12-01T10:00:00Z", ok=False).exit_code == 2
+    assert cli("run", "--now", "2026-12-01T10:00:00Z", ok=False).exit_code == 2
 
 
 def test_demo_plays_a_whole_game(tmp_path: Path) -> None:

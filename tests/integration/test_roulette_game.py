@@ -7,10 +7,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
 
-from dealer.cli import main
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 DAY = timedelta(days=1)
@@ -43,25 +40,6 @@ def iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@pytest.fixture
-def cli(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    runner = CliRunner()
-    env = {
-        "DEALER_DATABASE_URL": database_url,
-        "DEALER_INBOX": f"dir:{tmp_path / 'inbox'}",
-        "DEALER_PUBLISH": f"dir:{tmp_path / 'outbox'}",
-        "DEALER_DEADLINE_OVERRIDES": "",
-    }
-
-    def invoke(*args: str) -> str:
-        result = runner.invoke(main, list(args), env=env, catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        return result.output
-
-    invoke.outbox = tmp_path / "outbox"  # type: ignore[attr-defined]
-    return invoke
-
-
 def posts(outbox: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(outbox.glob("*.json"))]
 
@@ -86,15 +64,15 @@ def test_a_whole_game(cli) -> None:  # type: ignore[no-untyped-def]
     cli("submit", "--from", "bob", "--at", iso(T0 + 11 * DAY + timedelta(minutes=1)), "bet gold 40")
     cli("run", "--once", "--now", iso(T0 + 11 * DAY + timedelta(minutes=10)))
 
-    game = json.loads(cli("game", "show", "r1", "--json"))
+    game = json.loads(cli("game", "show", "r1", "--json").output)
     assert game["status"] == "finished"
     assert game["players"] == ["alice", "bob"]
     assert game["scores"] == {"alice": 590, "bob": 600}
     assert game["winner"] == "bob"
     assert game["deadlines"] == []
     assert game["detail"]["tournament_points"] == {"alice": 0, "bob": 1}
-    alice = json.loads(cli("player", "show", "alice", "--json"))
-    bob = json.loads(cli("player", "show", "bob", "--json"))
+    alice = json.loads(cli("player", "show", "alice", "--json").output)
+    bob = json.loads(cli("player", "show", "bob", "--json").output)
     assert (alice["chips"], bob["chips"]) == (129, 61)
 
     published = posts(cli.outbox)
