@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -234,43 +234,54 @@ class Dealer:
             return False
 
     def deliver(self, report: PassReport | None = None) -> int:
-        """Send queued posts in order; a failure stops this round (order is kept)."""
+        """Send queued posts in order; a failure stops this round (order is kept).
+
+        Each post is marked delivered in its own small transaction right after it is sent,
+        so a crash in between re-sends exactly that post (publishers are idempotent by key).
+        """
         report = report or PassReport()
+        posts = Post.__table__
         while not self.stopping:
-            with self.sessions() as session:
-                post = session.scalars(
-                    select(Post).where(Post.status == "pending").order_by(Post.id).limit(1)
-                ).first()
-                if post is None:
-                    return report.delivered
+            with self.engine.connect() as connection:
+                batch = connection.execute(
+                    select(posts).where(posts.c.status == "pending").order_by(posts.c.id).limit(200)
+                ).all()
+            if not batch:
+                return report.delivered
+            for row in batch:
+                if self.stopping:
+                    break
                 outgoing = OutgoingPost(
-                    post.id, post.key, post.channel, post.recipient, post.game_id,
-                    post.kind, post.subject, post.body, post.created_at,
+                    row.id, row.key, row.channel, row.recipient, row.game_id,
+                    row.kind, row.subject, row.body, row.created_at,
                 )
-            try:
-                external = self.publisher.send(outgoing)
-            except DeliveryFailed as exc:
-                with self.sessions.begin() as session:
-                    row = session.get(Post, outgoing.id)
-                    assert row is not None
-                    row.attempts += 1
-                    row.last_error = str(exc)
-                    if row.attempts >= self.settings.publish_retries:
-                        row.status = "failed"
-                        log.error("post %s parked after %s attempts: %s", row.key, row.attempts, exc)
+                try:
+                    external = self.publisher.send(outgoing)
+                except DeliveryFailed as exc:
+                    attempts = row.attempts + 1
+                    parked = attempts >= self.settings.publish_retries
+                    with self.engine.begin() as connection:
+                        connection.execute(
+                            update(posts).where(posts.c.id == row.id).values(
+                                attempts=attempts, last_error=str(exc),
+                                status="failed" if parked else "pending",
+                            )
+                        )
+                    if parked:
+                        log.error("post %s parked after %s attempts: %s", row.key, attempts, exc)
                         report.failed += 1
                         continue
-                log.warning("post %s not delivered (will retry): %s", outgoing.key, exc)
-                return report.delivered
-            _fault("after-send")
-            with self.sessions.begin() as session:
-                row = session.get(Post, outgoing.id)
-                assert row is not None
-                row.status = "delivered"
-                row.attempts += 1
-                row.external_id = external
-                row.delivered_at = self.clock()
-            report.delivered += 1
+                    log.warning("post %s not delivered (will retry): %s", row.key, exc)
+                    return report.delivered
+                _fault("after-send")
+                with self.engine.begin() as connection:
+                    connection.execute(
+                        update(posts).where(posts.c.id == row.id).values(
+                            status="delivered", attempts=row.attempts + 1,
+                            external_id=external, delivered_at=self.clock(),
+                        )
+                    )
+                report.delivered += 1
         return report.delivered
 
     # -- the long-running daemon --------------------------------------------------------

@@ -102,14 +102,12 @@ def new_seed_row(game_id: str, epoch: int, server_seed: str | None = None) -> Se
     )
 
 
-def pending_deadlines(session: Session, game_id: str) -> dict[str, datetime]:
-    """The game's pending deadlines by name."""
-    rows = session.execute(
-        select(Deadline.name, Deadline.due_at).where(
-            Deadline.game_id == game_id, Deadline.status == "pending"
-        )
+def pending_deadline_rows(session: Session, game_id: str) -> dict[str, Deadline]:
+    """The game's pending deadline rows by name."""
+    rows = session.scalars(
+        select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending")
     )
-    return {name: due for name, due in rows}
+    return {row.name: row for row in rows}
 
 
 def run_step(
@@ -127,10 +125,14 @@ def run_step(
     ``origin`` names the cause (``in:12:0``, ``deadline:7``, ``create``); it makes the
     posts' idempotency keys. The caller commits.
     """
-    # Lock the game's row: two daemons on one Postgres never step the same game at once
-    # (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    session.execute(select(Game.id).where(Game.id == game.id).with_for_update())
-    session.refresh(game)
+    # Lock the game's row and read it afresh: two daemons on one Postgres never step the
+    # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
+    game = session.execute(
+        select(Game)
+        .where(Game.id == game.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).scalar_one()
     rules, state = _state_or_none(game)
     players = participants(session, game.id)
     accounts = [L.player(p) for p in [*players, *extra_players]]
@@ -145,6 +147,7 @@ def run_step(
         epoch=seed.epoch,
         seed_factory=new_server_seed,
     )
+    pending = pending_deadline_rows(session, game.id)
     ctx = Context(
         game_id=game.id,
         kind=game.kind,
@@ -152,45 +155,52 @@ def run_step(
         now=now,
         rng=rng,
         ledger=ledger_snapshot(session, accounts),
-        deadlines=pending_deadlines(session, game.id),
+        deadlines={name: row.due_at for name, row in pending.items()},
     )
     new_state = action(rules, ctx, state)
     summary = rules.summary(new_state)
-    commit_effects(session, game, rules, new_state, summary, ctx, seed, origin)
+    commit_effects(session, game, new_state, summary, ctx, seed, origin, players, pending)
     return StepResult(summary, len(ctx.posts), list(ctx.events))
 
 
 def commit_effects(
     session: Session,
     game: Game,
-    rules: Rules,
     state: GameState,
     summary: Summary,
     ctx: Context,
     seed: Seed,
     origin: str,
+    players: list[str],
+    pending: dict[str, Deadline],
 ) -> None:
-    """Write what one step produced (the caller's transaction commits it)."""
+    """Write what one step produced (the caller's transaction commits it).
+
+    Rows are written with bulk inserts: a step is on the daemon's hot path (a thousand
+    games may share one deadline).
+    """
     now = ctx.now
     game.state = state.model_dump(mode="json")
     game.status = summary.status
     game.updated_at = now
-    sync_players(session, game.id, summary.players)
+    sync_players(session, game.id, players, summary.players)
     apply_transfers(session, ctx.ledger.staged, now, game.id)
-    for type_, data in ctx.events:
-        append_event(session, game, now, type_, data)
-    apply_deadline_changes(session, game, ctx.deadline_changes, now)
-    save_fair_source(session, game, ctx.rng, seed, now, finished=summary.status == "finished")
+    events = list(ctx.events)
+    events += apply_deadline_changes(session, game, ctx.deadline_changes, pending)
+    events += save_fair_source(session, game, ctx.rng, seed, now, finished=summary.status == "finished")
+    append_events(session, game, now, events)
     queue_posts(session, ctx.posts, now, game.id, origin)
     session.flush()
 
 
-def sync_players(session: Session, game_id: str, players: list[str]) -> None:
-    """Make ``game_players`` list exactly ``players``."""
-    current = set(participants(session, game_id))
-    wanted = set(players)
-    for name in wanted - current:
-        session.add(GamePlayer(game_id=game_id, player=name))
+def sync_players(session: Session, game_id: str, before: list[str], after: list[str]) -> None:
+    """Make ``game_players`` list exactly ``after`` (it listed ``before``)."""
+    current = set(before)
+    wanted = set(after)
+    if wanted - current:
+        session.execute(
+            GamePlayer.__table__.insert(), [{"game_id": game_id, "player": name} for name in sorted(wanted - current)]
+        )
     if current - wanted:
         session.execute(
             delete(GamePlayer).where(
@@ -208,16 +218,20 @@ def apply_transfers(
     same wallet never lose an update; the table's check constraint refuses a negative
     balance, which rolls the whole step back.
     """
+    if not transfers:
+        return
     deltas: dict[tuple[str, str], int] = defaultdict(int)
     for t in transfers:
-        session.add(
-            LedgerEntry(
-                at=now, game_id=game_id, source=t.source, target=t.target,
-                item=t.item, amount=t.amount, memo=t.memo,
-            )
-        )
         deltas[(t.source, t.item)] -= t.amount
         deltas[(t.target, t.item)] += t.amount
+    session.execute(
+        LedgerEntry.__table__.insert(),
+        [
+            {"at": now, "game_id": game_id, "source": t.source, "target": t.target,
+             "item": t.item, "amount": t.amount, "memo": t.memo}
+            for t in transfers
+        ],
+    )
     for (account, item), delta in sorted(deltas.items()):
         if delta:
             change_balance(session, account, item, delta)
@@ -232,53 +246,64 @@ def change_balance(session: Session, account: str, item: str, delta: int) -> Non
         .execution_options(synchronize_session=False)
     )
     if result.rowcount == 0:
-        session.add(Holding(account=account, item=item, amount=delta))
-        session.flush()
+        session.execute(Holding.__table__.insert().values(account=account, item=item, amount=delta))
 
 
 def append_event(
     session: Session, game: Game, at: datetime, type_: str, data: dict[str, Any]
 ) -> None:
     """Append one event to the game's history."""
-    seq = game.next_event_seq or 1
-    game.next_event_seq = seq + 1
-    session.add(Event(game_id=game.id, seq=seq, at=at, type=type_, data=data))
+    append_events(session, game, at, [(type_, data)])
+
+
+def append_events(
+    session: Session, game: Game, at: datetime, events: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """Append events to the game's history, numbered in order."""
+    if not events:
+        return
+    first = game.next_event_seq or 1
+    game.next_event_seq = first + len(events)
+    session.execute(
+        Event.__table__.insert(),
+        [
+            {"game_id": game.id, "seq": first + i, "at": at, "type": type_, "data": data}
+            for i, (type_, data) in enumerate(events)
+        ],
+    )
 
 
 def apply_deadline_changes(
-    session: Session, game: Game, changes: dict[str, datetime | None], now: datetime
-) -> None:
-    """Create, move or cancel the game's deadline rows as the rules asked."""
-    if not changes:
-        return
-    from dealer.overrides import game_is_paused  # late import: overrides uses this module
-
-    paused = game_is_paused(session, game.id)
-    pending = {
-        d.name: d
-        for d in session.scalars(
-            select(Deadline).where(Deadline.game_id == game.id, Deadline.status == "pending")
-        )
-    }
+    session: Session, game: Game, changes: dict[str, datetime | None], pending: dict[str, Deadline]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Create, move or cancel the game's deadline rows as the rules asked; return the
+    history events that record it."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    paused: bool | None = None
     for name, when in changes.items():
         row = pending.get(name)
         if when is None:
             if row is not None:
                 row.status = "cancelled"
-                append_event(session, game, now, "deadline.cancelled", {"deadline": name})
+                events.append(("deadline.cancelled", {"deadline": name}))
             continue
         if row is None:
+            if paused is None:
+                from dealer.overrides import game_is_paused  # overrides imports this module
+
+                paused = game_is_paused(session, game.id)
             session.add(
                 Deadline(
                     game_id=game.id, name=name, due_at=when, set_due_at=when,
                     status="pending", paused=paused,
                 )
             )
-            append_event(session, game, now, "deadline.set", {"deadline": name, "due_at": _iso(when)})
+            events.append(("deadline.set", {"deadline": name, "due_at": _iso(when)}))
         elif row.due_at != when:
             row.due_at = when
             row.set_due_at = when
-            append_event(session, game, now, "deadline.moved", {"deadline": name, "due_at": _iso(when)})
+            events.append(("deadline.moved", {"deadline": name, "due_at": _iso(when)}))
+    return events
 
 
 def _iso(value: datetime) -> str:
@@ -289,14 +314,18 @@ def _iso(value: datetime) -> str:
 
 def save_fair_source(
     session: Session, game: Game, rng: FairSource, seed: Seed, now: datetime, finished: bool
-) -> None:
-    """Persist the fair source: counter, client seeds, draws, rotations and reveals."""
-    for draw in rng.draws:
-        session.add(
-            Draw(
-                game_id=game.id, epoch=draw.epoch, counter=draw.counter, n=draw.n,
-                result=draw.result, client=draw.client, purpose=draw.purpose[:120],
-            )
+) -> list[tuple[str, dict[str, Any]]]:
+    """Persist the fair source (counter, client seeds, draws, rotations, reveals); return
+    the history events that record rotations and reveals."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    if rng.draws:
+        session.execute(
+            Draw.__table__.insert(),
+            [
+                {"game_id": game.id, "epoch": d.epoch, "counter": d.counter, "n": d.n,
+                 "result": d.result, "client": d.client, "purpose": d.purpose[:120]}
+                for d in rng.draws
+            ],
         )
     if rng.retired:
         for epoch, server_seed, counter in rng.retired:
@@ -304,40 +333,45 @@ def save_fair_source(
             if row is not None:
                 row.revealed_at = now
                 row.counter = counter
-                row.client_seeds = list(row.client_seeds)
-            append_event(session, game, now, "seed.revealed", {"epoch": epoch, "server_seed": server_seed})
+            events.append(("seed.revealed", {"epoch": epoch, "server_seed": server_seed}))
         current = new_seed_row(game.id, rng.epoch, rng.server_seed)
         current.client_seeds = list(rng.client_seeds)
         current.counter = rng.counter
         session.add(current)
-        append_event(session, game, now, "seed.committed", {"epoch": rng.epoch, "commitment": current.commitment})
+        events.append(("seed.committed", {"epoch": rng.epoch, "commitment": current.commitment}))
         seed = current
     else:
         seed.counter = rng.counter
-        seed.client_seeds = list(rng.client_seeds)
+        if seed.client_seeds != rng.client_seeds:
+            seed.client_seeds = list(rng.client_seeds)
     if finished and seed.revealed_at is None:
-        session.flush()
         seed.revealed_at = now
-        append_event(session, game, now, "seed.revealed", {"epoch": seed.epoch, "server_seed": seed.server_seed})
+        events.append(("seed.revealed", {"epoch": seed.epoch, "server_seed": seed.server_seed}))
+    return events
 
 
 def queue_posts(
     session: Session, drafts: list[PostDraft], now: datetime, game_id: str | None, origin: str
 ) -> None:
     """Render each draft and queue it in the outbox (exactly once per origin and index)."""
-    for index, draft in enumerate(drafts):
-        session.add(
-            Post(
-                key=f"{origin}:{index}",
-                game_id=game_id,
-                channel=draft.channel,
-                recipient=draft.recipient,
-                kind=draft.kind,
+    if not drafts:
+        return
+    session.execute(
+        Post.__table__.insert(),
+        [
+            {
+                "key": f"{origin}:{index}",
+                "game_id": game_id,
+                "channel": draft.channel,
+                "recipient": draft.recipient,
+                "kind": draft.kind,
                 # Subjects can quote player text (an error quotes the line): escape them too.
-                subject=escape_post(draft.subject),
-                body=render_post(draft, now, game_id),
-                created_at=now,
-                status="pending",
-                attempts=0,
-            )
-        )
+                "subject": escape_post(draft.subject),
+                "body": render_post(draft, now, game_id),
+                "created_at": now,
+                "status": "pending",
+                "attempts": 0,
+            }
+            for index, draft in enumerate(drafts)
+        ],
+    )
