@@ -19,7 +19,7 @@ from typing import Callable
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.engine import Connection
 
 from dealer.clock import utcnow
 from dealer.inbox import Inbox, open_inbox
@@ -31,7 +31,7 @@ from dealer.publish.base import OutgoingPost
 from dealer.settings import Settings
 from dealer.steps import run_step
 from dealer.store.db import check_schema, make_engine, session_factory
-from dealer.store.models import Deadline, Game, Inbound, Post
+from dealer.store.models import Deadline, Inbound, Post
 
 log = logging.getLogger(__name__)
 
@@ -158,9 +158,9 @@ class Dealer:
         report = report or PassReport()
         skipped: set[tuple[str, int]] = set()
         while not self.stopping:
-            with self.sessions() as session:
-                message = _next_message(session, skipped)
-                deadline = _next_deadline(session, now, skipped)
+            with self.engine.connect() as connection:
+                message = _next_message(connection, skipped)
+                deadline = _next_deadline(connection, now, skipped)
             if message is None and deadline is None:
                 return
             if deadline is None or (message is not None and message[1] <= deadline[1]):
@@ -213,20 +213,16 @@ class Dealer:
                 ).first()
                 if deadline is None:
                     return False
-                game = session.get(Game, deadline.game_id)
-                assert game is not None
                 deadline.status = "fired"
                 deadline.fired_at = self.clock()
                 session.flush()
                 name, due = deadline.name, deadline.due_at
-                run_step(
-                    session, game, due,
-                    lambda rules, ctx, state: rules.on_deadline(ctx, state, name),
-                    origin=f"deadline:{deadline.id}",
-                )
-                from dealer.steps import append_event
 
-                append_event(session, game, due, "deadline.fired", {"deadline": name})
+                def fire(rules, ctx, state):  # type: ignore[no-untyped-def]
+                    ctx.record("deadline.fired", deadline=name)
+                    return rules.on_deadline(ctx, state, name)
+
+                run_step(session, deadline.game_id, due, fire, origin=f"deadline:{deadline.id}")
             _fault("after-deadline-commit")
             return True
         except Exception:
@@ -368,8 +364,8 @@ class Dealer:
         )
 
 
-def _next_message(session: Session, skipped: set[tuple[str, int]]) -> tuple[int, datetime] | None:
-    rows = session.execute(
+def _next_message(connection: Connection, skipped: set[tuple[str, int]]) -> tuple[int, datetime] | None:
+    rows = connection.execute(
         select(Inbound.id, Inbound.sent_at)
         .where(Inbound.status == "pending")
         .order_by(Inbound.sent_at, Inbound.id)
@@ -382,9 +378,9 @@ def _next_message(session: Session, skipped: set[tuple[str, int]]) -> tuple[int,
 
 
 def _next_deadline(
-    session: Session, now: datetime, skipped: set[tuple[str, int]]
+    connection: Connection, now: datetime, skipped: set[tuple[str, int]]
 ) -> tuple[int, datetime] | None:
-    rows = session.execute(
+    rows = connection.execute(
         select(Deadline.id, Deadline.due_at)
         .where(Deadline.status == "pending", Deadline.paused.is_(False), Deadline.due_at <= now)
         .order_by(Deadline.due_at, Deadline.id)

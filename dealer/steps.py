@@ -112,7 +112,7 @@ def pending_deadline_rows(session: Session, game_id: str) -> dict[str, Deadline]
 
 def run_step(
     session: Session,
-    game: Game,
+    game: Game | str,
     now: datetime,
     action: Action,
     *,
@@ -123,13 +123,14 @@ def run_step(
     """Run ``action`` on ``game`` at ``now`` and stage every effect in ``session``.
 
     ``origin`` names the cause (``in:12:0``, ``deadline:7``, ``create``); it makes the
-    posts' idempotency keys. The caller commits.
+    posts' idempotency keys. ``game`` may be given by id. The caller commits.
     """
+    game_id = game if isinstance(game, str) else game.id
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
     game = session.execute(
         select(Game)
-        .where(Game.id == game.id)
+        .where(Game.id == game_id)
         .with_for_update()
         .execution_options(populate_existing=True)
     ).scalar_one()

@@ -5,22 +5,30 @@ from __future__ import annotations
 from dealer.games.base import Rules
 
 _REGISTRY: dict[str, type[Rules]] = {}
+_INSTANCES: dict[str, Rules] = {}
+_loaded = False
 
 
 def register(cls: type[Rules]) -> type[Rules]:
     """Class decorator: make a ruleset available under its ``kind``."""
     _REGISTRY[cls.kind] = cls
+    _INSTANCES.pop(cls.kind, None)
     return cls
 
 
 def rules_for(kind: str) -> Rules:
-    """The ruleset of ``kind`` (``roulette``, ``races``, ``hall``)."""
+    """The ruleset of ``kind`` (``roulette``, ``races``, ``hall``); rulesets are stateless,
+    so one instance of each serves every game."""
+    rules = _INSTANCES.get(kind)
+    if rules is not None:
+        return rules
     _load_all()
     try:
-        return _REGISTRY[kind]()
+        rules = _INSTANCES[kind] = _REGISTRY[kind]()
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise KeyError(f"unknown game kind {kind!r}; known kinds: {known}") from None
+    return rules
 
 
 def kinds() -> list[str]:
@@ -30,11 +38,11 @@ def kinds() -> list[str]:
 
 
 def _load_all() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
     import importlib
 
     for module in ("roulette", "races", "hall"):
-        try:
-            importlib.import_module(f"dealer.games.{module}")
-        except ModuleNotFoundError as exc:  # a ruleset not written yet is simply absent
-            if exc.name != f"dealer.games.{module}":
-                raise
+        importlib.import_module(f"dealer.games.{module}")
