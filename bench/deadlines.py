@@ -1,0 +1,149 @@
+"""Benchmark: N Stationary Roulette games whose round deadline falls at the same instant.
+
+Target (the project's issue): 1,000 games, all adjudicated and their posts queued by one
+``dealer run --once`` pass in under 20 s on SQLite on a 2-core machine.
+
+Set-up (untimed): 2N players with 1,000 chips each; N games created and started at
+2026-12-01T10:00Z (default settings: 10 rounds of 24 h, reminders 6 h and 1 h before each
+deadline). Every player prepares a roulette in the preparation phase (directory inbox,
+one pass); the preparation deadlines fire (one pass); in round 1 every player bets on the
+opponent's roulette and prepares the round-2 roulette, in one two-line message (one
+pass); the round-1 reminders fire and every post so far is delivered (one pass, 1 s
+before the round deadline). So the timed pass has nothing to do but the N round-1
+deadlines: resolve both roulettes of each game (SR-8, SR-9, chips move), lock in the
+round-2 preparations, open round 2, queue the result and round-start posts.
+
+Timed: exactly one ``Dealer.run_pass(now)`` at the round-1 deadline, which is what
+``dealer run --once --now ...`` does: overrides, ingest (empty inbox), fire the due
+deadlines, and deliver the queued posts to the outbox. The figure compared with the
+target is the whole pass, delivery included; the stages are printed beside it.
+
+    .venv/bin/python bench/deadlines.py                  # 1,000 games on SQLite
+    .venv/bin/python bench/deadlines.py --games 100      # a quick run
+    .venv/bin/python bench/deadlines.py --database-url postgresql://postgres@127.0.0.1:5432/test
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchlib import (  # noqa: E402
+    DAY,
+    T0,
+    Bench,
+    Deadline,
+    Post,
+    SqlCounter,
+    Store,
+    common_arguments,
+    machine_line,
+    stage_line,
+    step,
+    timed_pass,
+    verdict,
+)
+
+from dealer.store.models import Event  # noqa: E402
+
+TARGET_SECONDS = 20.0
+TARGET_GAMES = 1000
+
+LAYOUTS = [(25, 15), (30, 10), (35, 5), (28, 12)]
+WINNING = ["gold", "silver", "black"]
+BETS = [
+    "bet gold 30 silver 10",
+    "bet gold 40",
+    "bet silver 25 gold 15",
+    "bet black 40",
+    "bet gold 20 black 20",
+    "bet silver 30 black 10",
+]
+
+
+def prepare_line(rng: random.Random) -> str:
+    gold, silver = rng.choice(LAYOUTS)
+    return f"prepare {rng.choice(WINNING)} gold {gold} silver {silver}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=TARGET_GAMES, help="games (default 1000)")
+    common_arguments(parser)
+    args = parser.parse_args(argv)
+    games = args.games
+    target = TARGET_SECONDS * games / TARGET_GAMES
+
+    store = Store.create(args.database_url, args.keep)
+    bench = Bench(store, publisher=args.publisher)
+    rng = random.Random(20261201)
+    try:
+        pairs = [(f"sr{i:04d}", f"p{2 * i:04d}", f"q{2 * i + 1:04d}") for i in range(games)]
+        players = [name for _, a, b in pairs for name in (a, b)]
+        with step(f"{len(players)} players"):
+            bench.add_players(players)
+        with step(f"{games} games starting {T0:%Y-%m-%dT%H:%MZ}"):
+            bench.create_roulettes(pairs, start=T0)
+
+        with step("preparations (inbox + pass)"):
+            for i, name in enumerate(players):
+                bench.send(name, prepare_line(rng), T0 + timedelta(hours=1, seconds=i % 3600))
+            report = bench.run(T0 + timedelta(hours=2))
+            assert report.messages == len(players), report.line()
+        with step("preparation deadlines (pass)"):
+            report = bench.run(T0 + DAY)
+            # each game: reminder-preparation-6h, -1h and preparation
+            assert report.deadlines == 3 * games, report.line()
+        with step("round-1 bets and round-2 preparations (inbox + pass)"):
+            for i, name in enumerate(players):
+                body = f"{rng.choice(BETS)}\n{prepare_line(rng)}"
+                bench.send(name, body, T0 + DAY + timedelta(hours=1, seconds=i % 3600))
+            report = bench.run(T0 + DAY + timedelta(hours=2))
+            assert report.messages == len(players), report.line()
+        deadline = T0 + 2 * DAY
+        with step("round-1 reminders and delivery of everything so far (pass)"):
+            report = bench.run(deadline - timedelta(seconds=1))
+            assert report.deadlines == 2 * games, report.line()
+
+        due = bench.count(Deadline, Deadline.status == "pending", Deadline.due_at <= deadline)
+        posts_before = bench.posts()
+        pending_before = bench.posts(Post.status == "pending")
+        resolved_before = bench.count(Event, Event.type == "round.resolved")
+        assert due == games and pending_before == 0, (due, pending_before)
+
+        print(f"store: {store.describe()}; publisher: {args.publisher}", flush=True)
+        sql = SqlCounter(bench.dealer.engine) if args.sql_stats else None
+        timed = timed_pass(bench, deadline, args.profile, args.top, sql, args.sample)
+
+        queued = bench.posts() - posts_before
+        adjudicated = bench.count(Event, Event.type == "round.resolved") - resolved_before
+        fired = timed.report.deadlines
+        print(f"games:            {games}")
+        print(f"deadlines due:    {due} (all at {deadline:%Y-%m-%dT%H:%M:%SZ})")
+        print(f"deadlines fired:  {fired}")
+        print(f"adjudicated:      {adjudicated} games (round.resolved events)")
+        print(f"posts queued:     {queued}")
+        print(f"posts delivered:  {timed.report.delivered} (delivery is inside the timed pass)")
+        print(f"stages:           {stage_line(timed.stages)}")
+        fire_only = timed.stages.get("process_due", 0.0)
+        print(f"firing only:      {fire_only:.2f} s ({games / fire_only:.0f} deadlines/s)" if fire_only else "")
+        print(f"seconds:          {timed.total:.2f} (one run_pass, delivery included; CPU {timed.cpu:.2f} s)")
+        print(f"machine:          {machine_line(timed)}")
+        if sql:
+            sql.print(games, "game")
+        ok = fired == games and adjudicated == games and timed.total < target
+        scaled = "" if games == TARGET_GAMES else f" (pro rata for {games} games)"
+        print(f"target:           < {target:.1f} s{scaled}")
+        print(f"result:           {verdict(ok)}")
+        return 0 if ok else 1
+    finally:
+        bench.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
