@@ -18,7 +18,8 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as postgres_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from dealer.clock import utcnow
@@ -34,6 +35,9 @@ from dealer.store.db import check_schema, make_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
 
 log = logging.getLogger(__name__)
+
+INGEST_BATCH = 200
+"""Inbox messages stored per transaction."""
 
 
 @dataclass
@@ -111,8 +115,13 @@ class Dealer:
         return changes
 
     def ingest(self, now: datetime, report: PassReport | None = None) -> int:
-        """Store every waiting inbox message raw; re-delivery of an id is a no-op."""
+        """Store every waiting inbox message raw; re-delivery of an id is a no-op.
+
+        Messages are stored in batches (one transaction each); a file is acknowledged to
+        the inbox only once its message is committed.
+        """
         report = report or PassReport()
+        batch: list[Delivery] = []
         for item in self.inbox.fetch():
             if not isinstance(item, Delivery):
                 handle, why = item
@@ -120,63 +129,108 @@ class Dealer:
                 self.inbox.reject(handle, why)
                 report.unreadable += 1
                 continue
-            message = item.message
-            row = Inbound(
-                source=self.inbox.source,
-                external_id=message.id,
-                raw=item.raw,
-                sender=message.sender,
-                channel=message.channel,
-                game_hint=message.game,
-                kind=message.kind,
-                target=message.target,
-                emoji=message.emoji,
-                body=message.body,
-                # A message counts when it was sent; one claiming a time still to come
-                # counts when it arrived.
-                sent_at=min(message.sent_at, now),
-                received_at=now,
-                status="pending",
-            )
-            try:
-                with self.sessions.begin() as session:
-                    session.add(row)
-                report.ingested += 1
-            except IntegrityError:
-                report.duplicates += 1
-                log.info("message %s from %s already stored; ignored", message.id, self.inbox.source)
-            except Exception as exc:  # the store refused it: keep the file aside, say why
-                log.exception("message %s could not be stored", message.id)
-                self.inbox.reject(item.handle, f"the store refused the message: {exc}")
-                report.unreadable += 1
-                continue
-            self.inbox.done(item.handle)
+            batch.append(item)
+            if len(batch) >= INGEST_BATCH:
+                self._store(batch, now, report)
+                batch = []
+        if batch:
+            self._store(batch, now, report)
         return report.ingested
 
+    def _store(self, batch: list[Delivery], now: datetime, report: PassReport) -> None:
+        try:
+            with self.engine.begin() as connection:
+                stored = [self._insert(connection, item, now) for item in batch]
+        except Exception:
+            # One message the store refuses must not hold back the others: store one by one.
+            stored = []
+            for item in batch:
+                try:
+                    with self.engine.begin() as connection:
+                        stored.append(self._insert(connection, item, now))
+                except Exception as exc:
+                    log.exception("message %s could not be stored", item.message.id)
+                    self.inbox.reject(item.handle, f"the store refused the message: {exc}")
+                    report.unreadable += 1
+                    stored.append(None)
+        for item, new in zip(batch, stored):
+            if new is None:
+                continue
+            if new:
+                report.ingested += 1
+            else:
+                report.duplicates += 1
+                log.info("message %s from %s already stored; ignored", item.message.id, self.inbox.source)
+            self.inbox.done(item.handle)
+
+    def _insert(self, connection: Connection, item: Delivery, now: datetime) -> bool:
+        """Insert one message unless its (source, id) is stored already; True if new."""
+        message = item.message
+        values = dict(
+            source=self.inbox.source,
+            external_id=message.id,
+            raw=item.raw,
+            sender=message.sender,
+            channel=message.channel,
+            game_hint=message.game,
+            kind=message.kind,
+            target=message.target,
+            emoji=message.emoji,
+            body=message.body,
+            # A message counts when it was sent; one claiming a time still to come counts
+            # when it arrived.
+            sent_at=min(message.sent_at, now),
+            received_at=now,
+            status="pending",
+        )
+        insert = postgres_insert if connection.dialect.name == "postgresql" else sqlite_insert
+        table = Inbound.__table__
+        statement = (
+            insert(table)
+            .values(**values)
+            .on_conflict_do_nothing(index_elements=["source", "external_id"])
+            .returning(table.c.id)
+        )
+        return connection.execute(statement).first() is not None
+
     def process_due(self, now: datetime, report: PassReport | None = None) -> None:
-        """Process stored messages and due deadlines, earliest first, until none is left."""
+        """Process stored messages and due deadlines, earliest first, until none is left.
+
+        A message sent at or before a deadline is handled before it. Messages are read in
+        batches; the next due deadline is read again whenever a step may have moved it.
+        """
         report = report or PassReport()
-        skipped: set[tuple[str, int]] = set()
+        skipped_messages: set[int] = set()  # taken by another daemon
+        skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
         while not self.stopping:
             with self.engine.connect() as connection:
-                message = _next_message(connection, skipped)
-                deadline = _next_deadline(connection, now, skipped)
-            if message is None and deadline is None:
+                messages = _pending_messages(connection, skipped_messages)
+                deadline = _next_deadline(connection, now, skipped_deadlines)
+            if not messages and deadline is None:
                 return
-            if deadline is None or (message is not None and message[1] <= deadline[1]):
-                assert message is not None
-                if self.process_message(message[0]):
-                    report.messages += 1
-                else:
-                    skipped.add(("message", message[0]))
-            else:
+            if deadline is not None and (not messages or deadline[1] < messages[0][1]):
                 if self.fire_deadline(deadline[0]):
                     report.deadlines += 1
                 else:
-                    skipped.add(("deadline", deadline[0]))
+                    skipped_deadlines.add(deadline[0])
+                continue
+            for message_id, sent_at in messages:
+                if self.stopping or (deadline is not None and deadline[1] < sent_at):
+                    break
+                moved = self.process_message(message_id)
+                if moved is None:
+                    skipped_messages.add(message_id)
+                    continue
+                report.messages += 1
+                if moved:
+                    with self.engine.connect() as connection:
+                        deadline = _next_deadline(connection, now, skipped_deadlines)
 
-    def process_message(self, inbound_id: int) -> bool:
-        """Apply one stored message in one transaction; False if another daemon has it."""
+    def process_message(self, inbound_id: int) -> bool | None:
+        """Apply one stored message in one transaction.
+
+        Returns None if another daemon has it, else whether its steps changed deadlines.
+        """
         try:
             with self.sessions.begin() as session:
                 inbound = session.scalars(
@@ -185,12 +239,12 @@ class Dealer:
                     .with_for_update(skip_locked=True)
                 ).first()
                 if inbound is None:
-                    return False
+                    return None
                 outcome = process_inbound(session, inbound)
                 inbound.status = outcome.status
                 inbound.outcome = outcome.lines
                 inbound.processed_at = self.clock()
-            return True
+            return outcome.deadlines_changed
         except Exception as exc:  # a bug must not stop the daemon or lose the message
             log.exception("message %s could not be processed", inbound_id)
             with self.sessions.begin() as session:
@@ -199,7 +253,7 @@ class Dealer:
                     inbound.status = "failed"
                     inbound.outcome = [{"result": "failed", "detail": f"{type(exc).__name__}: {exc}"}]
                     inbound.processed_at = self.clock()
-            return True
+            return False
 
     def fire_deadline(self, deadline_id: int) -> bool:
         """Fire one due deadline in one transaction; False if it is no longer due here."""
@@ -364,21 +418,22 @@ class Dealer:
         )
 
 
-def _next_message(connection: Connection, skipped: set[tuple[str, int]]) -> tuple[int, datetime] | None:
+MESSAGE_BATCH = 200
+"""Pending messages read at once by :meth:`Dealer.process_due`."""
+
+
+def _pending_messages(connection: Connection, skipped: set[int]) -> list[tuple[int, datetime]]:
     rows = connection.execute(
         select(Inbound.id, Inbound.sent_at)
         .where(Inbound.status == "pending")
         .order_by(Inbound.sent_at, Inbound.id)
-        .limit(len(skipped) + 1)
+        .limit(len(skipped) + MESSAGE_BATCH)
     ).all()
-    for row in rows:
-        if ("message", row.id) not in skipped:
-            return row.id, row.sent_at
-    return None
+    return [(row.id, row.sent_at) for row in rows if row.id not in skipped]
 
 
 def _next_deadline(
-    connection: Connection, now: datetime, skipped: set[tuple[str, int]]
+    connection: Connection, now: datetime, skipped: set[int]
 ) -> tuple[int, datetime] | None:
     rows = connection.execute(
         select(Deadline.id, Deadline.due_at)
@@ -387,6 +442,6 @@ def _next_deadline(
         .limit(len(skipped) + 1)
     ).all()
     for row in rows:
-        if ("deadline", row.id) not in skipped:
+        if row.id not in skipped:
             return row.id, row.due_at
     return None

@@ -38,6 +38,7 @@ class Outcome:
     status: str = "applied"
     lines: list[dict[str, Any]] = field(default_factory=list)
     replies: list[PostDraft] = field(default_factory=list)
+    deadlines_changed: bool = False
 
     def note(self, line: str | None, result: str, detail: str = "", game: str | None = None) -> None:
         """Record the result of one line (or of the whole message when ``line`` is None)."""
@@ -102,6 +103,7 @@ def process_inbound(session: Session, inbound: Inbound) -> Outcome:
 
     chosen = inbound.game_hint
     public = inbound.channel != "pm"
+    routes: dict[str | None, tuple[Game | None, str | None]] = {}
     applied = rejected = 0
     for index, line in enumerate(lines):
         game_line = _GAME_LINE.match(line)
@@ -115,7 +117,11 @@ def process_inbound(session: Session, inbound: Inbound) -> Outcome:
             _reply_error(outcome, sender.name, None, line,
                          f"A command line may be at most {MAX_LINE_CHARS} characters.")
             continue
-        result = _run_line(session, inbound, sender, line, chosen, public, f"{origin}:{index}", outcome)
+        if chosen not in routes:
+            routes[chosen] = _route(session, inbound, sender, chosen)
+        result = _run_line(
+            session, inbound, sender, line, routes[chosen], public, f"{origin}:{index}", outcome
+        )
         if result == "applied":
             applied += 1
         elif result == "rejected":
@@ -223,13 +229,13 @@ def _run_line(
     inbound: Inbound,
     sender: Player,
     line: str,
-    chosen: str | None,
+    route: tuple[Game | None, str | None],
     public: bool,
     origin: str,
     outcome: Outcome,
 ) -> str:
     """Run one line; return ``applied``, ``rejected``, ``ignored`` or ``answered``."""
-    game, why = _route(session, inbound, sender, chosen)
+    game, why = route
     if _HELP_LINE.match(line):
         _answer_help(session, sender, game, outcome)
         outcome.note(line, "answered", game=game.id if game else None)
@@ -254,25 +260,19 @@ def _run_line(
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
         return _refused(rules, game, sender, line, exc, outcome)
-    if not rules.open_to_all:
-        _, state = load_state(game)
-        if not rules.involves(state, sender.name):
-            exc = Rejected(f"You do not play in game {game.id}.", allowed=[])
-            return _refused(rules, game, sender, line, exc, outcome)
-    nested = session.begin_nested()
+
+    def handle(r: Rules, ctx: Context, state: GameState) -> GameState:
+        if not r.open_to_all and not r.involves(state, sender.name):
+            raise Rejected(f"You do not play in game {game.id}.", allowed=[])
+        return r.handle(ctx, state, sender.name, command)
+
+    # The rules raise Rejected before the step writes anything, so a refused line needs
+    # no savepoint; any other failure aborts the whole message's transaction.
     try:
-        run_step(
-            session, game, inbound.sent_at,
-            lambda r, ctx, state: r.handle(ctx, state, sender.name, command),
-            origin=origin, actor=sender.name,
-        )
+        step = run_step(session, game, inbound.sent_at, handle, origin=origin, actor=sender.name)
     except Rejected as exc:
-        nested.rollback()
         return _refused(rules, game, sender, line, exc, outcome)
-    except BaseException:
-        nested.rollback()
-        raise
-    nested.commit()
+    outcome.deadlines_changed |= step.deadlines_changed
     outcome.note(line, "applied", game=game.id)
     return "applied"
 

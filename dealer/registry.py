@@ -170,8 +170,8 @@ def create_game(
         next_event_seq=1,
     )
     session.add(game)
-    session.add(new_seed_row(game_id, 0, server_seed))
     session.flush()
+    session.execute(Seed.__table__.insert().values(**new_seed_row(game_id, 0, server_seed)))
     begin = start or now
     try:
         run_step(

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from dealer import ledger as L
+from dealer.clock import iso
 from dealer.fairness import FairSource, commitment, new_server_seed
 from dealer.games import rules_for
 from dealer.games.base import Context, GameState, PostDraft, Rules, Summary
@@ -49,6 +51,7 @@ class StepResult:
     summary: Summary
     posts: int
     events: list[tuple[str, dict[str, Any]]]
+    deadlines_changed: bool
 
 
 def load_state(game: Game) -> tuple[Rules, GameState]:
@@ -64,50 +67,83 @@ def _state_or_none(game: Game) -> tuple[Rules, GameState | None]:
     return load_state(game)
 
 
+# Statements on the hot path are built once; a thousand steps reuse them.
+_games = Game.__table__
+_players = GamePlayer.__table__
+_holdings = Holding.__table__
+_seeds = Seed.__table__
+_deadlines = Deadline.__table__
+_PARTICIPANTS = select(_players.c.player).where(_players.c.game_id == bindparam("game_id"))
+_HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
+    _holdings.c.account.in_(bindparam("accounts", expanding=True))
+)
+_CURRENT_SEED = (
+    select(_seeds)
+    .where(_seeds.c.game_id == bindparam("game_id"))
+    .order_by(_seeds.c.epoch.desc())
+    .limit(1)
+)
+_PENDING = select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at).where(
+    _deadlines.c.game_id == bindparam("game_id"), _deadlines.c.status == "pending"
+)
+
+
 def participants(session: Session, game_id: str) -> list[str]:
     """The names of the players taking part in ``game_id`` (as the last step left them)."""
-    rows = session.scalars(select(GamePlayer.player).where(GamePlayer.game_id == game_id))
-    return list(rows)
+    return list(session.execute(_PARTICIPANTS, {"game_id": game_id}).scalars())
 
 
 def ledger_snapshot(session: Session, accounts: Iterable[str]) -> L.Ledger:
     """The balances of ``accounts`` as they stand in the store."""
-    wanted = sorted(set(accounts))
-    rows = session.execute(
-        select(Holding.account, Holding.item, Holding.amount).where(Holding.account.in_(wanted))
-    )
+    rows = session.execute(_HOLDINGS, {"accounts": sorted(set(accounts))})
     return L.Ledger.from_rows(rows)
 
 
-def current_seed(session: Session, game_id: str) -> Seed:
+@dataclass
+class SeedRow:
+    """The fields of a game's current epoch that a step reads."""
+
+    epoch: int
+    server_seed: str
+    client_seeds: list[str]
+    counter: int
+    revealed: bool
+
+
+def current_seed(session: Session, game_id: str) -> SeedRow:
     """The game's newest epoch (its fair source's seed)."""
-    seed = session.scalars(
-        select(Seed).where(Seed.game_id == game_id).order_by(Seed.epoch.desc()).limit(1)
-    ).first()
-    if seed is None:
+    row = session.execute(_CURRENT_SEED, {"game_id": game_id}).first()
+    if row is None:
         raise LookupError(f"game {game_id} has no fair source")
-    return seed
+    return SeedRow(row.epoch, row.server_seed, list(row.client_seeds), row.counter, row.revealed_at is not None)
 
 
-def new_seed_row(game_id: str, epoch: int, server_seed: str | None = None) -> Seed:
+def new_seed_row(game_id: str, epoch: int, server_seed: str | None = None) -> dict[str, Any]:
     """A fresh epoch with a new secret server seed (made here, in the shell)."""
     server_seed = server_seed or new_server_seed()
-    return Seed(
-        game_id=game_id,
-        epoch=epoch,
-        server_seed=server_seed,
-        commitment=commitment(server_seed),
-        client_seeds=[],
-        counter=0,
-    )
+    return {
+        "game_id": game_id,
+        "epoch": epoch,
+        "server_seed": server_seed,
+        "commitment": commitment(server_seed),
+        "client_seeds": [],
+        "counter": 0,
+        "revealed_at": None,
+    }
 
 
-def pending_deadline_rows(session: Session, game_id: str) -> dict[str, Deadline]:
-    """The game's pending deadline rows by name."""
-    rows = session.scalars(
-        select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending")
-    )
-    return {row.name: row for row in rows}
+@dataclass
+class PendingDeadline:
+    """A pending deadline row, as a step sees it."""
+
+    id: int
+    due_at: datetime
+
+
+def pending_deadline_rows(session: Session, game_id: str) -> dict[str, PendingDeadline]:
+    """The game's pending deadlines by name."""
+    rows = session.execute(_PENDING, {"game_id": game_id})
+    return {row.name: PendingDeadline(row.id, row.due_at) for row in rows}
 
 
 def run_step(
@@ -161,7 +197,7 @@ def run_step(
     new_state = action(rules, ctx, state)
     summary = rules.summary(new_state)
     commit_effects(session, game, new_state, summary, ctx, seed, origin, players, pending)
-    return StepResult(summary, len(ctx.posts), list(ctx.events))
+    return StepResult(summary, len(ctx.posts), list(ctx.events), bool(ctx.deadline_changes))
 
 
 def commit_effects(
@@ -170,28 +206,35 @@ def commit_effects(
     state: GameState,
     summary: Summary,
     ctx: Context,
-    seed: Seed,
+    seed: SeedRow,
     origin: str,
     players: list[str],
-    pending: dict[str, Deadline],
+    pending: dict[str, PendingDeadline],
 ) -> None:
     """Write what one step produced (the caller's transaction commits it).
 
-    Rows are written with bulk inserts: a step is on the daemon's hot path (a thousand
-    games may share one deadline).
+    Everything is written with Core statements (a step is on the daemon's hot path: a
+    thousand games may share one deadline); the game object is then told its new
+    committed values, so the session stays consistent without flushing it.
     """
     now = ctx.now
-    game.state = state.model_dump(mode="json")
-    game.status = summary.status
-    game.updated_at = now
     sync_players(session, game.id, players, summary.players)
     apply_transfers(session, ctx.ledger.staged, now, game.id)
     events = list(ctx.events)
     events += apply_deadline_changes(session, game, ctx.deadline_changes, pending)
     events += save_fair_source(session, game, ctx.rng, seed, now, finished=summary.status == "finished")
-    append_events(session, game, now, events)
+    first_seq = game.next_event_seq or 1
+    append_events(session, game.id, first_seq, now, events)
+    values = {
+        "state": state.model_dump(mode="json"),
+        "status": summary.status,
+        "updated_at": now,
+        "next_event_seq": first_seq + len(events),
+    }
+    session.execute(update(_games).where(_games.c.id == game.id).values(**values))
+    for key, value in values.items():
+        set_committed_value(game, key, value)
     queue_posts(session, ctx.posts, now, game.id, origin)
-    session.flush()
 
 
 def sync_players(session: Session, game_id: str, before: list[str], after: list[str]) -> None:
@@ -200,13 +243,11 @@ def sync_players(session: Session, game_id: str, before: list[str], after: list[
     wanted = set(after)
     if wanted - current:
         session.execute(
-            GamePlayer.__table__.insert(), [{"game_id": game_id, "player": name} for name in sorted(wanted - current)]
+            _players.insert(), [{"game_id": game_id, "player": name} for name in sorted(wanted - current)]
         )
     if current - wanted:
         session.execute(
-            delete(GamePlayer).where(
-                GamePlayer.game_id == game_id, GamePlayer.player.in_(current - wanted)
-            )
+            delete(_players).where(_players.c.game_id == game_id, _players.c.player.in_(current - wanted))
         )
 
 
@@ -238,44 +279,53 @@ def apply_transfers(
             change_balance(session, account, item, delta)
 
 
+_CHANGE_BALANCE = (
+    update(_holdings)
+    .where(_holdings.c.account == bindparam("a"), _holdings.c.item == bindparam("i"))
+    .values(amount=_holdings.c.amount + bindparam("d"))
+)
+
+
 def change_balance(session: Session, account: str, item: str, delta: int) -> None:
     """Add ``delta`` to ``account``'s ``item`` (creating the row if needed)."""
-    result = session.execute(
-        update(Holding)
-        .where(Holding.account == account, Holding.item == item)
-        .values(amount=Holding.amount + delta)
-        .execution_options(synchronize_session=False)
-    )
+    result = session.execute(_CHANGE_BALANCE, {"a": account, "i": item, "d": delta})
     if result.rowcount == 0:
-        session.execute(Holding.__table__.insert().values(account=account, item=item, amount=delta))
+        session.execute(_holdings.insert().values(account=account, item=item, amount=delta))
 
 
 def append_event(
     session: Session, game: Game, at: datetime, type_: str, data: dict[str, Any]
 ) -> None:
-    """Append one event to the game's history."""
-    append_events(session, game, at, [(type_, data)])
+    """Append one event to the game's history (outside a step: overrides, admin)."""
+    first = game.next_event_seq or 1
+    game.next_event_seq = first + 1
+    append_events(session, game.id, first, at, [(type_, data)])
 
 
 def append_events(
-    session: Session, game: Game, at: datetime, events: list[tuple[str, dict[str, Any]]]
+    session: Session,
+    game_id: str,
+    first_seq: int,
+    at: datetime,
+    events: list[tuple[str, dict[str, Any]]],
 ) -> None:
-    """Append events to the game's history, numbered in order."""
+    """Insert events numbered from ``first_seq`` into the game's history."""
     if not events:
         return
-    first = game.next_event_seq or 1
-    game.next_event_seq = first + len(events)
     session.execute(
         Event.__table__.insert(),
         [
-            {"game_id": game.id, "seq": first + i, "at": at, "type": type_, "data": data}
+            {"game_id": game_id, "seq": first_seq + i, "at": at, "type": type_, "data": data}
             for i, (type_, data) in enumerate(events)
         ],
     )
 
 
 def apply_deadline_changes(
-    session: Session, game: Game, changes: dict[str, datetime | None], pending: dict[str, Deadline]
+    session: Session,
+    game: Game,
+    changes: dict[str, datetime | None],
+    pending: dict[str, PendingDeadline],
 ) -> list[tuple[str, dict[str, Any]]]:
     """Create, move or cancel the game's deadline rows as the rules asked; return the
     history events that record it."""
@@ -285,7 +335,7 @@ def apply_deadline_changes(
         row = pending.get(name)
         if when is None:
             if row is not None:
-                row.status = "cancelled"
+                session.execute(update(_deadlines).where(_deadlines.c.id == row.id).values(status="cancelled"))
                 events.append(("deadline.cancelled", {"deadline": name}))
             continue
         if row is None:
@@ -293,28 +343,23 @@ def apply_deadline_changes(
                 from dealer.overrides import game_is_paused  # overrides imports this module
 
                 paused = game_is_paused(session, game.id)
-            session.add(
-                Deadline(
+            session.execute(
+                _deadlines.insert().values(
                     game_id=game.id, name=name, due_at=when, set_due_at=when,
                     status="pending", paused=paused,
                 )
             )
-            events.append(("deadline.set", {"deadline": name, "due_at": _iso(when)}))
+            events.append(("deadline.set", {"deadline": name, "due_at": iso(when)}))
         elif row.due_at != when:
-            row.due_at = when
-            row.set_due_at = when
-            events.append(("deadline.moved", {"deadline": name, "due_at": _iso(when)}))
+            session.execute(
+                update(_deadlines).where(_deadlines.c.id == row.id).values(due_at=when, set_due_at=when)
+            )
+            events.append(("deadline.moved", {"deadline": name, "due_at": iso(when)}))
     return events
 
 
-def _iso(value: datetime) -> str:
-    from dealer.clock import iso
-
-    return iso(value)
-
-
 def save_fair_source(
-    session: Session, game: Game, rng: FairSource, seed: Seed, now: datetime, finished: bool
+    session: Session, game: Game, rng: FairSource, seed: SeedRow, now: datetime, finished: bool
 ) -> list[tuple[str, dict[str, Any]]]:
     """Persist the fair source (counter, client seeds, draws, rotations, reveals); return
     the history events that record rotations and reveals."""
@@ -328,26 +373,27 @@ def save_fair_source(
                 for d in rng.draws
             ],
         )
+
+    def epoch_row(epoch: int):  # type: ignore[no-untyped-def]
+        return update(_seeds).where(_seeds.c.game_id == game.id, _seeds.c.epoch == epoch)
+
+    revealed = seed.revealed
     if rng.retired:
         for epoch, server_seed, counter in rng.retired:
-            row = seed if epoch == seed.epoch else session.get(Seed, (game.id, epoch))
-            if row is not None:
-                row.revealed_at = now
-                row.counter = counter
+            session.execute(epoch_row(epoch).values(revealed_at=now, counter=counter))
             events.append(("seed.revealed", {"epoch": epoch, "server_seed": server_seed}))
         current = new_seed_row(game.id, rng.epoch, rng.server_seed)
-        current.client_seeds = list(rng.client_seeds)
-        current.counter = rng.counter
-        session.add(current)
-        events.append(("seed.committed", {"epoch": rng.epoch, "commitment": current.commitment}))
-        seed = current
-    else:
-        seed.counter = rng.counter
-        if seed.client_seeds != rng.client_seeds:
-            seed.client_seeds = list(rng.client_seeds)
-    if finished and seed.revealed_at is None:
-        seed.revealed_at = now
-        events.append(("seed.revealed", {"epoch": seed.epoch, "server_seed": seed.server_seed}))
+        current.update(client_seeds=list(rng.client_seeds), counter=rng.counter)
+        session.execute(_seeds.insert().values(**current))
+        events.append(("seed.committed", {"epoch": rng.epoch, "commitment": current["commitment"]}))
+        revealed = False
+    elif rng.counter != seed.counter or rng.client_seeds != seed.client_seeds:
+        session.execute(
+            epoch_row(seed.epoch).values(counter=rng.counter, client_seeds=list(rng.client_seeds))
+        )
+    if finished and not revealed:
+        session.execute(epoch_row(rng.epoch).values(revealed_at=now))
+        events.append(("seed.revealed", {"epoch": rng.epoch, "server_seed": rng.server_seed}))
     return events
 
 

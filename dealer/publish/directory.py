@@ -37,7 +37,7 @@ class DirectoryPublisher(Publisher):
         }
         temporary = self.path / f".{name}.tmp"
         try:
-            temporary.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            temporary.write_bytes((json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
             os.replace(temporary, self.path / name)
         except OSError as exc:
             raise DeliveryFailed(f"cannot write {name}: {exc}") from exc
