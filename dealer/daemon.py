@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -233,17 +233,15 @@ class Dealer:
         """
         try:
             with self.sessions.begin() as session:
-                inbound = session.scalars(
-                    select(Inbound)
-                    .where(Inbound.id == inbound_id, Inbound.status == "pending")
-                    .with_for_update(skip_locked=True)
-                ).first()
+                inbound = session.execute(_CLAIM_MESSAGE, {"id": inbound_id}).first()
                 if inbound is None:
                     return None
                 outcome = process_inbound(session, inbound)
-                inbound.status = outcome.status
-                inbound.outcome = outcome.lines
-                inbound.processed_at = self.clock()
+                session.execute(
+                    update(_inbound).where(_inbound.c.id == inbound_id).values(
+                        status=outcome.status, outcome=outcome.lines, processed_at=self.clock()
+                    )
+                )
             return outcome.deadlines_changed
         except Exception as exc:  # a bug must not stop the daemon or lose the message
             log.exception("message %s could not be processed", inbound_id)
@@ -417,6 +415,16 @@ class Dealer:
             update={"deadline_overrides": fresh.deadline_overrides}
         )
 
+
+_inbound = Inbound.__table__
+_CLAIM_MESSAGE = (
+    select(
+        _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
+        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at,
+    )
+    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
+    .with_for_update(skip_locked=True)
+)
 
 MESSAGE_BATCH = 200
 """Pending messages read at once by :meth:`Dealer.process_due`."""

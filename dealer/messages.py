@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Row, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from dealer.fairness import client_hash
@@ -52,13 +52,19 @@ class Outcome:
         self.lines.append(entry)
 
 
-def find_player(session: Session, name: str) -> Player | None:
-    """The player called ``name`` (compared without case)."""
-    return session.get(Player, name.strip().lower())
+_PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
+    Player.__table__.c.key == bindparam("key")
+)
 
 
-def process_inbound(session: Session, inbound: Inbound) -> Outcome:
-    """Apply a stored message; the caller records the outcome and commits."""
+def find_player(session: Session, name: str) -> Row[Any] | None:
+    """The player called ``name`` (compared without case): a row with ``key`` and ``name``."""
+    return session.execute(_PLAYER, {"key": name.strip().lower()}).first()
+
+
+def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
+    """Apply a stored message (an ``inbound`` row); the caller records the outcome and
+    commits."""
     outcome = Outcome()
     origin = f"in:{inbound.id}"
     sender = find_player(session, inbound.sender)
