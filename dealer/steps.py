@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from dealer import ledger as L
 from dealer.clock import iso
@@ -54,13 +55,13 @@ class StepResult:
     deadlines_changed: bool
 
 
-def load_state(game: Game) -> tuple[Rules, GameState]:
-    """The ruleset of ``game`` and its state, parsed."""
+def load_state(game: Game | Row[Any]) -> tuple[Rules, GameState]:
+    """The ruleset of ``game`` (a Game or a games row) and its state, parsed."""
     rules = rules_for(game.kind)
     return rules, rules.State.model_validate(game.state)
 
 
-def _state_or_none(game: Game) -> tuple[Rules, GameState | None]:
+def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
     """Like :func:`load_state`, but a game being created has no state yet."""
     if not game.state:
         return rules_for(game.kind), None
@@ -73,6 +74,7 @@ _players = GamePlayer.__table__
 _holdings = Holding.__table__
 _seeds = Seed.__table__
 _deadlines = Deadline.__table__
+_LOCK_GAME = select(_games).where(_games.c.id == bindparam("id")).with_for_update()
 _PARTICIPANTS = select(_players.c.player).where(_players.c.game_id == bindparam("game_id"))
 _HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
     _holdings.c.account.in_(bindparam("accounts", expanding=True))
@@ -164,14 +166,10 @@ def run_step(
     game_id = game if isinstance(game, str) else game.id
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    game = session.execute(
-        select(Game)
-        .where(Game.id == game_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    ).scalar_one()
+    game = session.execute(_LOCK_GAME, {"id": game_id}).one()
     rules, state = _state_or_none(game)
-    players = participants(session, game.id)
+    # Who takes part is the ruleset's to say; game_players mirrors it for routing.
+    players = rules.summary(state).players if state is not None else []
     accounts = [L.player(p) for p in [*players, *extra_players]]
     if actor:
         accounts.append(L.player(actor))
@@ -202,7 +200,7 @@ def run_step(
 
 def commit_effects(
     session: Session,
-    game: Game,
+    game: Row[Any],
     state: GameState,
     summary: Summary,
     ctx: Context,
@@ -214,8 +212,8 @@ def commit_effects(
     """Write what one step produced (the caller's transaction commits it).
 
     Everything is written with Core statements (a step is on the daemon's hot path: a
-    thousand games may share one deadline); the game object is then told its new
-    committed values, so the session stays consistent without flushing it.
+    thousand games may share one deadline); a Game object loaded in the session is then
+    told its new committed values, so the session stays consistent without a flush.
     """
     now = ctx.now
     sync_players(session, game.id, players, summary.players)
@@ -232,8 +230,10 @@ def commit_effects(
         "next_event_seq": first_seq + len(events),
     }
     session.execute(update(_games).where(_games.c.id == game.id).values(**values))
-    for key, value in values.items():
-        set_committed_value(game, key, value)
+    loaded = session.identity_map.get(identity_key(Game, game.id))
+    if loaded is not None:  # keep a Game object the caller holds up to date
+        for key, value in values.items():
+            set_committed_value(loaded, key, value)
     queue_posts(session, ctx.posts, now, game.id, origin)
 
 
@@ -323,7 +323,7 @@ def append_events(
 
 def apply_deadline_changes(
     session: Session,
-    game: Game,
+    game: Row[Any],
     changes: dict[str, datetime | None],
     pending: dict[str, PendingDeadline],
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -359,7 +359,7 @@ def apply_deadline_changes(
 
 
 def save_fair_source(
-    session: Session, game: Game, rng: FairSource, seed: SeedRow, now: datetime, finished: bool
+    session: Session, game: Row[Any], rng: FairSource, seed: SeedRow, now: datetime, finished: bool
 ) -> list[tuple[str, dict[str, Any]]]:
     """Persist the fair source (counter, client seeds, draws, rotations, reveals); return
     the history events that record rotations and reveals."""
