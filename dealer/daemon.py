@@ -15,7 +15,7 @@ import signal
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Any, Callable
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -88,6 +88,7 @@ class Dealer:
         self.wake = threading.Event()
         self.stopping = False
         self.reload_requested = True
+        self._insert_statements: dict[str, Any] = {}
 
     # -- one pass ---------------------------------------------------------------------
 
@@ -183,15 +184,12 @@ class Dealer:
             received_at=now,
             status="pending",
         )
-        insert = postgres_insert if connection.dialect.name == "postgresql" else sqlite_insert
-        table = Inbound.__table__
-        statement = (
-            insert(table)
-            .values(**values)
-            .on_conflict_do_nothing(index_elements=["source", "external_id"])
-            .returning(table.c.id)
-        )
-        return connection.execute(statement).first() is not None
+        statement = self._insert_statements.get(connection.dialect.name)
+        if statement is None:
+            statement = self._insert_statements[connection.dialect.name] = _insert_message(
+                connection.dialect.name
+            )
+        return connection.execute(statement, values).first() is not None
 
     def process_due(self, now: datetime, report: PassReport | None = None) -> None:
         """Process stored messages and due deadlines, earliest first, until none is left.
@@ -238,9 +236,9 @@ class Dealer:
                     return None
                 outcome = process_inbound(session, inbound)
                 session.execute(
-                    update(_inbound).where(_inbound.c.id == inbound_id).values(
-                        status=outcome.status, outcome=outcome.lines, processed_at=self.clock()
-                    )
+                    _RECORD_OUTCOME,
+                    {"inbound_id": inbound_id, "new_status": outcome.status,
+                     "new_outcome": outcome.lines, "new_processed_at": self.clock()},
                 )
             return outcome.deadlines_changed
         except Exception as exc:  # a bug must not stop the daemon or lose the message
@@ -324,10 +322,8 @@ class Dealer:
                 _fault("after-send")
                 with self.engine.begin() as connection:
                     connection.execute(
-                        update(posts).where(posts.c.id == row.id).values(
-                            status="delivered", attempts=row.attempts + 1,
-                            external_id=external, delivered_at=self.clock(),
-                        )
+                        _DELIVERED,
+                        {"post_id": row.id, "new_external_id": external, "new_delivered_at": self.clock()},
                     )
                 report.delivered += 1
         return report.delivered
@@ -425,6 +421,38 @@ _CLAIM_MESSAGE = (
     .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
     .with_for_update(skip_locked=True)
 )
+
+_RECORD_OUTCOME = (
+    update(_inbound)
+    .where(_inbound.c.id == bindparam("inbound_id"))
+    .values(
+        status=bindparam("new_status"),
+        outcome=bindparam("new_outcome"),
+        processed_at=bindparam("new_processed_at"),
+    )
+)
+_posts = Post.__table__
+_DELIVERED = (
+    update(_posts)
+    .where(_posts.c.id == bindparam("post_id"))
+    .values(
+        status="delivered",
+        attempts=_posts.c.attempts + 1,
+        external_id=bindparam("new_external_id"),
+        delivered_at=bindparam("new_delivered_at"),
+    )
+)
+
+
+def _insert_message(dialect: str):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id."""
+    insert = postgres_insert if dialect == "postgresql" else sqlite_insert
+    return (
+        insert(_inbound)
+        .on_conflict_do_nothing(index_elements=["source", "external_id"])
+        .returning(_inbound.c.id)
+    )
+
 
 MESSAGE_BATCH = 200
 """Pending messages read at once by :meth:`Dealer.process_due`."""

@@ -75,6 +75,24 @@ _holdings = Holding.__table__
 _seeds = Seed.__table__
 _deadlines = Deadline.__table__
 _LOCK_GAME = select(_games).where(_games.c.id == bindparam("id")).with_for_update()
+_UPDATE_GAME = (
+    update(_games)
+    .where(_games.c.id == bindparam("game_id"))
+    .values(
+        state=bindparam("new_state"),
+        status=bindparam("new_status"),
+        updated_at=bindparam("new_updated_at"),
+        next_event_seq=bindparam("new_next_event_seq"),
+    )
+)
+_CANCEL_DEADLINE = (
+    update(_deadlines).where(_deadlines.c.id == bindparam("deadline_id")).values(status="cancelled")
+)
+_MOVE_DEADLINE = (
+    update(_deadlines)
+    .where(_deadlines.c.id == bindparam("deadline_id"))
+    .values(due_at=bindparam("when"), set_due_at=bindparam("when"))
+)
 _PARTICIPANTS = select(_players.c.player).where(_players.c.game_id == bindparam("game_id"))
 _HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
     _holdings.c.account.in_(bindparam("accounts", expanding=True))
@@ -229,7 +247,7 @@ def commit_effects(
         "updated_at": now,
         "next_event_seq": first_seq + len(events),
     }
-    session.execute(update(_games).where(_games.c.id == game.id).values(**values))
+    session.execute(_UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}})
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
@@ -290,7 +308,7 @@ def change_balance(session: Session, account: str, item: str, delta: int) -> Non
     """Add ``delta`` to ``account``'s ``item`` (creating the row if needed)."""
     result = session.execute(_CHANGE_BALANCE, {"a": account, "i": item, "d": delta})
     if result.rowcount == 0:
-        session.execute(_holdings.insert().values(account=account, item=item, amount=delta))
+        session.execute(_holdings.insert(), {"account": account, "item": item, "amount": delta})
 
 
 def append_event(
@@ -335,7 +353,7 @@ def apply_deadline_changes(
         row = pending.get(name)
         if when is None:
             if row is not None:
-                session.execute(update(_deadlines).where(_deadlines.c.id == row.id).values(status="cancelled"))
+                session.execute(_CANCEL_DEADLINE, {"deadline_id": row.id})
                 events.append(("deadline.cancelled", {"deadline": name}))
             continue
         if row is None:
@@ -344,16 +362,13 @@ def apply_deadline_changes(
 
                 paused = game_is_paused(session, game.id)
             session.execute(
-                _deadlines.insert().values(
-                    game_id=game.id, name=name, due_at=when, set_due_at=when,
-                    status="pending", paused=paused,
-                )
+                _deadlines.insert(),
+                {"game_id": game.id, "name": name, "due_at": when, "set_due_at": when,
+                 "status": "pending", "paused": paused},
             )
             events.append(("deadline.set", {"deadline": name, "due_at": iso(when)}))
         elif row.due_at != when:
-            session.execute(
-                update(_deadlines).where(_deadlines.c.id == row.id).values(due_at=when, set_due_at=when)
-            )
+            session.execute(_MOVE_DEADLINE, {"deadline_id": row.id, "when": when})
             events.append(("deadline.moved", {"deadline": name, "due_at": iso(when)}))
     return events
 

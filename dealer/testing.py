@@ -274,7 +274,7 @@ class RulesShell:
         """Fire the pending deadline ``name`` at its due time."""
         when = self.deadlines.pop(name)
         ctx = self.context(when)
-        self.commit(ctx, self.rules.on_deadline(ctx, self.state, name))
+        self.commit(ctx, self.rules.on_deadline(ctx, self._fresh_state(), name))
 
     def run_to_end(self) -> None:
         """Fire deadlines until the game is over."""
@@ -292,8 +292,13 @@ class RulesShell:
         if fire_first:
             self.fire_due(at)
         ctx = self.context(at, actor)
-        state = self.rules.handle(ctx, self.state, actor, self.rules.parse(line))
+        state = self.rules.handle(ctx, self._fresh_state(), actor, self.rules.parse(line))
         return self.commit(ctx, state)
+
+    def _fresh_state(self) -> Any:
+        """The state for one call, built from its JSON as the real shell does: a rule may
+        change it in place, and a refused step leaves the shell's own copy untouched."""
+        return self.rules.State.model_validate(self.state.model_dump(mode="json"))
 
     def send(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> Rejected | None:
         """Like :meth:`step`, but return the rejection (None when the line was accepted)."""

@@ -13,6 +13,10 @@ the context, which the shell then commits in one transaction:
 
 A rule that refuses a command raises :class:`Rejected`; the shell then discards everything
 the context collected and answers the player privately with the reason.
+
+The state a rule receives belongs to that one call: the shell builds it afresh from the
+stored JSON for every step and throws it away when the step is refused, so a rule may
+change it in place and return it (no defensive deep copy on the hot path).
 """
 
 from __future__ import annotations

@@ -76,7 +76,6 @@ class Hall(Rules):
 
     def handle(self, ctx: Context, state: Any, actor: str, command: Any) -> HallState:
         """Apply one command sent by ``actor`` at ``ctx.now``."""
-        state = state.model_copy(deep=True)
         if isinstance(command, ShowInventory):
             self._show_inventory(ctx, state, actor)  # GH-7: looking is not an action
             return state
@@ -94,7 +93,6 @@ class Hall(Rules):
 
     def on_deadline(self, ctx: Context, state: Any, name: str) -> HallState:
         """A phase boundary: open phase 1, or close a phase and open the next."""
-        state = state.model_copy(deep=True)
         number = phases.phase_number(name)
         if state.status == "finished" or number != state.phase + 1:
             ctx.record("deadline_ignored", name=name, phase=state.phase, status=state.status)

@@ -92,7 +92,6 @@ class OffToTheRaces(Rules):
 
     def handle(self, ctx: Context, state: RacesState, actor: str, command: Any) -> RacesState:
         """Apply ``actor``'s command at ``ctx.now`` to a copy of ``state``."""
-        state = state.model_copy(deep=True)
         _check_timing(state, ctx.now)
         handler = _HANDLERS.get(type(command))
         if handler is None:
@@ -101,7 +100,6 @@ class OffToTheRaces(Rules):
 
     def on_deadline(self, ctx: Context, state: RacesState, name: str) -> RacesState:
         """``open``, ``seating`` (OR-3), ``betting`` (OR-5) or ``idle`` (OR-11) is due."""
-        state = state.model_copy(deep=True)
         if name == OPEN and state.phase == "pending":
             players, state.seat_on_open = state.seat_on_open, []
             return seating.open_table(ctx, state, players, ctx.now)

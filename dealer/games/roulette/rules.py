@@ -116,7 +116,6 @@ class StationaryRoulette(Rules):
 
     def handle(self, ctx: Context, state: RouletteState, actor: str, command: Any) -> RouletteState:
         """Accept (or reject) one player's command sent at ``ctx.now``."""
-        state = state.model_copy(deep=True)
         if actor not in state.players:
             raise Rejected(f"{actor} is not playing in this game", rule="SR-1")
         if isinstance(command, Reminders):
@@ -289,7 +288,6 @@ class StationaryRoulette(Rules):
 
     def on_deadline(self, ctx: Context, state: RouletteState, name: str) -> RouletteState:
         """``start``, a phase deadline, or a reminder has come (``ctx.now`` is its due time)."""
-        state = state.model_copy(deep=True)
         if name == START and state.status == "pending":
             self.begin_phase(ctx, state, 0, ctx.now)
         elif state.status == "running" and name == phase_name(state.phase):

@@ -668,12 +668,13 @@ def test_summary_detail():
     assert RULES.involves(sh.state, "alice") and not RULES.involves(sh.state, "carol")
 
 
-def test_handle_does_not_mutate_the_incoming_state():
+def test_a_refused_line_changes_nothing_though_rules_work_in_place():
+    # The state handed to a rule is the step's own (base.py); a refusal must still leave
+    # the game exactly as it was: refuse() compares state, books, deadlines and posts.
     sh = Shell.create()
-    before = sh.state.model_dump(mode="json")
-    ctx = sh.context(sh.during())
-    RULES.handle(ctx, sh.state, "alice", RULES.parse(BLACK_PREP))
-    assert sh.state.model_dump(mode="json") == before
+    sh.accept("alice", BLACK_PREP, sh.during())
+    rejected = sh.refuse("alice", "bet gold 40", sh.during(2))
+    assert rejected.rule == "SR-3"
 
 
 def test_state_survives_a_json_round_trip_mid_game():
