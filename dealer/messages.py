@@ -26,6 +26,10 @@ from dealer.text import MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines
 
 log = logging.getLogger(__name__)
 
+GameRef = Game | Row[Any]
+"""A game as routing found it: an ORM object or a games row (same attributes)."""
+
+
 _GAME_LINE = re.compile(r"^game\s+(\S+)$", re.IGNORECASE)
 _SEED_LINE = re.compile(r"^seed\s+(.+)$", re.IGNORECASE)
 _HELP_LINE = re.compile(r"^(help|\?|commands)$", re.IGNORECASE)
@@ -109,7 +113,7 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
 
     chosen = inbound.game_hint
     public = inbound.channel != "pm"
-    routes: dict[str | None, tuple[Game | None, str | None]] = {}
+    routes: dict[str | None, tuple[GameRef | None, str | None]] = {}
     applied = rejected = 0
     for index, line in enumerate(lines):
         game_line = _GAME_LINE.match(line)
@@ -130,6 +134,7 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         )
         if result == "applied":
             applied += 1
+            routes.pop(chosen)  # the step changed the game: read it again for the next line
         elif result == "rejected":
             rejected += 1
     if applied == 0 and rejected == 0:
@@ -172,35 +177,40 @@ def _reply_error(
     )
 
 
-def player_games(session: Session, name: str) -> list[Game]:
+# Routing reads games as Core rows (they have a Game's attributes) with statements built
+# once: it runs for every message.
+_games = Game.__table__
+_members = GamePlayer.__table__
+_GAME_BY_ID = select(_games).where(_games.c.id == bindparam("game_id"))
+_GAMES_OF_PLAYER = (
+    select(_games)
+    .join(_members, _members.c.game_id == _games.c.id)
+    .where(_members.c.player == bindparam("player"), _games.c.status != "finished")
+    .order_by(_games.c.created_at, _games.c.id)
+)
+_GAMES_ON_CHANNEL = select(_games).where(
+    _games.c.channel == bindparam("channel"), _games.c.status != "finished"
+)
+
+
+def player_games(session: Session, name: str) -> list[Row[Any]]:
     """The unfinished games ``name`` takes part in."""
-    return list(
-        session.scalars(
-            select(Game)
-            .join(GamePlayer, GamePlayer.game_id == Game.id)
-            .where(GamePlayer.player == name, Game.status != "finished")
-            .order_by(Game.created_at, Game.id)
-        )
-    )
+    return list(session.execute(_GAMES_OF_PLAYER, {"player": name}))
 
 
 def _route(
-    session: Session, inbound: Inbound, sender: Player, chosen: str | None
-) -> tuple[Game | None, str | None]:
+    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], chosen: str | None
+) -> tuple[GameRef | None, str | None]:
     """The game a line is for, or ``(None, why)``."""
     if chosen:
-        game = session.get(Game, chosen)
+        game = session.execute(_GAME_BY_ID, {"game_id": chosen}).first()
         if game is None:
-            game = session.scalar(select(Game).where(func.lower(Game.id) == chosen.lower()))
+            game = session.execute(select(_games).where(func.lower(_games.c.id) == chosen.lower())).first()
         if game is None:
             return None, f"There is no game {chosen!r}."
         return game, None
     if inbound.channel != "pm":
-        on_channel = list(
-            session.scalars(
-                select(Game).where(Game.channel == inbound.channel, Game.status != "finished")
-            )
-        )
+        on_channel = list(session.execute(_GAMES_ON_CHANNEL, {"channel": inbound.channel}))
         if len(on_channel) == 1:
             return on_channel[0], None
         if len(on_channel) > 1:
@@ -232,10 +242,10 @@ def _route(
 
 def _run_line(
     session: Session,
-    inbound: Inbound,
-    sender: Player,
+    inbound: Inbound | Row[Any],
+    sender: Row[Any],
     line: str,
-    route: tuple[Game | None, str | None],
+    route: tuple[GameRef | None, str | None],
     public: bool,
     origin: str,
     outcome: Outcome,
@@ -283,7 +293,7 @@ def _run_line(
     return "applied"
 
 
-def _looks_like_command(rules: Rules, game: Game, actor: str, line: str) -> bool:
+def _looks_like_command(rules: Rules, game: GameRef, actor: str, line: str) -> bool:
     """In a public channel, a line counts as a command when it starts with a command word."""
     _, state = load_state(game)
     words = {item.split()[0].lower() for item in rules.help(state, actor) if item.split()}
@@ -291,7 +301,7 @@ def _looks_like_command(rules: Rules, game: Game, actor: str, line: str) -> bool
 
 
 def _refused(
-    rules: Rules, game: Game, sender: Player, line: str, exc: Rejected, outcome: Outcome
+    rules: Rules, game: GameRef, sender: Row[Any], line: str, exc: Rejected, outcome: Outcome
 ) -> str:
     allowed = exc.allowed
     if not allowed:
@@ -302,7 +312,7 @@ def _refused(
     return "rejected"
 
 
-def _answer_help(session: Session, sender: Player, game: Game | None, outcome: Outcome) -> None:
+def _answer_help(session: Session, sender: Row[Any], game: GameRef | None, outcome: Outcome) -> None:
     context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": []}
     if game is not None:
         rules, state = load_state(game)
@@ -315,8 +325,8 @@ def _answer_help(session: Session, sender: Player, game: Game | None, outcome: O
 
 def _add_client_seed(
     session: Session,
-    game: Game,
-    sender: Player,
+    game: GameRef,
+    sender: Row[Any],
     text: str,
     line: str,
     sent_at: datetime,
