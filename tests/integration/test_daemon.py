@@ -314,3 +314,26 @@ def test_run_forever_reloads_overrides_on_sighup(harness, monkeypatch) -> None: 
     view = harness.admin(lambda s: game_view(s, "t1"))
     assert view["status"] == "finished"
     assert [e["type"] for e in view["history"]][-2:] == ["admin.override", "deadline.fired"]
+
+
+def test_a_message_that_crashes_the_rules_is_marked_failed_and_holds_nobody_back(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import tally
+
+    setup_tally(harness)
+    original = tally.Tally.handle
+
+    def faulty(self, ctx, state, actor, command):  # type: ignore[no-untyped-def]
+        if command.amount == 7:
+            raise RuntimeError("a bug in the rules")
+        return original(self, ctx, state, actor, command)
+
+    monkeypatch.setattr(tally.Tally, "handle", faulty)
+    harness.send("alice", "add 1", T0 + timedelta(minutes=1))
+    harness.send("alice", "add 7", T0 + timedelta(minutes=2))
+    harness.send("bob", "add 2", T0 + timedelta(minutes=3))
+    report = harness.run(T0 + timedelta(minutes=5))
+    assert report.messages == 3
+    rows = harness.admin(lambda s: [(r.status, r.outcome) for r in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert [status for status, _ in rows] == ["applied", "failed", "applied"]
+    assert "a bug in the rules" in rows[1][1][0]["detail"]
+    assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"alice": 1, "bob": 2}
