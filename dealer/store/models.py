@@ -105,7 +105,7 @@ class Game(Base):
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     kind: Mapped[str] = mapped_column(String(32))
     status: Mapped[str] = mapped_column(String(16), index=True)
-    channel: Mapped[str] = mapped_column(String(120))
+    channel: Mapped[str] = mapped_column(String(120), index=True)  # routes public posts
     settings: Mapped[dict[str, Any]] = mapped_column(JSON)
     state: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
@@ -223,7 +223,7 @@ class Deadline(Base):
     __tablename__ = "deadlines"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"))
     name: Mapped[str] = mapped_column(String(120))
     due_at: Mapped[datetime] = mapped_column(UtcDateTime())
     set_due_at: Mapped[datetime] = mapped_column(UtcDateTime())  # as the rules set it
@@ -233,6 +233,9 @@ class Deadline(Base):
 
 
 Index("ix_deadlines_due", Deadline.status, Deadline.paused, Deadline.due_at)
+# A step reads its game's pending deadlines; without (game_id, status) SQLite may pick the
+# status index above and scan every pending deadline of every game.
+Index("ix_deadlines_game_pending", Deadline.game_id, Deadline.status)
 
 
 class Override(Base):
