@@ -26,7 +26,6 @@ target is the whole pass, delivery included; the stages are printed beside it.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -49,6 +48,7 @@ from benchlib import (  # noqa: E402
     verdict,
 )
 
+from dealer.fairness import FairSource
 from dealer.store.models import Event  # noqa: E402
 
 TARGET_SECONDS = 20.0
@@ -66,7 +66,7 @@ BETS = [
 ]
 
 
-def prepare_line(rng: random.Random) -> str:
+def prepare_line(rng: FairSource) -> str:
     gold, silver = rng.choice(LAYOUTS)
     return f"prepare {rng.choice(WINNING)} gold {gold} silver {silver}"
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     store = Store.create(args.database_url, args.keep)
     bench = Bench(store, publisher=args.publisher)
-    rng = random.Random(20261201)
+    rng = FairSource("bench-20261201")  # every draw through the fair source (GH-40), even here
     try:
         pairs = [(f"sr{i:04d}", f"p{2 * i:04d}", f"q{2 * i + 1:04d}") for i in range(games)]
         players = [name for _, a, b in pairs for name in (a, b)]

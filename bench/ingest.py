@@ -33,7 +33,6 @@ the whole pass is printed too.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from collections import Counter
 from datetime import timedelta
@@ -41,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from dealer.fairness import FairSource  # noqa: E402
 from benchlib import (  # noqa: E402
     DAY,
     T0,
@@ -92,17 +92,17 @@ CHATTER = [
 ]
 
 
-def prepare_line(rng: random.Random) -> str:
+def prepare_line(rng: FairSource) -> str:
     gold, silver = rng.choice(LAYOUTS)
     return f"prepare {rng.choice(WINNING)} gold {gold} silver {silver}"
 
 
-def message(rng: random.Random, games: list[tuple[str, str, str]]) -> tuple[str, str, dict[str, str], str]:
+def message(rng: FairSource, games: list[tuple[str, str, str]]) -> tuple[str, str, dict[str, str], str]:
     """``(sender, body, extra fields, category)`` for one realistic message."""
     game_id, a, b = rng.choice(games)
     sender = rng.choice((a, b))
     extra: dict[str, str] = {}
-    roll = rng.random()
+    roll = rng.below(10_000) / 10_000
     if roll < 0.30:
         body, category = rng.choice(BETS), "bet"
     elif roll < 0.50:
@@ -130,7 +130,7 @@ def message(rng: random.Random, games: list[tuple[str, str, str]]) -> tuple[str,
             other = games[0][0] if game_id != games[0][0] else games[-1][0]
         body, category = f"game {other}\n{rng.choice(BETS)}", "invalid: someone else's game"
     else:
-        sender = f"stranger{rng.randrange(10_000)}"
+        sender = f"stranger{rng.below(10_000)}"
         body, category = rng.choice(BETS), "invalid: unknown sender"
     return sender, body, extra, category
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
 
     store = Store.create(args.database_url, args.keep)
     bench = Bench(store, publisher=args.publisher)
-    rng = random.Random(20261202)
+    rng = FairSource("bench-20261202")  # every draw through the fair source (GH-40), even here
     try:
         games = [(f"sr{i:04d}", f"p{2 * i:04d}", f"q{2 * i + 1:04d}") for i in range(ngames)]
         players = [name for _, a, b in games for name in (a, b)]
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(count):
                 sender, body, extra, category = message(rng, games)
                 categories[category] += 1
-                at = T0 + DAY + timedelta(hours=1, seconds=span * i / count + rng.random())
+                at = T0 + DAY + timedelta(hours=1, seconds=span * i / count + rng.below(10_000) / 10_000)
                 bench.send(sender, body, at, **extra)
         now = T0 + DAY + timedelta(hours=17, minutes=30)
         posts_before = bench.posts()
