@@ -159,6 +159,8 @@ def _reply_error(
     rule: str | None = None,
     allowed: list[str] | None = None,
 ) -> None:
+    if rule and f"({rule})" in what:
+        rule = None  # the rules' own message already cites it
     outcome.replies.append(
         PostDraft(
             kind="error",

@@ -138,6 +138,21 @@ def test_bad_messages_get_clear_private_replies(harness) -> None:  # type: ignor
     assert statuses == ["rejected", "rejected", "rejected", "rejected", "applied", "rejected", "ignored"]
 
 
+def test_a_rule_id_is_cited_once(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import tally
+    from dealer.games.base import Rejected
+
+    def refuse(self, ctx, state, actor, command):  # type: ignore[no-untyped-def]
+        raise Rejected("closed for now (T-9)", rule="T-9")
+
+    monkeypatch.setattr(tally.Tally, "handle", refuse)
+    setup_tally(harness)
+    harness.send("alice", "add 1", T0)
+    harness.run(T0)
+    body = harness.pms("alice")[0]["body"]
+    assert body.count("T-9") == 1
+
+
 def test_public_chatter_is_ignored_but_commands_count(harness) -> None:  # type: ignore[no-untyped-def]
     setup_tally(harness)
     at = T0 + timedelta(minutes=1)
