@@ -388,6 +388,12 @@ def save_fair_source(
                 for d in rng.draws
             ],
         )
+        # GH-40: the step's draws also stand in the game's history, each with its counter.
+        events.append((
+            "fair.draws",
+            {"draws": [{"epoch": d.epoch, "counter": d.counter, "n": d.n, "result": d.result,
+                        "purpose": d.purpose} for d in rng.draws]},
+        ))
 
     def epoch_row(epoch: int):  # type: ignore[no-untyped-def]
         return update(_seeds).where(_seeds.c.game_id == game.id, _seeds.c.epoch == epoch)

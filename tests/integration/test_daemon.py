@@ -52,6 +52,9 @@ def test_a_whole_game_through_the_directory_inbox(harness) -> None:  # type: ign
     assert view["seeds"][0]["server_seed"] in result["body"]
     report = harness.admin(lambda s: verify_game(s, "t1"))
     assert report.ok and report.checked == 1
+    draws = harness.admin(lambda s: [e.data for e in s.scalars(select(Event).where(Event.type == "fair.draws"))])
+    assert draws == [{"draws": [{"epoch": 0, "counter": 0, "n": 2, "result": ["alice", "bob"].index(winner),
+                                 "purpose": "winner"}]}]
 
 
 def test_currency_is_conserved_in_the_store(harness) -> None:  # type: ignore[no-untyped-def]
