@@ -26,8 +26,8 @@ from dealer.text import MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines
 
 log = logging.getLogger(__name__)
 
-GameRef = Game | Row[Any]
-"""A game as routing found it: an ORM object or a games row (same attributes)."""
+GameRef = Row[Any]
+"""A game as routing found it: a row with ``id``, ``kind``, ``status`` and ``channel``."""
 
 
 _GAME_LINE = re.compile(r"^game\s+(\S+)$", re.IGNORECASE)
@@ -183,14 +183,17 @@ def _reply_error(
 # once: it runs for every message.
 _games = Game.__table__
 _members = GamePlayer.__table__
-_GAME_BY_ID = select(_games).where(_games.c.id == bindparam("game_id"))
+# Routing needs no state (the step reads it, locked): these rows leave the JSON out.
+_GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel)
+_GAME_BY_ID = select(*_GAME_REF).where(_games.c.id == bindparam("game_id"))
+_GAME_STATE = select(_games.c.kind, _games.c.state).where(_games.c.id == bindparam("game_id"))
 _GAMES_OF_PLAYER = (
-    select(_games)
+    select(*_GAME_REF)
     .join(_members, _members.c.game_id == _games.c.id)
     .where(_members.c.player == bindparam("player"), _games.c.status != "finished")
     .order_by(_games.c.created_at, _games.c.id)
 )
-_GAMES_ON_CHANNEL = select(_games).where(
+_GAMES_ON_CHANNEL = select(*_GAME_REF).where(
     _games.c.channel == bindparam("channel"), _games.c.status != "finished"
 )
 
@@ -207,7 +210,7 @@ def _route(
     if chosen:
         game = session.execute(_GAME_BY_ID, {"game_id": chosen}).first()
         if game is None:
-            game = session.execute(select(_games).where(func.lower(_games.c.id) == chosen.lower())).first()
+            game = session.execute(select(*_GAME_REF).where(func.lower(_games.c.id) == chosen.lower())).first()
         if game is None:
             return None, f"There is no game {chosen!r}."
         return game, None
@@ -274,10 +277,10 @@ def _run_line(
     try:
         command = rules.parse(line)
     except Rejected as exc:
-        if public and not _looks_like_command(rules, game, sender.name, line):
+        if public and not _looks_like_command(session, rules, game, sender.name, line):
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
-        return _refused(rules, game, sender, line, exc, outcome)
+        return _refused(session, rules, game, sender, line, exc, outcome)
 
     def handle(r: Rules, ctx: Context, state: GameState) -> GameState:
         if not r.open_to_all and not r.involves(state, sender.name):
@@ -289,25 +292,31 @@ def _run_line(
     try:
         step = run_step(session, game, inbound.sent_at, handle, origin=origin, actor=sender.name)
     except Rejected as exc:
-        return _refused(rules, game, sender, line, exc, outcome)
+        return _refused(session, rules, game, sender, line, exc, outcome)
     outcome.deadlines_changed |= step.deadlines_changed
     outcome.note(line, "applied", game=game.id)
     return "applied"
 
 
-def _looks_like_command(rules: Rules, game: GameRef, actor: str, line: str) -> bool:
+def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
+    """The game's ruleset and its state as it stands now (for help and error replies)."""
+    return load_state(session.execute(_GAME_STATE, {"game_id": game.id}).one())
+
+
+def _looks_like_command(session: Session, rules: Rules, game: GameRef, actor: str, line: str) -> bool:
     """In a public channel, a line counts as a command when it starts with a command word."""
-    _, state = load_state(game)
+    _, state = _current_state(session, game)
     words = {item.split()[0].lower() for item in rules.help(state, actor) if item.split()}
     return line.split()[0].lower() in words
 
 
 def _refused(
+    session: Session,
     rules: Rules, game: GameRef, sender: Row[Any], line: str, exc: Rejected, outcome: Outcome
 ) -> str:
     allowed = exc.allowed
     if not allowed:
-        _, state = load_state(game)
+        _, state = _current_state(session, game)
         allowed = rules.help(state, sender.name)
     _reply_error(outcome, sender.name, game.id, line, exc.what, exc.rule, allowed)
     outcome.note(line, "rejected", exc.what, game=game.id)
@@ -317,7 +326,7 @@ def _refused(
 def _answer_help(session: Session, sender: Row[Any], game: GameRef | None, outcome: Outcome) -> None:
     context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": []}
     if game is not None:
-        rules, state = load_state(game)
+        rules, state = _current_state(session, game)
         context.update(game_id=game.id, title=rules.title, commands=rules.help(state, sender.name))
     context["games"] = [g.id for g in player_games(session, sender.name)]
     outcome.replies.append(
@@ -338,7 +347,7 @@ def _add_client_seed(
     """GH-40: a player's client seed is mixed into every later draw of the current epoch."""
     if game.status == "finished":
         exc = Rejected(f"Game {game.id} has finished; its draws are all made.", rule="GH-40")
-        return _refused(rules_for(game.kind), game, sender, line, exc, outcome)
+        return _refused(session, rules_for(game.kind), game, sender, line, exc, outcome)
     seed_text = f"{sender.name}: {text.strip()}"
 
     def add(rules: Rules, ctx: Context, state: GameState) -> GameState:

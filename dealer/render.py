@@ -57,6 +57,7 @@ def environment(directory: str | None = None) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
         autoescape=False,
+        auto_reload=False,  # templates ship with the code; no stat() per render
     )
     env.filters["utc"] = _utc
     env.filters["iso"] = lambda v: Markup(iso(v))
