@@ -40,6 +40,7 @@ _MARKUP = re.compile(r"([\\`*_~|\[\]<>])")
 _LINE_START = re.compile(r"^([#+\-=])", re.MULTILINE)
 _NUMBERED = re.compile(r"^(\d+)\.", re.MULTILINE)
 _MENTION = re.compile(r"@")
+_ANY_SPECIAL = re.compile(r"[\\`*_~|\[\]<>@]|^[#+\-=]|^\d+\.", re.MULTILINE)
 
 
 def escape_post(value: object) -> str:
@@ -48,7 +49,10 @@ def escape_post(value: object) -> str:
     Markup characters are backslash-escaped and every ``@`` gets a zero-width joiner after
     it, so ``@everyone``, ``@here`` and ``<@123>`` are shown but mention nobody.
     """
-    text = _MARKUP.sub(r"\\\1", str(value))
+    text = str(value)
+    if not _ANY_SPECIAL.search(text):
+        return text  # the common case: plain words and numbers need nothing
+    text = _MARKUP.sub(r"\\\1", text)
     text = _LINE_START.sub(r"\\\1", text)
     text = _NUMBERED.sub(r"\1\\.", text)
     return _MENTION.sub("@\u2060", text)
