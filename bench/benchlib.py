@@ -46,6 +46,16 @@ DAY = timedelta(hours=24)
 STARTING_CHIPS = 1000
 
 
+LAYOUTS = [(25, 15), (30, 10), (35, 5), (28, 12)]
+WINNING = ["gold", "silver", "black"]
+
+
+def prepare_line(rng: Any) -> str:
+    """A valid roulette preparation (SR-2), chosen with the fair source ``rng``."""
+    gold, silver = rng.choice(LAYOUTS)
+    return f"prepare {rng.choice(WINNING)} gold {gold} silver {silver}"
+
+
 def common_arguments(parser: argparse.ArgumentParser) -> None:
     """``--database-url``, ``--publisher``, ``--profile``, ``--keep``."""
     parser.add_argument(

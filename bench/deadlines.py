@@ -41,6 +41,7 @@ from benchlib import (  # noqa: E402
     SqlCounter,
     Store,
     common_arguments,
+    prepare_line,
     machine_line,
     stage_line,
     step,
@@ -54,8 +55,6 @@ from dealer.store.models import Event  # noqa: E402
 TARGET_SECONDS = 20.0
 TARGET_GAMES = 1000
 
-LAYOUTS = [(25, 15), (30, 10), (35, 5), (28, 12)]
-WINNING = ["gold", "silver", "black"]
 BETS = [
     "bet gold 30 silver 10",
     "bet gold 40",
@@ -65,10 +64,6 @@ BETS = [
     "bet silver 30 black 10",
 ]
 
-
-def prepare_line(rng: FairSource) -> str:
-    gold, silver = rng.choice(LAYOUTS)
-    return f"prepare {rng.choice(WINNING)} gold {gold} silver {silver}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,10 +46,10 @@ from benchlib import (  # noqa: E402
     T0,
     Bench,
     Inbound,
-    Post,
     SqlCounter,
     Store,
     common_arguments,
+    prepare_line,
     machine_line,
     stage_line,
     step,
@@ -62,8 +62,6 @@ from sqlalchemy import func, select  # noqa: E402
 TARGET_RATE = 300.0
 TARGET_MESSAGES = 5000
 
-LAYOUTS = [(25, 15), (30, 10), (35, 5), (28, 12)]
-WINNING = ["gold", "silver", "black"]
 BETS = [
     "bet gold 30 silver 10",
     "bet gold 40",
@@ -91,10 +89,6 @@ CHATTER = [
     "prepare",
 ]
 
-
-def prepare_line(rng: FairSource) -> str:
-    gold, silver = rng.choice(LAYOUTS)
-    return f"prepare {rng.choice(WINNING)} gold {gold} silver {silver}"
 
 
 def message(rng: FairSource, games: list[tuple[str, str, str]]) -> tuple[str, str, dict[str, str], str]:
