@@ -78,22 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(store, publisher=args.publisher)
     rng = FairSource("bench-20261201")  # every draw through the fair source (GH-40), even here
     try:
-        pairs = [(f"sr{i:04d}", f"p{2 * i:04d}", f"q{2 * i + 1:04d}") for i in range(games)]
-        players = [name for _, a, b in pairs for name in (a, b)]
-        with step(f"{len(players)} players"):
-            bench.add_players(players)
-        with step(f"{games} games starting {T0:%Y-%m-%dT%H:%MZ}"):
-            bench.create_roulettes(pairs, start=T0)
-
-        with step("preparations (inbox + pass)"):
-            for i, name in enumerate(players):
-                bench.send(name, prepare_line(rng), T0 + timedelta(hours=1, seconds=i % 3600))
-            report = bench.run(T0 + timedelta(hours=2))
-            assert report.messages == len(players), report.line()
-        with step("preparation deadlines (pass)"):
-            report = bench.run(T0 + DAY)
-            # each game: reminder-preparation-6h, -1h and preparation
-            assert report.deadlines == 3 * games, report.line()
+        pairs, players = bench.prepared_games(games, rng)
         with step("round-1 bets and round-2 preparations (inbox + pass)"):
             for i, name in enumerate(players):
                 body = f"{rng.choice(BETS)}\n{prepare_line(rng)}"

@@ -143,20 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(store, publisher=args.publisher)
     rng = FairSource("bench-20261202")  # every draw through the fair source (GH-40), even here
     try:
-        games = [(f"sr{i:04d}", f"p{2 * i:04d}", f"q{2 * i + 1:04d}") for i in range(ngames)]
-        players = [name for _, a, b in games for name in (a, b)]
-        with step(f"{len(players)} players"):
-            bench.add_players(players)
-        with step(f"{ngames} games starting {T0:%Y-%m-%dT%H:%MZ}"):
-            bench.create_roulettes(games, start=T0)
-        with step("preparations (inbox + pass)"):
-            for i, name in enumerate(players):
-                bench.send(name, prepare_line(rng), T0 + timedelta(hours=1, seconds=i % 3600))
-            report = bench.run(T0 + timedelta(hours=2))
-            assert report.messages == len(players), report.line()
-        with step("preparation deadlines, round 1 opens, delivery (pass)"):
-            report = bench.run(T0 + DAY)
-            assert report.deadlines == 3 * ngames, report.line()
+        games, players = bench.prepared_games(ngames, rng)
 
         categories: Counter[str] = Counter()
         # Round 1 runs from T0+24h; its first reminder is due at T0+42h. Messages are
