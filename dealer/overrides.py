@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from dealer.clock import format_utc, iso, parse_duration, parse_time
+from dealer.clock import iso, parse_duration, parse_time
 from dealer.games.base import PostDraft
 from dealer.steps import append_event, queue_posts
 from dealer.store.models import Deadline, Game, Override
@@ -245,7 +245,3 @@ def _announce(
     )
     queue_posts(session, [draft], now, game.id, origin)
 
-
-def describe(moved: list[tuple[str, datetime, datetime]]) -> str:
-    """A one-line account of moved deadlines (for logs)."""
-    return ", ".join(f"{n}: {format_utc(a)} -> {format_utc(b)}" for n, a, b in moved)

@@ -93,7 +93,6 @@ _MOVE_DEADLINE = (
     .where(_deadlines.c.id == bindparam("deadline_id"))
     .values(due_at=bindparam("when"), set_due_at=bindparam("when"))
 )
-_PARTICIPANTS = select(_players.c.player).where(_players.c.game_id == bindparam("game_id"))
 _HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
     _holdings.c.account.in_(bindparam("accounts", expanding=True))
 )
@@ -106,11 +105,6 @@ _CURRENT_SEED = (
 _PENDING = select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at).where(
     _deadlines.c.game_id == bindparam("game_id"), _deadlines.c.status == "pending"
 )
-
-
-def participants(session: Session, game_id: str) -> list[str]:
-    """The names of the players taking part in ``game_id`` (as the last step left them)."""
-    return list(session.execute(_PARTICIPANTS, {"game_id": game_id}).scalars())
 
 
 def ledger_snapshot(session: Session, accounts: Iterable[str]) -> L.Ledger:

@@ -31,12 +31,6 @@ def rules_for(kind: str) -> Rules:
     return rules
 
 
-def kinds() -> list[str]:
-    """Every known game kind."""
-    _load_all()
-    return sorted(_REGISTRY)
-
-
 def _load_all() -> None:
     global _loaded
     if _loaded:
