@@ -126,11 +126,17 @@ def player() -> None:
 @click.option("--chips", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--vertebrae", type=click.IntRange(min=0), default=0, show_default=True)
 def player_add(name: str, chips: int, vertebrae: int) -> None:
-    """Register player NAME (with starting chips and vertebrae from the mint)."""
+    """Register player NAME (with starting chips and vertebrae from the mint).
+
+    NAME is any printable name of up to 64 characters; quote one with spaces
+    ("Thunder Bob"). Names match ignoring case, width and spacing, and a name that looks
+    like an existing player's (Cyrillic 'а' for 'a', I for l, 0 for O) is refused. A name
+    may not hold '@', ',' or control characters.
+    """
     from dealer.registry import add_player
 
-    _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae))
-    click.echo(f"player {name} added with {chips} chips and {vertebrae} vertebrae")
+    added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
+    click.echo(f"player {added} added with {chips} chips and {vertebrae} vertebrae")
 
 
 @player.command("show")
@@ -171,7 +177,7 @@ def game() -> None:
 @game.command("new")
 @click.argument("kind")
 @click.option("--id", "game_id", required=True, help="The game's id, used in commands and posts.")
-@click.option("--players", default="", help="Comma-separated player names.")
+@click.option("--players", default="", help='Comma-separated player names: --players "alice,Thunder Bob".')
 @click.option("--start", "start_text", metavar="ISO-TIME", help="When the game starts (default now).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable).")
 @click.option("--channel", help="The game's public channel (default per game).")

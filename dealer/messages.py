@@ -22,7 +22,7 @@ from dealer.games import rules_for
 from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules
 from dealer.steps import load_state, queue_posts, run_step
 from dealer.store.models import Game, GamePlayer, Inbound, Player
-from dealer.text import MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, quote
+from dealer.text import MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, player_key, quote
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,9 @@ _PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
 
 
 def find_player(session: Session, name: str) -> Row[Any] | None:
-    """The player called ``name`` (compared without case): a row with ``key`` and ``name``."""
-    return session.execute(_PLAYER, {"key": name.strip().lower()}).first()
+    """The player called ``name`` (matched by :func:`~dealer.text.player_key`: case, width
+    and spacing aside): a row with ``key`` and ``name``."""
+    return session.execute(_PLAYER, {"key": player_key(name)}).first()
 
 
 def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
