@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 import uuid
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
-from dealer.clock import format_utc, iso, parse_time, utcnow
+from dealer.clock import format_utc, iso_exact, parse_time, utcnow
 from dealer.settings import Settings
 
 
@@ -125,11 +126,17 @@ def player() -> None:
 @click.option("--chips", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--vertebrae", type=click.IntRange(min=0), default=0, show_default=True)
 def player_add(name: str, chips: int, vertebrae: int) -> None:
-    """Register player NAME (with starting chips and vertebrae from the mint)."""
+    """Register player NAME (with starting chips and vertebrae from the mint).
+
+    NAME is any printable name of up to 64 characters; quote one with spaces
+    ("Thunder Bob"). Names match ignoring case, width and spacing, and a name that looks
+    like an existing player's (Cyrillic 'а' for 'a', I for l, 0 for O) is refused. A name
+    may not hold '@', ',' or control characters.
+    """
     from dealer.registry import add_player
 
-    _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae))
-    click.echo(f"player {name} added with {chips} chips and {vertebrae} vertebrae")
+    added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
+    click.echo(f"player {added} added with {chips} chips and {vertebrae} vertebrae")
 
 
 @player.command("show")
@@ -170,7 +177,7 @@ def game() -> None:
 @game.command("new")
 @click.argument("kind")
 @click.option("--id", "game_id", required=True, help="The game's id, used in commands and posts.")
-@click.option("--players", default="", help="Comma-separated player names.")
+@click.option("--players", default="", help='Comma-separated player names: --players "alice,Thunder Bob".')
 @click.option("--start", "start_text", metavar="ISO-TIME", help="When the game starts (default now).")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable).")
 @click.option("--channel", help="The game's public channel (default per game).")
@@ -254,17 +261,29 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
         raise click.ClickException(f"submit writes to a directory inbox; DEALER_INBOX is {settings.inbox!r}")
     sent = _time(at_text, "--at") or utcnow()
     body = " ".join(text).replace("\\n", "\n")
-    ident = message_id or f"cli-{sent:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
-    message: dict[str, Any] = {"id": ident, "sender": sender, "channel": channel, "body": body, "sent_at": iso(sent)}
+    ident = message_id or f"cli-{sent:%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}"
+    # sent_at keeps its microseconds: two PMs sent within one second keep their order.
+    message: dict[str, Any] = {"id": ident, "sender": sender, "channel": channel, "body": body,
+                               "sent_at": iso_exact(sent)}
     if game_id:
         message["game"] = game_id
     folder = Path(path or "./var/inbox")
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{sent:%Y%m%dT%H%M%S}-{ident}.json"
+    # The inbox reads files by modification time, then name: the name is the moment the file
+    # was written (to the nanosecond), so two messages forwarded within one tick of the file
+    # system's clock are still read, and their exact sent_at ties broken, in the order given.
+    target = folder / f"{_arrival_stamp()}-{ident}.json"
     temporary = folder / f".{target.name}.tmp"
     temporary.write_text(json.dumps(message, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     temporary.replace(target)
     click.echo(f"queued {target}")
+
+
+def _arrival_stamp() -> str:
+    """``20261201T100000.123456789Z``: the wall-clock time now, to the nanosecond."""
+    ns = time.time_ns()
+    seconds, fraction = divmod(ns, 1_000_000_000)
+    return f"{datetime.fromtimestamp(seconds, timezone.utc):%Y%m%dT%H%M%S}.{fraction:09d}Z"
 
 
 @main.command()

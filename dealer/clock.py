@@ -41,6 +41,18 @@ def iso(value: datetime) -> str:
     return as_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def iso_exact(value: datetime) -> str:
+    """ISO-8601 with a ``Z``, to the microsecond when there is a fraction of a second.
+
+    How a message's ``sent_at`` is written (``dealer submit``, the fakes): two messages sent
+    within one second keep their order.
+    """
+    value = as_utc(value)
+    if value.microsecond:
+        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def format_relative(target: datetime, now: datetime) -> str:
     """``in 3 h 20 min`` or ``5 min ago``: how posts show a time relative to now."""
     seconds = int((as_utc(target) - as_utc(now)).total_seconds())

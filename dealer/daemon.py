@@ -498,6 +498,10 @@ MESSAGE_GROUP = 50
 
 
 def _pending_messages(connection: Connection, skipped: set[int]) -> list[tuple[int, datetime]]:
+    # Messages count in the order they were sent (SR-6: a later submission replaces an
+    # earlier one), to the microsecond; an exact tie goes to the one dealer received first:
+    # the row id, which follows ingest order (the directory inbox reads files in arrival
+    # order).
     rows = connection.execute(
         select(Inbound.id, Inbound.sent_at)
         .where(Inbound.status == "pending")

@@ -1,28 +1,37 @@
 """From a stored message to game steps: find the player and the game, run each line.
 
-Each line is one command. A line the rules refuse gets a private error that quotes it,
-says what is wrong (with the rule id) and what is allowed now; the other lines of the
-message still count. Shell commands (``help``, `'game ID'`, ``seed TEXT``) are answered
-here, before the rules see anything.
+Each line is one command. Every message gets one private reply that takes its lines in
+order, as a play-by-email judge does: each line quoted, then "accepted" with what the
+rules confirm, or "refused" with why, the rule id and what is allowed now. The other
+lines of the message still count. In a PM that holds commands, lines whose first word is a
+command word of no game (a greeting, a thank-you) are listed once at the end as not read
+as commands; a PM with no command at all gets one error with the commands valid now.
+Shell commands (``help``, `'game ID'`, ``seed TEXT``) are answered here, before the rules
+see anything. Public posts of the rules are queued as the rules made them.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from markupsafe import Markup
 from sqlalchemy import Row, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from dealer.fairness import client_hash
-from dealer.games import rules_for
+from dealer.games import command_words, rules_for
 from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules
-from dealer.steps import load_state, queue_posts, run_step
+from dealer.render import render, render_post
+from dealer.steps import Action, load_state, queue_posts, run_step
 from dealer.store.models import Game, GamePlayer, Inbound, Player
-from dealer.text import MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, quote
+from dealer.text import (
+    MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, escape_post, player_key, quote,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +45,33 @@ _HELP_LINE = re.compile(r"^(help|\?|commands)$", re.IGNORECASE)
 
 
 @dataclass
+class Section:
+    """One part of the reply to a message: a line (None: the whole message) and what became
+    of it, with the text the rules or the shell give for it (already rendered)."""
+
+    line: str | None
+    verdict: str  # accepted | refused | answered | routed
+    kind: str
+    subject: str
+    text: str = ""
+    game_id: str | None = None
+
+
+@dataclass
 class Outcome:
-    """What became of a message: its status and one entry per line."""
+    """What became of a message: its status, one entry per line, and the reply's parts."""
 
     status: str = "applied"
     lines: list[dict[str, Any]] = field(default_factory=list)
-    replies: list[PostDraft] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+    not_commands: list[str] = field(default_factory=list)
     deadlines_changed: bool = False
+    now: datetime | None = None  # when the message was sent: replies are rendered at it
+
+    def render(self, template: str, **context: Any) -> str:
+        """Render a part of the reply at the time the message was sent."""
+        assert self.now is not None, "process_inbound sets the message's time"
+        return render(template, self.now, **context)
 
     def note(self, line: str | None, result: str, detail: str = "", game: str | None = None) -> None:
         """Record the result of one line (or of the whole message when ``line`` is None)."""
@@ -62,25 +91,26 @@ _PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
 
 
 def find_player(session: Session, name: str) -> Row[Any] | None:
-    """The player called ``name`` (compared without case): a row with ``key`` and ``name``."""
-    return session.execute(_PLAYER, {"key": name.strip().lower()}).first()
+    """The player called ``name`` (matched by :func:`~dealer.text.player_key`: case, width
+    and spacing aside): a row with ``key`` and ``name``."""
+    return session.execute(_PLAYER, {"key": player_key(name)}).first()
 
 
 def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
     """Apply a stored message (an ``inbound`` row); the caller records the outcome and
     commits."""
-    outcome = Outcome()
+    outcome = Outcome(now=inbound.sent_at)
     origin = f"in:{inbound.id}"
     sender = find_player(session, inbound.sender)
     if sender is None:
         outcome.status = "rejected"
         outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
         _reply_error(
-            outcome, inbound.sender, None, inbound.body[:120] or "(empty message)",
+            outcome, None, inbound.body[:120] or "(empty message)",
             f"{inbound.sender} is not a registered player, so the message was not applied. "
             "Ask the dealer to add you (dealer player add NAME).",
         )
-        _flush(session, outcome, inbound, origin)
+        _flush(session, outcome, inbound, origin, inbound.sender)
         return outcome
     if inbound.kind != "message":
         outcome.status = "ignored"
@@ -90,11 +120,11 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         outcome.status = "rejected"
         outcome.note(None, "rejected", f"body of {len(inbound.body)} characters")
         _reply_error(
-            outcome, sender.name, None, inbound.body[:80],
+            outcome, None, inbound.body[:80],
             f"The message is {len(inbound.body)} characters long; at most {MAX_BODY_CHARS} "
             "are read. Send one command per line in a shorter message.",
         )
-        _flush(session, outcome, inbound, origin)
+        _flush(session, outcome, inbound, origin, sender.name)
         return outcome
     lines = command_lines(inbound.body)
     if not lines:
@@ -105,14 +135,19 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         outcome.status = "rejected"
         outcome.note(None, "rejected", f"{len(lines)} lines")
         _reply_error(
-            outcome, sender.name, None, lines[0],
+            outcome, None, lines[0],
             f"The message has {len(lines)} command lines; at most {MAX_LINES} are read at once.",
         )
-        _flush(session, outcome, inbound, origin)
+        _flush(session, outcome, inbound, origin, sender.name)
         return outcome
 
     chosen = inbound.game_hint
     public = inbound.channel != "pm"
+    words = None if public else command_words()
+    if words is not None and not any(_is_command(line, words) for line in lines):
+        _no_command(session, inbound, sender, lines, outcome)
+        _flush(session, outcome, inbound, origin, sender.name)
+        return outcome
     routes: dict[str | None, tuple[GameRef | None, str | None]] = {}
     applied = rejected = 0
     for index, line in enumerate(lines):
@@ -120,11 +155,19 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         if game_line:
             chosen = game_line.group(1)
             outcome.note(line, "game", game=chosen)
+            outcome.sections.append(Section(
+                line, "routed", "routed", "",
+                f"The lines that follow go to game {escape_post(chosen)}.",  # player text
+            ))
+            continue
+        if words is not None and not _is_command(line, words):
+            outcome.note(line, "ignored", "not a command")
+            outcome.not_commands.append(line)
             continue
         if len(line) > MAX_LINE_CHARS:
             rejected += 1
             outcome.note(line[:80], "rejected", "line too long")
-            _reply_error(outcome, sender.name, None, line,
+            _reply_error(outcome, None, line,
                          f"A command line may be at most {MAX_LINE_CHARS} characters.")
             continue
         if chosen not in routes:
@@ -141,41 +184,132 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         outcome.status = "ignored"
     elif applied == 0:
         outcome.status = "rejected"
-    _flush(session, outcome, inbound, origin)
+    _flush(session, outcome, inbound, origin, sender.name)
     return outcome
 
 
-def _flush(session: Session, outcome: Outcome, inbound: Inbound, origin: str) -> None:
-    queue_posts(session, outcome.replies, inbound.sent_at, None, f"{origin}:reply")
-    outcome.replies.clear()
+def _is_command(line: str, words: frozenset[str]) -> bool:
+    """Whether a PM's line is read as a command: a shell command, or a line whose first
+    word is a command word of some game (so ``sit`` sent to a roulette is refused, not
+    set aside)."""
+    if _HELP_LINE.match(line) or _GAME_LINE.match(line) or _SEED_LINE.match(line):
+        return True
+    first = line.split()[0].lower()
+    return first in _SHELL_WORDS or first in words or first.rstrip(".,:;!?") in words
+
+
+_SHELL_WORDS = frozenset({"help", "commands", "game", "seed"})
+
+
+def _flush(
+    session: Session, outcome: Outcome, inbound: Inbound | Row[Any], origin: str, recipient: str
+) -> None:
+    """Queue the message's one reply (nothing when there is nothing to tell the sender)."""
+    told = [s for s in outcome.sections if s.verdict != "routed"]
+    if not told:
+        return
+    if inbound.channel != "pm" and all(s.verdict == "accepted" and not s.text for s in told):
+        return  # a public command the rules answered in public only: no private word needed
+    games = {s.game_id for s in told}
+    game_id = games.pop() if len(games) == 1 else None
+    kinds = {s.kind for s in told}
+    if len(told) == 1:
+        subject = told[0].subject
+    else:
+        counts = Counter(s.verdict for s in told)
+        tally = ", ".join(f"{counts[v]} {v}" for v in ("accepted", "refused", "answered") if counts[v])
+        subject = f"{game_id}: {tally}" if game_id else f"Your message: {tally}"
+    sections = [
+        {"line": s.line, "verdict": s.verdict, "text": Markup(s.text.strip())}
+        for s in outcome.sections
+    ]
+    reply = PostDraft(
+        kind=kinds.pop() if len(kinds) == 1 else "reply",
+        template="common/reply.txt",
+        channel="pm",
+        recipient=recipient,
+        subject=subject,
+        context={"game_id": game_id, "sent_at": inbound.sent_at, "sections": sections,
+                 "not_commands": outcome.not_commands},
+    )
+    queue_posts(session, [reply], inbound.sent_at, game_id, f"{origin}:reply")
 
 
 def _reply_error(
     outcome: Outcome,
-    recipient: str,
     game_id: str | None,
-    line: str,
+    line: str | None,
     what: str,
     rule: str | None = None,
     allowed: list[str] | None = None,
 ) -> None:
+    """Add a refusal to the reply: what is wrong, the rule, what is allowed now."""
     if rule and f"({rule})" in what:
         rule = None  # the rules' own message already cites it
-    outcome.replies.append(
-        PostDraft(
-            kind="error",
-            template="common/error.txt",
-            channel="pm",
-            recipient=recipient,
-            subject=f"Not accepted: {quote(line, 60)}",
-            context={
-                "game_id": game_id,
-                "line": quote(line),
-                "what": what,
-                "rule": rule,
-                "allowed": allowed or [],
-            },
-        )
+    text = outcome.render(
+        "common/error.txt", game_id=game_id, what=what, rule=rule, allowed=allowed or []
+    )
+    outcome.sections.append(
+        Section(line, "refused", "error", f"Not accepted: {quote(line or what, 60)}",
+                text, game_id)
+    )
+
+
+def _take_replies(ctx: Context, recipient: str) -> list[PostDraft]:
+    """Take the step's private replies to ``recipient`` out of its posts: they become
+    sections of the message's one reply. Posts to others stay as the rules made them."""
+    mine = [p for p in ctx.posts if p.channel == "pm" and p.recipient == recipient]
+    if mine:
+        ctx.posts[:] = [p for p in ctx.posts if not (p.channel == "pm" and p.recipient == recipient)]
+    return mine
+
+
+class _Answer:
+    """What a step's rules said privately to the sender, taken out of the step's posts."""
+
+    def __init__(self, recipient: str):
+        self.recipient = recipient
+        self.drafts: list[PostDraft] = []
+        self.texts: list[str] = []
+
+    def around(self, action: Action) -> Action:
+        """``action``, then take its private replies to the sender (rendered as the step
+        would have rendered them: at its time, for its game)."""
+
+        def run(rules: Rules, ctx: Context, state: GameState) -> GameState:
+            state = action(rules, ctx, state)
+            taken = _take_replies(ctx, self.recipient)
+            self.drafts += taken
+            self.texts += [render_post(d, ctx.now, ctx.game_id) for d in taken]
+            return state
+
+        return run
+
+    def accepted(self, outcome: Outcome, game: GameRef, line: str) -> None:
+        """Add the line to the reply as accepted, with what the rules said about it."""
+        first = self.drafts[0] if self.drafts else None
+        outcome.sections.append(Section(
+            line, "accepted",
+            first.kind if first else "confirmation",
+            first.subject if first else f"{game.id}: accepted",
+            "\n\n".join(t.strip() for t in self.texts),
+            game.id,
+        ))
+
+
+def _no_command(
+    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], lines: list[str], outcome: Outcome
+) -> None:
+    """A PM none of whose lines is a command: one error, with the commands valid now."""
+    game, _why = _route(session, inbound, sender, inbound.game_hint)
+    outcome.status = "rejected"
+    outcome.note(None, "rejected", "no command in the message")
+    for line in lines:
+        outcome.note(line, "ignored", "not a command")
+    text = outcome.render("common/no_command.txt", lines=lines, **_help_context(session, sender, game))
+    outcome.sections.append(
+        Section(None, "refused", "error", "No command in your message", text,
+                game.id if game else None)
     )
 
 
@@ -258,14 +392,14 @@ def _run_line(
     """Run one line; return ``applied``, ``rejected``, ``ignored`` or ``answered``."""
     game, why = route
     if _HELP_LINE.match(line):
-        _answer_help(session, sender, game, outcome)
+        _answer_help(session, sender, game, line, outcome)
         outcome.note(line, "answered", game=game.id if game else None)
         return "answered"
     if game is None:
         if public:
             outcome.note(line, "ignored", "not addressed to a game")
             return "ignored"
-        _reply_error(outcome, sender.name, None, line, why or "No game.")
+        _reply_error(outcome, None, line, why or "No game.")
         outcome.note(line, "rejected", why or "no game")
         return "rejected"
     rules = rules_for(game.kind)
@@ -287,14 +421,19 @@ def _run_line(
             raise Rejected(f"You do not play in game {game.id}.", allowed=[])
         return r.handle(ctx, state, sender.name, command)
 
+    answer = _Answer(sender.name)
+
     # The rules raise Rejected before the step writes anything, so a refused line needs
     # no savepoint; any other failure aborts the whole message's transaction.
     try:
-        step = run_step(session, game, inbound.sent_at, handle, origin=origin, actor=sender.name)
+        step = run_step(
+            session, game, inbound.sent_at, answer.around(handle), origin=origin, actor=sender.name
+        )
     except Rejected as exc:
         return _refused(session, rules, game, sender, line, exc, outcome)
     outcome.deadlines_changed |= step.deadlines_changed
     outcome.note(line, "applied", game=game.id)
+    answer.accepted(outcome, game, line)
     return "applied"
 
 
@@ -318,19 +457,28 @@ def _refused(
     if not allowed:
         _, state = _current_state(session, game)
         allowed = rules.help(state, sender.name)
-    _reply_error(outcome, sender.name, game.id, line, exc.what, exc.rule, allowed)
+    _reply_error(outcome, game.id, line, exc.what, exc.rule, allowed)
     outcome.note(line, "rejected", exc.what, game=game.id)
     return "rejected"
 
 
-def _answer_help(session: Session, sender: Row[Any], game: GameRef | None, outcome: Outcome) -> None:
+def _help_context(session: Session, sender: Row[Any], game: GameRef | None) -> dict[str, Any]:
+    """What ``common/help.txt`` shows: the game's commands valid now and the sender's games."""
     context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": []}
     if game is not None:
         rules, state = _current_state(session, game)
         context.update(game_id=game.id, title=rules.title, commands=rules.help(state, sender.name))
     context["games"] = [g.id for g in player_games(session, sender.name)]
-    outcome.replies.append(
-        PostDraft("help", "common/help.txt", "pm", sender.name, "Commands you can send", context)
+    return context
+
+
+def _answer_help(
+    session: Session, sender: Row[Any], game: GameRef | None, line: str, outcome: Outcome
+) -> None:
+    """Add the commands valid now to the reply."""
+    text = outcome.render("common/help.txt", **_help_context(session, sender, game))
+    outcome.sections.append(
+        Section(line, "answered", "help", "Commands you can send", text, game.id if game else None)
     )
 
 
@@ -361,6 +509,8 @@ def _add_client_seed(
         )
         return state
 
-    run_step(session, game, sent_at, add, origin=origin, actor=sender.name)
+    answer = _Answer(sender.name)
+    run_step(session, game, sent_at, answer.around(add), origin=origin, actor=sender.name)
     outcome.note(line, "applied", "client seed added", game=game.id)
+    answer.accepted(outcome, game, line)
     return "applied"

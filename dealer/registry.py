@@ -17,8 +17,8 @@ from dealer.games import rules_for
 from dealer.games.base import Rejected
 from dealer.steps import apply_transfers, load_state, new_seed_row, run_step
 from dealer.store.models import Deadline, Event, Game, GamePlayer, Holding, Player, Seed
+from dealer.text import BadName, look_alike_keys, player_key, player_name
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,31}$")
 GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 PACKS = {"handy": "pack:handy", "deck": "pack:deck", "legendary": "pack:legendary"}
 
@@ -28,31 +28,48 @@ class AdminError(ValueError):
 
 
 def add_player(session: Session, name: str, now: datetime, chips: int = 0, vertebrae: int = 0) -> Player:
-    """Register a player, optionally with starting chips and vertebrae from the mint."""
-    if not NAME.match(name):
+    """Register a player, optionally with starting chips and vertebrae from the mint.
+
+    Any printable name of at most 64 characters (dealer.text.player_name says what is
+    refused); a name that shares its key (case, width, spaces) or a look-alike key with an
+    existing player's is refused, so nobody can pass for another player.
+    """
+    try:
+        shown = player_name(name)
+    except BadName as exc:
+        raise AdminError(f"{name!r} is not a valid player name: {exc}") from None
+    key = player_key(shown)
+    existing = session.get(Player, key)
+    if existing is not None:
         raise AdminError(
-            f"{name!r} is not a valid player name: 1 to 32 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit"
+            f"a player called {existing.name!r} already exists (names ignore case, width and spacing)"
         )
-    if session.get(Player, name.lower()) is not None:
-        raise AdminError(f"a player called {name!r} already exists (names ignore case)")
+    alike = look_alike_keys(shown)
+    for other in session.scalars(select(Player.name)):
+        if alike & look_alike_keys(other):
+            raise AdminError(
+                f"{shown!r} looks like the existing player {other!r} (letters of other scripts "
+                "drawn alike, accents, I/l/1 and O/0 are not told apart); choose a name that "
+                "cannot be mistaken for it"
+            )
     if chips < 0 or vertebrae < 0:
         raise AdminError("starting chips and vertebrae cannot be negative")
-    player = Player(key=name.lower(), name=name, created_at=now)
+    player = Player(key=key, name=shown, created_at=now)
     session.add(player)
     session.flush()
     ledger = L.Ledger()
-    ledger.mint(L.player(name), L.CHIPS, chips, "starting chips")
-    ledger.mint(L.player(name), L.VERTEBRAE, vertebrae, "starting vertebrae")
+    ledger.mint(L.player(shown), L.CHIPS, chips, "starting chips")
+    ledger.mint(L.player(shown), L.VERTEBRAE, vertebrae, "starting vertebrae")
     apply_transfers(session, ledger.staged, now, None)
     return player
 
 
 def get_player(session: Session, name: str) -> Player:
-    """The player called ``name`` (any case), or :class:`AdminError`."""
-    player = session.get(Player, name.strip().lower())
+    """The player called ``name`` (matched as :func:`~dealer.text.player_key` says), or
+    :class:`AdminError`."""
+    player = session.get(Player, player_key(name))
     if player is None:
-        raise AdminError(f"there is no player {name!r}; add one with `dealer player add {name}`")
+        raise AdminError(f'there is no player {name!r}; add one with `dealer player add "{name}"`')
     return player
 
 
@@ -155,7 +172,7 @@ def create_game(
     if session.get(Game, game_id) is not None:
         raise AdminError(f"a game {game_id!r} already exists")
     names = [get_player(session, p).name for p in (players or [])]
-    if len(set(n.lower() for n in names)) != len(names):
+    if len(set(player_key(n) for n in names)) != len(names):
         raise AdminError("a player is listed twice")
     try:
         parsed = rules.Settings.model_validate(settings or {})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from dealer.clock import as_utc, iso
+from dealer.clock import as_utc, iso, iso_exact
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
 from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
@@ -37,7 +37,7 @@ class MemoryInbox(Inbox):
         """Queue a message; datetimes in a dict are written as ISO text."""
         if isinstance(message, dict):
             message = json.dumps(
-                {k: iso(v) if isinstance(v, datetime) else v for k, v in message.items()}
+                {k: iso_exact(v) if isinstance(v, datetime) else v for k, v in message.items()}
             )
         self.waiting[self._next] = message
         self._next += 1

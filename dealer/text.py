@@ -61,3 +61,104 @@ def escape_post(value: object) -> str:
 def quote(line: str, limit: int = 120) -> str:
     """A player's line shortened for quoting back in a reply."""
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# -- player names -------------------------------------------------------------------------
+# Forum and Discord names carry spaces and letters of every script. A name is any printable
+# text of at most 64 characters; dealer matches names ignoring case, width and the kind and
+# number of spaces (NFKC, then case folding), and refuses a new name that looks like an
+# existing one (see look_alike_key). Player names are data like any player text: every post
+# escapes them (escape_post), so markup in a name is shown, never applied.
+
+MAX_NAME_CHARS = 64
+
+_SPACES = re.compile(r"\s+")
+# Not in a name: '@' (a name must never read as a mention, even where a platform ignores
+# escaping) and ',' (it separates the names of `dealer game new --players a,b`).
+_REFUSED_IN_NAMES = {"@": "'@' (names never mention anyone)", ",": "',' (commas separate names in lists)"}
+
+
+class BadName(ValueError):
+    """A player name dealer refuses; the message says why, in the admin's terms."""
+
+
+def player_name(text: str) -> str:
+    """The name as dealer shows it: ``text`` checked, with each run of spaces made one space.
+
+    Raises :class:`BadName` for an empty name, one longer than 64 characters, or one holding
+    a control, format or invisible character (tab, newline, zero-width space, bidirectional
+    marks), an unassigned code point, '@' or ','.
+    """
+    for ch in text:
+        if unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp"):
+            raise BadName(
+                f"it contains the invisible or control character U+{ord(ch):04X}; "
+                "a name is printable text"
+            )
+        if ch in _REFUSED_IN_NAMES:
+            raise BadName(f"it contains {_REFUSED_IN_NAMES[ch]}")
+    name = _SPACES.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    if not name:
+        raise BadName("a name cannot be empty")
+    if len(name) > MAX_NAME_CHARS:
+        raise BadName(f"it is {len(name)} characters long; a name has at most {MAX_NAME_CHARS}")
+    if len(player_key(name)) > MAX_NAME_CHARS:
+        raise BadName(f"written out in plain letters it is longer than {MAX_NAME_CHARS} characters")
+    return name
+
+
+def player_key(name: str) -> str:
+    """The key a name is looked up by: NFKC, case folded, NFKC again, spaces squeezed.
+
+    ``Alice``, ``ALICE``, ``ａｌｉｃｅ`` (full width) and ``alice`` share a key; so do
+    ``Thunder  Bob`` and ``Thunder\\u00a0Bob``. Invisible characters are kept, so a name
+    carrying one matches no registered player.
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return _SPACES.sub(" ", folded).strip()
+
+
+# Characters drawn like a Latin letter or digit in common fonts, mapped to it: capital I, 1
+# and | look like l, 0 like o; letters of Cyrillic, Greek and Armenian written like Latin
+# ones, capital and small apart (Greek capital Ν is N, small ν is v).
+_LOOK_ALIKE_PAIRS = (
+    "Il 1l |l ǀl 0o ıi ȷj ɡg ɑa ɩi "
+    # Cyrillic
+    "АA ВB ЕE КK МM НH ОO РP СC ТT ХX УY ҮY ЅS Іl ЈJ ԚQ ԜW Ӏl "
+    "аa еe оo рp сc уy хx үy ѕs іi јj ԁd ԛq ԝw һh ӏl "
+    # Greek
+    "ΑA ΒB ΕE ΖZ ΗH Ιl ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX οo νv ιi ρp υu χx αa γy κk "
+    # Armenian
+    "օo սu հh ոn ցg զq"
+)
+_LOOK_ALIKE = {pair[0]: pair[1] for pair in _LOOK_ALIKE_PAIRS.split()}
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_QUOTES = "\u2018\u2019\u201b\u2032\u0060\u00b4"
+_LOOK_ALIKE.update({ch: "-" for ch in _DASHES})
+_LOOK_ALIKE.update({ch: "'" for ch in _QUOTES})
+_LOOK_ALIKE.update({ch: '"' for ch in "\u201c\u201d\u201f\u2033"})
+# Letter pairs that read as one letter: "rn" as "m", "vv" as "w".
+_DIGRAPHS = (("rn", "m"), ("vv", "w"))
+
+
+def look_alike_keys(name: str) -> frozenset[str]:
+    """Two names a player could mistake for each other share one of these keys.
+
+    The rule: map every character drawn like a Latin letter or digit to it (Cyrillic 'а'
+    is 'a'; capital I, 1 and | are 'l'; 0 is 'o'; dashes are '-', curly quotes straight),
+    then take :func:`player_key` (case, width, spaces), map again, drop accents and other
+    combining marks, and read "rn" as "m" and "vv" as "w". This is done once on the name as
+    written and once on its key, so capitals are judged by their shape and two names with
+    one key always share a look-alike key. ``alice``, ``аlice`` (Cyrillic а), ``Alicé``,
+    ``AIice`` (capital i) and ``ALICE`` look alike; ``Alice B`` and ``AliceB`` do not.
+    """
+    return frozenset({_skeleton(unicodedata.normalize("NFKC", name)), _skeleton(player_key(name))})
+
+
+def _skeleton(text: str) -> str:
+    text = "".join(_LOOK_ALIKE.get(ch, ch) for ch in text)
+    text = "".join(_LOOK_ALIKE.get(ch, ch) for ch in player_key(text))
+    text = "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn")
+    for pair, letter in _DIGRAPHS:
+        text = text.replace(pair, letter)
+    return text

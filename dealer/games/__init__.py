@@ -31,6 +31,18 @@ def rules_for(kind: str) -> Rules:
     return rules
 
 
+def command_words() -> frozenset[str] | None:
+    """The first words of every known ruleset's commands; None when a ruleset declares
+    none (then any line may be one of its commands)."""
+    _load_all()
+    words: set[str] = set()
+    for cls in _REGISTRY.values():
+        if not cls.command_words:
+            return None
+        words |= cls.command_words
+    return frozenset(words)
+
+
 def _load_all() -> None:
     global _loaded
     if _loaded:

@@ -177,6 +177,11 @@ class Rules(ABC):
     default_channel: ClassVar[str]
     open_to_all: ClassVar[bool] = False
     """True when a player not yet in the game may send it commands (join, sit, bet)."""
+    command_words: ClassVar[frozenset[str]] = frozenset()
+    """The first words of the ruleset's commands, lower case. In a PM that holds commands,
+    a line whose first word is a command word of no game is set aside as not a command
+    (a greeting, a thank-you) instead of being refused. A ruleset that declares none
+    keeps every line of every PM a command."""
 
     @abstractmethod
     def start(

@@ -2,6 +2,13 @@
 
 A stored message's file moves to ``processed/``; an unreadable one to ``rejected/`` with a
 ``.why`` file beside it. Nothing is deleted.
+
+Files are read in the order they arrived: by modification time (to the nanosecond the file
+system keeps), then by name. The daemon stores them in that order, so the store's ingest
+order (the row id) follows arrival and breaks ties between messages sent in the same
+microsecond. File systems stamp files with a clock that may tick only every few
+milliseconds, so two files written within one tick share a time: their names then decide,
+and ``dealer submit`` names its files after the moment it writes them (to the nanosecond).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
 
 
 class DirectoryInbox(Inbox):
-    """Reads ``*.json`` files from a folder, oldest name first."""
+    """Reads ``*.json`` files from a folder in arrival order (modification time, then name)."""
 
     source = "dir"
 
@@ -26,11 +33,29 @@ class DirectoryInbox(Inbox):
         for folder in (self.path, self.processed, self.rejected):
             folder.mkdir(parents=True, exist_ok=True)
 
+    def waiting(self) -> list[Path]:
+        """The message files waiting, in arrival order: modification time, then name.
+
+        Hidden files (a writer's temporary ``.NAME.tmp``) and folders are not messages.
+        """
+        found: list[tuple[int, str, Path]] = []
+        with os.scandir(self.path) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                    continue
+                try:
+                    if not entry.is_file():
+                        continue
+                    stamp = entry.stat().st_mtime_ns
+                except FileNotFoundError:  # taken by another daemon meanwhile
+                    continue
+                found.append((stamp, entry.name, Path(entry.path)))
+        found.sort()
+        return [path for _, _, path in found]
+
     def fetch(self) -> Iterator[Delivery | tuple[Path, str]]:
-        """Yield every message file in name order (files still being written are skipped)."""
-        for file in sorted(self.path.glob("*.json")):
-            if not file.is_file():
-                continue
+        """Yield every message file in arrival order (see :meth:`waiting`)."""
+        for file in self.waiting():
             try:
                 size = file.stat().st_size
             except FileNotFoundError:  # taken by another daemon meanwhile

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 import tally  # noqa: E402,F401  (registers the test ruleset "tally")
 
-from dealer.clock import iso  # noqa: E402
+from dealer.clock import iso_exact  # noqa: E402
 from dealer.daemon import Dealer  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
 
@@ -42,7 +42,7 @@ class Harness:
         """Drop a message file into the inbox; return its id."""
         self._n += 1
         ident = fields.pop("id", f"m{self._n:05d}")
-        message = {"id": ident, "sender": sender, "channel": "pm", "body": body, "sent_at": iso(at), **fields}
+        message = {"id": ident, "sender": sender, "channel": "pm", "body": body, "sent_at": iso_exact(at), **fields}
         (self.inbox_dir / f"{self._n:05d}-{ident}.json").write_text(json.dumps(message), encoding="utf-8")
         return ident
 

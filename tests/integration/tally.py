@@ -45,6 +45,7 @@ class Tally(Rules):
     Settings = TallySettings
     State = TallyState
     default_channel = "#tally"
+    command_words = frozenset({"add"})
 
     def start(self, ctx: Context, players: list[str], settings: TallySettings, start: datetime) -> TallyState:
         if len(players) < 2:

@@ -30,7 +30,8 @@ def test_players_and_grants(cli) -> None:  # type: ignore[no-untyped-def]
     ("args", "message"),
     [
         (("player", "add", "alice"), "already exists"),
-        (("player", "add", "bad name!"), "not a valid player name"),
+        (("player", "add", "bad\tname"), "not a valid player name"),
+        (("player", "add", "ALICE"), "a player called 'alice' already exists"),
         (("player", "show", "nobody"), "there is no player 'nobody'"),
         (("grant", "alice", "dragon egg", "1"), "is no item"),
         (("grant", "alice", "chips", "0"), "positive whole number"),

@@ -30,10 +30,23 @@ def test_a_whole_game_through_the_directory_inbox(harness) -> None:  # type: ign
     harness.send("Bob", "ADD 2", T0 + timedelta(minutes=6))
     report = harness.run(T0 + timedelta(minutes=10))
     assert (report.ingested, report.messages, report.deadlines) == (2, 2, 0)
-    assert [p["body"].strip() for p in harness.pms("alice")] == [
-        "Added 3; your total is 3.", "Added 4; your total is 7."
+    # One reply per message, taking its lines in order.
+    (alice,) = harness.pms("alice")
+    assert alice["body"].strip().splitlines() == [
+        "Your message of 2026-12-01 10:05 UTC (game t1), line by line:",
+        "",
+        "> add 3",
+        "accepted:",
+        "Added 3; your total is 3.",
+        "",
+        "> add 4",
+        "accepted:",
+        "Added 4; your total is 7.",
     ]
-    assert harness.pms("bob")[0]["body"].strip() == "Added 2; your total is 2."
+    assert (alice["kind"], alice["subject"]) == ("confirmation", "t1: 2 accepted")
+    (bob,) = harness.pms("bob")
+    assert "> ADD 2\naccepted:\nAdded 2; your total is 2." in bob["body"]
+    assert bob["subject"] == "Added"
     assert not list(harness.inbox_dir.glob("*.json"))
     assert len(list((harness.inbox_dir / "processed").glob("*.json"))) == 2
 
@@ -123,19 +136,26 @@ def test_bad_messages_get_clear_private_replies(harness) -> None:  # type: ignor
     harness.send("alice", "a" * 5000, at)
     harness.send("alice", "\x00\x07  \u200b", at)
     harness.run(at + timedelta(minutes=1))
-    errors = [p for p in harness.posts() if p["kind"] == "error"]
     by = {}
-    for p in errors:
-        by.setdefault(p["recipient"], []).append(p["body"])
-    assert "not a registered player" in by["mallory"][0]
-    carol = by["carol"]
+    for p in harness.posts():
+        if p["recipient"]:
+            by.setdefault(p["recipient"], []).append(p)
+    assert [p["kind"] for p in by["mallory"]] == ["error"]
+    assert "not a registered player" in by["mallory"][0]["body"]
+    carol = [p["body"] for p in by["carol"]]
+    assert [p["kind"] for p in by["carol"]] == ["error"] * 3
     assert "in no running game" in carol[0]
     assert "There is no game 'nope'" in carol[1]
     assert "You do not play in game t1" in carol[2]
+    # One reply to the three lines: refused, accepted, and a line that is not a command.
     alice = by["alice"]
-    assert "> add 11" in alice[0] and "(T-1)" in alice[0] and "add N — N from 1 to 10" in alice[0]
-    assert "> fly away" in alice[1]
-    assert "5000 characters" in alice[2]
+    assert [p["kind"] for p in alice] == ["reply", "error"]
+    body = alice[0]["body"]
+    assert "> add 11\nrefused: " in body and "(T-1)" in body and "add N — N from 1 to 10" in body
+    assert "> add 1\naccepted:" in body
+    assert body.index("> add 11") < body.index("> add 1\n") < body.index("Not read as commands")
+    assert "> fly away" in body.split("Not read as commands")[1]
+    assert "5000 characters" in alice[1]["body"]
     assert harness.admin(lambda s: game_view(s, "t1"))["scores"]["alice"] == 1
     statuses = harness.admin(lambda s: [r.status for r in s.scalars(select(Inbound).order_by(Inbound.id))])
     assert statuses == ["rejected", "rejected", "rejected", "rejected", "applied", "rejected", "ignored"]

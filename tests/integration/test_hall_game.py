@@ -37,8 +37,13 @@ def test_a_hall_cycle_through_the_daemon(harness) -> None:  # type: ignore[no-un
     view = harness.admin(lambda s: game_view(s, "h1"))
     assert sorted(view["players"]) == ["alice", "bob"]
     assert view["seeds"][0]["client_seeds"] == ["bob: bob was here"]
-    replies = [p["kind"] for p in harness.pms("alice")]
-    assert len(replies) == 4  # join, purchase, pack opened, gift sent
+    # One reply per message: join, purchase and pack opened in the first; gift sent.
+    replies = harness.pms("alice")
+    assert [p["kind"] for p in replies] == ["confirmation", "confirmation"]
+    assert replies[0]["body"].count("\naccepted:\n") == 3
+    assert "> gift bob\naccepted:" in replies[1]["body"]
+    # What the rules tell another player stays its own message: bob's gift notice.
+    assert [p["kind"] for p in harness.pms("bob")] == ["confirmation", "notice", "seed_added"]
 
     # Phase 1 ends: its seed is revealed and phase 2's commitment published.
     harness.run(T0 + DAY + timedelta(minutes=1))

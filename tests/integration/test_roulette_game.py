@@ -82,8 +82,10 @@ def test_a_whole_game(cli) -> None:  # type: ignore[no-untyped-def]
     assert kinds.count("phase_start") == 11  # the preparation phase and 10 rounds
     assert kinds[-1] == "final_result"
     assert all(p["channel"] == "#stationary-roulette" for p in public)
+    # One reply per PM (11 each), with a section for each of the 10 preparations and 10 bets.
     confirmations = [p for p in published if p["kind"] == "confirmation"]
-    assert len(confirmations) == 2 * (10 + 10)  # 10 preparations and 10 bets each
+    assert len(confirmations) == 2 * 11
+    assert sum(p["body"].count("\naccepted:\n") for p in confirmations) == 2 * (10 + 10)
     final = public[-1]["body"]
     assert "bob" in final and "1 chip" in final
     late = [p for p in published if p["recipient"] == "bob" and p["kind"] == "error"]

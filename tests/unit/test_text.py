@@ -37,3 +37,90 @@ def test_cleaning_drops_invisible_and_control_characters() -> None:
     assert command_lines("bet gold 40\n\n \u200b \nprepare gold gold 30 silver 10\r\n") == [
         "bet gold 40", "prepare gold gold 30 silver 10"
     ]
+
+
+# -- player names ---------------------------------------------------------------------------
+
+import pytest  # noqa: E402
+
+from dealer.text import BadName, look_alike_keys, player_key, player_name  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("alice", "alice"),
+        ("  Thunder   Bob ", "Thunder Bob"),
+        ("Thunder\u00a0Bob", "Thunder Bob"),  # a no-break space is a space
+        ("Zoe\u0308", "Zo\u00eb"),  # e + combining diaeresis is kept composed (NFC)
+        ("*Star* <b>[x]", "*Star* <b>[x]"),  # markup is escaped where posted, not refused
+        ("Дмитрий", "Дмитрий"),
+        ("😀 smile", "😀 smile"),
+        ("x" * 64, "x" * 64),
+    ],
+)
+def test_any_printable_name_of_up_to_64_characters_is_a_name(given: str, shown: str) -> None:
+    assert player_name(given) == shown
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [
+        ("", "cannot be empty"),
+        ("   ", "cannot be empty"),
+        ("x" * 65, "65 characters long"),
+        ("bad\tname", "U+0009"),
+        ("two\nlines", "U+000A"),
+        ("ali\u200bce", "U+200B"),  # zero-width space
+        ("\u202eecila", "U+202E"),  # right-to-left override
+        ("a\x00", "U+0000"),
+        ("@everyone", "'@'"),
+        ("<@123>", "'@'"),
+        ("Smith, John", "','"),
+        ("\ufdfa" * 4, "longer than 64"),  # 4 characters that NFKC writes out as 72
+    ],
+)
+def test_names_dealer_refuses(given: str, why: str) -> None:
+    with pytest.raises(BadName, match=re.escape(why)):
+        player_name(given)
+
+
+def test_a_name_is_matched_ignoring_case_width_and_spacing() -> None:
+    keys = {player_key(n) for n in ("Alice", "ALICE", "alice", " alice ", "ａｌｉｃｅ", "Ａlice")}
+    assert keys == {"alice"}
+    assert player_key("Thunder  Bob") == player_key("thunder\u2003bob") == "thunder bob"
+    assert player_key("Straße") == player_key("STRASSE") == "strasse"
+    assert player_key("ali\u200bce") != "alice"  # an invisible character matches nobody
+
+
+@pytest.mark.parametrize(
+    "twin",
+    ["аlice",  # Cyrillic а
+     "Аlice",  # Cyrillic А
+     "AIice",  # capital i for l
+     "Alicé", "ALICE", "ａｌｉｃｅ", "alice\u0301"],
+)
+def test_look_alikes_of_alice(twin: str) -> None:
+    assert look_alike_keys("alice") & look_alike_keys(twin)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("bob", "b0b"), ("bob", "ΒΟΒ"), ("Nick", "Νick"), ("Ann-Marie", "Ann–Marie"),
+     ("O'Neil", "O’Neil"), ("Arnold", "Amold"), ("will", "wiII"), ("Thunder Bob", "Thunder\u00a0Bob")],
+)
+def test_more_look_alikes(one: str, other: str) -> None:
+    assert look_alike_keys(one) & look_alike_keys(other)
+
+
+@pytest.mark.parametrize(("one", "other"), [("alice", "alicia"), ("Alice B", "AliceB"), ("bob", "rob"), ("Kim", "Tim")])
+def test_names_that_do_not_look_alike(one: str, other: str) -> None:
+    assert not look_alike_keys(one) & look_alike_keys(other)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=1, max_size=20), st.sampled_from([str.upper, str.lower, str.swapcase, str.title]))
+def test_names_with_one_key_always_look_alike(name: str, change) -> None:  # type: ignore[no-untyped-def]
+    other = change(name)
+    if player_key(name) == player_key(other):
+        assert look_alike_keys(name) & look_alike_keys(other)

@@ -46,6 +46,10 @@ class Hall(Rules):
     State = HallState
     default_channel = "#game-actions"
     open_to_all = True
+    command_words = frozenset(
+        {"join", "inventory", "inv", "show", "my", "open", "buy", "offer", "accept", "decline",
+         "withdraw", "gift"}
+    )
 
     def start(self, ctx: Context, players: list[str], settings: Any, start: datetime) -> HallState:
         """Open a cycle; the players given are joined at the opening (``phase-1``)."""

@@ -65,6 +65,9 @@ class OffToTheRaces(Rules):
     State = RacesState
     default_channel = "#the-raceway"
     open_to_all = True
+    command_words = frozenset(
+        {"sit", "stand", "horse", "ready", "interested", "bet", "pass", "race", "lap"}
+    )
 
     def start(
         self, ctx: Context, players: list[str], settings: GameSettings, start: datetime

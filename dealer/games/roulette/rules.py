@@ -63,6 +63,7 @@ class StationaryRoulette(Rules):
     State = RouletteState
     default_channel = "#stationary-roulette"
     open_to_all = False
+    command_words = frozenset({"prepare", "prep", "bet", "reminders", "reminder"})
 
     # --- creation --------------------------------------------------------------------
 
