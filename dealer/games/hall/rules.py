@@ -1,9 +1,10 @@
 """The Gilded Hall ruleset: the economy of one cycle (RULES GH-1 to GH-8, GH-40).
 
 This module only routes: each command goes to the module holding its rule (economy: GH-2
-to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). Exoptosis, battles,
-duels, proposals and the Judge will be further modules with their own commands, added to
-``ACTIONS`` and to the parser's readers.
+to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). A cycle's inventories are
+its own (GH-1): its accounts live in the ledger scope named after the cycle's id.
+Exoptosis, battles, duels, proposals and the Judge will be further modules with their own
+commands, added to ``ACTIONS`` and to the parser's readers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from dealer.games.hall.commands import (
 )
 from dealer.games.hall.items import inventory
 from dealer.games.hall.state import Happening, HallSettings, HallState, Member
-from dealer.ledger import player
 
 Action = Callable[[Context, HallState, str, Any], None]
 
@@ -68,6 +68,19 @@ class Hall(Rules):
             ctx.post("opening", "hall/opening.txt", "The Gilded Hall opens soon",
                      **phases.opening_context(ctx, state))
             phases.refresh_chips(ctx, state)
+        return state
+
+    def ledger_scope(self, game_id: str, state: Any) -> str | None:
+        """GH-1: a cycle's inventories are its own, in the scope named after the cycle."""
+        return game_id
+
+    def grant(self, ctx: Context, state: Any, name: str, item: str, amount: int) -> HallState:
+        """``dealer grant NAME ITEM N --game ID`` into a member's cycle inventory (GH-1).
+
+        Not a player's action (GH-6); victory is checked at once (GH-8).
+        """
+        economy.grant(ctx, state, name, item, amount)
+        self._after_step(ctx, state)
         return state
 
     def parse(self, line: str) -> Any:
@@ -141,11 +154,14 @@ class Hall(Rules):
         if state.member(actor) is not None:
             raise Rejected("you are already in the Hall", rule="GH-6", allowed=[])
         state.members.append(Member(name=actor, joined_phase=state.phase))
-        state.log.append(Happening(kind="joined", actor=actor))
+        # GH-1: the inventory in this cycle starts now, with the cycle's starting items only.
+        starting = economy.give_starting_items(ctx, state, actor)
+        state.log.append(Happening(kind="joined", actor=actor, items=starting))
         ctx.record("joined", player=actor, phase=state.phase)
         ctx.reply(actor, "confirmation", "hall/joined.txt", "Welcome to the Gilded Hall",
                   name=actor, phase=state.phase, phase_ends_at=state.phase_ends_at,
-                  members=[m.name for m in state.members], **inventory(ctx.ledger, player(actor)))
+                  members=[m.name for m in state.members], starting=starting,
+                  **inventory(ctx.ledger, ctx.scope.player(actor)))
 
     def _show_inventory(self, ctx: Context, state: HallState, actor: str) -> None:
         member = state.member(actor)
@@ -154,7 +170,7 @@ class Hall(Rules):
                   inactive=bool(member and member.inactive),
                   gifted=member.gifted if member else None,
                   offers=trades.offers_of(state, actor),
-                  **inventory(ctx.ledger, player(actor)))
+                  **inventory(ctx.ledger, ctx.scope.player(actor)))
 
     def _after_step(self, ctx: Context, state: HallState) -> None:
         phases.check_victory(ctx, state)  # GH-8: after any step

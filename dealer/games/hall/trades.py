@@ -12,7 +12,6 @@ from dealer.games.base import Context, Rejected
 from dealer.games.hall.commands import AnswerOffer, MakeOffer
 from dealer.games.hall.items import label, labels
 from dealer.games.hall.state import Happening, HallState, Offer
-from dealer.ledger import Ledger, player
 
 
 def make_offer(ctx: Context, state: HallState, actor: str, command: MakeOffer) -> None:
@@ -28,7 +27,7 @@ def make_offer(ctx: Context, state: HallState, actor: str, command: MakeOffer) -
         raise Rejected("an offer of nothing for nothing trades nothing", rule="GH-1")
     # Interpretation: the offerer must hold what it offers now; what it asks for is checked
     # only at acceptance (the target may obtain it in the meantime).
-    shortfall = missing(ctx.ledger, actor, gives)
+    shortfall = missing(ctx, actor, gives)
     if shortfall:
         raise Rejected(f"you cannot offer what you do not hold: {'; '.join(shortfall)}",
                        rule="GH-1", allowed=["inventory — see what you hold"])
@@ -62,8 +61,8 @@ def answer_offer(ctx: Context, state: HallState, actor: str, command: AnswerOffe
 
 def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
     """The atomic swap: check both sides first, then move everything."""
-    problems = missing(ctx.ledger, offer.offerer, offer.gives, subject=offer.offerer)
-    problems += missing(ctx.ledger, actor, offer.wants)
+    problems = missing(ctx, offer.offerer, offer.gives, subject=offer.offerer)
+    problems += missing(ctx, actor, offer.wants)
     if problems:
         raise Rejected(
             f"offer {offer.id} cannot be completed, nothing moved: {'; '.join(problems)}. "
@@ -71,10 +70,11 @@ def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
             rule="GH-1",
         )
     memo = f"GH-1 trade {offer.id}"
+    offerer, target = ctx.scope.player(offer.offerer), ctx.scope.player(actor)
     for item, amount in sorted(offer.gives.items()):
-        ctx.ledger.move(player(offer.offerer), player(actor), item, amount, memo)
+        ctx.ledger.move(offerer, target, item, amount, memo)
     for item, amount in sorted(offer.wants.items()):
-        ctx.ledger.move(player(actor), player(offer.offerer), item, amount, memo)
+        ctx.ledger.move(target, offerer, item, amount, memo)
     state.offers.remove(offer)
     state.log.append(Happening(kind="trade", actor=offer.offerer, other=actor, offer=offer.id,
                                items=labels(offer.gives), back=labels(offer.wants)))
@@ -116,27 +116,28 @@ def expire_offers(state: HallState) -> list[Offer]:
     return expired
 
 
-def missing(ledger: Ledger, name: str, bundle: dict[str, int], subject: str = "you") -> list[str]:
-    """What ``name`` lacks to hand over ``bundle``, in words; empty when it holds it all."""
+def missing(ctx: Context, name: str, bundle: dict[str, int], subject: str = "you") -> list[str]:
+    """What ``name`` lacks in its cycle inventory to hand over ``bundle``, in words; empty
+    when it holds it all. ``subject`` is how the words call it (``you``, or its name)."""
     you = subject == "you"
     gaps = []
     for item, amount in sorted(bundle.items()):
-        held = ledger.balance(player(name), item)
+        held = ctx.ledger.balance(ctx.scope.player(name), item)
         if held < amount:
             gaps.append(
                 f"{subject} {'do' if you else 'does'} not hold {label(item, amount)} "
-                f"({'you have' if you else 'it has'} {held})" + _holo_hint(ledger, name, item)
+                f"({'you have' if you else 'it has'} {held})" + _holo_hint(ctx, name, item)
             )
     return gaps
 
 
-def _holo_hint(ledger: Ledger, name: str, item: str) -> str:
+def _holo_hint(ctx: Context, name: str, item: str) -> str:
     """A hint when the card is held only in its other (plain / holographic) form."""
     parsed = card_of_item(item)
     if parsed is None:
         return ""
     card, holo = parsed
-    if ledger.balance(player(name), card.item(not holo)) > 0:
+    if ctx.ledger.balance(ctx.scope.player(name), card.item(not holo)) > 0:
         other = card.code if holo else f"holo {card.code}"
         return f"; the {'plain' if holo else 'holographic'} one is written '{other}'"
     return ""
