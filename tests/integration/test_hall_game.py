@@ -82,3 +82,34 @@ def test_a_hall_cycle_through_the_daemon(harness) -> None:  # type: ignore[no-un
         select(LedgerEntry.game_id, LedgerEntry.source, LedgerEntry.target)).all())
     assert all(game == "h1" for game, source, target in entries if "h1/" in source + target)
 
+
+def test_posts_after_a_refused_purchase_and_a_failed_acceptance(harness) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob", "carol"):
+            add_player(session, name, T0)
+        create_game(session, "hall", "h1", T0, players=["alice", "bob", "carol"],
+                    settings={"starting_vertebrae": "24"})
+        grant(session, "bob", "AS", 1, T0, "h1")
+    harness.admin(setup)
+    at = T0 + timedelta(hours=1)
+    harness.send("alice", "buy chip", at)  # 25 > 24 vertebrae
+    harness.send("bob", "offer AS to carol for nothing\noffer AS to alice for nothing", at)
+    harness.send("alice", "accept offer 2", at + timedelta(minutes=1))
+    harness.send("carol", "accept offer 1", at + timedelta(minutes=2))  # bob's Ace is gone
+    harness.run(at + timedelta(minutes=5))
+
+    (refusal,) = [p for p in harness.pms("alice") if p["kind"] == "error"]
+    assert ("What you can send now:\n- buy random card — 5 vertebrae (GH-5)\n"
+            "- buy handy pack — 12 vertebrae (GH-5)\n- buy deck pack — 18 vertebrae (GH-5)\n"
+            "- (with 24 vertebrae you cannot buy: legendary pack (50), chip (25))\n"
+            ) in refusal["body"]
+    failed = harness.pms("carol")[-1]
+    assert failed["kind"] == "notice" and "could not be completed when you accepted it: bob " \
+        "does not hold Ace of Spades (it has 0)" in failed["body"]
+    assert harness.admin(lambda s: game_view(s, "h1"))["detail"]["open_offers"] == []
+
+    harness.run(T0 + DAY)
+    summary = harness.public()[-1]["body"]
+    assert "- Offer 1 from bob to carol (Ace of Spades for nothing) failed when carol accepted it" \
+        in summary
+    assert "lapsed unanswered" not in summary

@@ -98,7 +98,7 @@ def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
         raise Rejected(
             f"{what} {'is' if command.count == 1 else 'are'} {cost} vertebrae and you have {held}",
             rule="GH-5",
-            allowed=[f"{ware} — {price} vertebrae" for ware, price in PRICES.items()],
+            allowed=_instead(held, command),
         )
     ctx.ledger.move(account, ctx.scope.house, VERTEBRAE, cost, f"GH-5 buy {what}")
     first = ctx.rng.counter
@@ -130,6 +130,32 @@ def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[s
         return []
     ctx.ledger.mint(ctx.scope.player(actor), pack_item(command.ware.split()[0]), command.count, memo)
     return []
+
+
+def croupier_lines(held: int) -> list[str]:
+    """GH-5: a ``buy`` line with its price for each item ``held`` vertebrae pay for, then one
+    line naming those they do not (help never offers a purchase it would refuse)."""
+    lines = [f"buy {ware} — {price} vertebrae (GH-5)" for ware, price in PRICES.items()
+             if price <= held]
+    too_dear = [f"{ware} ({price})" for ware, price in PRICES.items() if price > held]
+    if too_dear:
+        lines.append(f"(with {held} vertebrae you cannot buy: {', '.join(too_dear)})")
+    return lines
+
+
+def _instead(held: int, refused: Buy) -> list[str]:
+    """What a player refused a purchase may buy instead: the most of the same item it can
+    pay for (when that is 2 or more), then every item it can pay for."""
+    price = PRICES[refused.ware]
+    most = held // price
+    lines = []
+    if most >= 2:
+        lines.append(f"buy {most} {refused.ware}s — {most * price} vertebrae, the most you "
+                     "can pay for (GH-5)")
+    lines += croupier_lines(held)
+    if not any(line.startswith("buy") for line in lines):
+        lines.insert(0, "inventory — see what you hold (cards to trade, packs to open)")
+    return lines
 
 
 def give_starting_items(ctx: Context, state: HallState, name: str) -> list[str]:

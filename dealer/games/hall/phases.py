@@ -185,7 +185,9 @@ def _standings(ctx: Context, state: HallState) -> list[dict[str, object]]:
 
 
 def refresh_chips(ctx: Context, state: HallState) -> None:
-    """Keep each member's chips in the state, for ``summary`` (which sees no ledger). They
-    are exact: a cycle's inventories change only in its steps."""
+    """Keep each member's chips and vertebrae in the state, for ``summary`` and ``help``
+    (which see no ledger). They are exact: a cycle's inventories change only in its steps."""
     state.chips = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), CHIPS)
                    for m in state.members}
+    state.vertebrae = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), VERTEBRAE)
+                       for m in state.members}

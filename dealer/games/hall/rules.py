@@ -127,10 +127,18 @@ class Hall(Rules):
         member = state.member(actor)
         if member is None:
             return EXAMPLES[Join] + lines
-        lines += EXAMPLES[OpenPack] + EXAMPLES[Buy] + EXAMPLES[MakeOffer]
+        lines += EXAMPLES[OpenPack]
+        # GH-5: only what the member's vertebrae pay for, with prices, then what they do not.
+        lines += economy.croupier_lines(state.vertebrae.get(member.name, 0))
+        # GH-1, GH-7: trades and gifts go to members only, so the examples name members.
+        others = [m.name for m in state.members if m.name != member.name]
+        if others:
+            lines.append(f"offer 2 chips and 7H to {others[0]} for AS — propose a trade; "
+                         f"{others[0]} must accept (GH-1); members: {', '.join(others)}")
         lines += trades.open_offer_lines(state, actor)
-        if member.gifted is None:
-            lines += EXAMPLES[Gift]
+        if member.gifted is None and others:
+            lines.append(f"gift {others[0]} — once per phase, a member receives a random card "
+                         f"(GH-7); members you can gift: {', '.join(others)}")
         return lines
 
     def summary(self, state: Any) -> Summary:

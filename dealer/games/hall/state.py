@@ -79,7 +79,8 @@ class GiftBonus(_Record):
 class Happening(_Record):
     """One line of the phase summary: what someone did and what it revealed."""
 
-    kind: Literal["joined", "gift", "gift_bonus", "bought", "opened", "trade", "granted"]
+    kind: Literal["joined", "gift", "gift_bonus", "bought", "opened", "trade", "trade_failed",
+                  "granted"]
     actor: str
     other: str | None = None
     items: list[str] = Field(default_factory=list)
@@ -87,6 +88,7 @@ class Happening(_Record):
     back: list[str] = Field(default_factory=list)
     """For a trade: the labels of what came back."""
     what: str = ""
+    """Words the summary quotes: a purchase, a gift's extras, why a trade failed."""
     cost: int = 0
     offer: int | None = None
     first_draw: int | None = None
@@ -116,6 +118,8 @@ class HallState(GameState):
     """The current phase's happenings, posted in the phase summary."""
     chips: dict[str, int] = Field(default_factory=dict)
     """Each member's chips in the cycle after the last step (summary() has no ledger)."""
+    vertebrae: dict[str, int] = Field(default_factory=dict)
+    """Each member's vertebrae in the cycle after the last step (help() has no ledger)."""
     winner: str | None = None
     finished_at: UtcTime | None = None
 

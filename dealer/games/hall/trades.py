@@ -1,8 +1,9 @@
 """Trading by offer and acceptance (RULES GH-1).
 
 An offer holds nothing back: both inventories stay free until the target accepts, and the
-acceptance is one atomic swap that is refused as a whole (nothing moves, the offer stays
-open) if either side no longer holds what it promised. Offers expire when the phase ends.
+acceptance is one atomic swap that fails as a whole if either side no longer holds what it
+promised: nothing moves and the offer is closed (it was answered; a new offer may follow).
+Offers expire when the phase ends.
 """
 
 from __future__ import annotations
@@ -60,15 +61,10 @@ def answer_offer(ctx: Context, state: HallState, actor: str, command: AnswerOffe
 
 
 def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
-    """The atomic swap: check both sides first, then move everything."""
-    problems = missing(ctx, offer.offerer, offer.gives, subject=offer.offerer)
-    problems += missing(ctx, actor, offer.wants)
-    if problems:
-        raise Rejected(
-            f"offer {offer.id} cannot be completed, nothing moved: {'; '.join(problems)}. "
-            "The offer stays open until it is withdrawn, declined or the phase ends",
-            rule="GH-1",
-        )
+    """The atomic swap: check both sides first, then move everything, or fail as a whole."""
+    if not _can_swap(ctx, offer):
+        _fail(ctx, state, offer)
+        return
     memo = f"GH-1 trade {offer.id}"
     offerer, target = ctx.scope.player(offer.offerer), ctx.scope.player(actor)
     for item, amount in sorted(offer.gives.items()):
@@ -84,6 +80,34 @@ def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
     for name in (actor, offer.offerer):
         ctx.reply(name, "confirmation" if name == actor else "notice", "hall/trade_done.txt",
                   f"Trade {offer.id} done", reader=name, **context)
+
+
+def _can_swap(ctx: Context, offer: Offer) -> bool:
+    return not (missing(ctx, offer.offerer, offer.gives) or missing(ctx, offer.target, offer.wants))
+
+
+def _fail(ctx: Context, state: HallState, offer: Offer) -> None:
+    """GH-1 (interpretation): an acceptance that cannot be completed moves nothing and closes
+    the offer. It was answered, so it is neither offered again nor reported as lapsed; the
+    phase summary says why it failed, and the offerer may make a new offer."""
+    state.offers.remove(offer)
+
+    def why(reader: str | None) -> str:
+        """Each side's shortfall, in the second person for ``reader``."""
+        gaps = []
+        for name, bundle in ((offer.offerer, offer.gives), (offer.target, offer.wants)):
+            gaps += missing(ctx, name, bundle, subject="you" if name == reader else name)
+        return "; ".join(gaps)
+
+    state.log.append(Happening(kind="trade_failed", actor=offer.offerer, other=offer.target,
+                               offer=offer.id, items=labels(offer.gives),
+                               back=labels(offer.wants), what=why(None)))
+    ctx.record("trade_failed", id=offer.id, offerer=offer.offerer, target=offer.target,
+               why=why(None))
+    context = _offer_context(state, offer)
+    for name in (offer.target, offer.offerer):
+        ctx.reply(name, "notice", "hall/trade_failed.txt", f"Offer {offer.id} failed",
+                  reader=name, why=why(name), **context)
 
 
 def _decline(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:

@@ -286,6 +286,53 @@ def test_buying_without_enough_vertebrae_is_refused():
     assert refusal.what == "5 random cards are 25 vertebrae and you have 24"
 
 
+def test_a_refused_purchase_offers_only_what_the_vertebrae_pay_for():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 24})
+    refusal = shell.refused("alice", "buy chip", at(1))  # 25 > 24
+    # 24 vertebrae pay for a random card (5), a Handy Pack (12), a Deck Pack (18); not for a
+    # Legendary Pack (50) or a chip (25).
+    assert refusal.allowed == [
+        "buy random card — 5 vertebrae (GH-5)",
+        "buy handy pack — 12 vertebrae (GH-5)",
+        "buy deck pack — 18 vertebrae (GH-5)",
+        "(with 24 vertebrae you cannot buy: legendary pack (50), chip (25))",
+    ]
+    refusal = shell.refused("alice", "buy 5 random cards", at(1))  # 5 x 5 = 25 > 24
+    assert refusal.allowed[0] == ("buy 4 random cards — 20 vertebrae, the most you can pay for "
+                                  "(GH-5)")  # floor(24 / 5) = 4, 4 x 5 = 20
+    shell.send("alice", refusal.allowed[0].split(" — ")[0], at(2))  # the Croupier accepts it
+    assert shell.has("alice", VERTEBRAE) == 24 - 20
+
+
+def test_with_too_few_vertebrae_for_anything_no_buy_line_is_offered():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 4})
+    refusal = shell.refused("alice", "buy random card", at(1))
+    assert refusal.what == "a random card is 5 vertebrae and you have 4"
+    assert not any(line.startswith("buy") for line in refusal.allowed)
+    assert refusal.allowed[-1] == ("(with 4 vertebrae you cannot buy: random card (5), handy pack "
+                                   "(12), deck pack (18), legendary pack (50), chip (25))")
+    assert not any(line.startswith("buy") for line in shell.rules.help(shell.state, "alice"))
+
+
+def test_help_prices_what_a_member_can_buy_now():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 30})
+    buy_lines = [line for line in shell.rules.help(shell.state, "alice") if "buy" in line]
+    assert buy_lines == [
+        "buy random card — 5 vertebrae (GH-5)",
+        "buy handy pack — 12 vertebrae (GH-5)",
+        "buy deck pack — 18 vertebrae (GH-5)",
+        "buy chip — 25 vertebrae (GH-5)",
+        "(with 30 vertebrae you cannot buy: legendary pack (50))",
+    ]
+    shell.send("alice", "buy deck pack", at(1))  # 30 - 18 = 12 left
+    buy_lines = [line for line in shell.rules.help(shell.state, "alice") if "buy" in line]
+    assert buy_lines == [
+        "buy random card — 5 vertebrae (GH-5)",
+        "buy handy pack — 12 vertebrae (GH-5)",
+        "(with 12 vertebrae you cannot buy: deck pack (18), legendary pack (50), chip (25))",
+    ]
+
+
 def test_non_members_must_join_before_acting():
     shell = Shell(["alice"], {("bob", VERTEBRAE): 30})
     refusal = shell.refused("bob", "buy chip", at(1))
@@ -324,27 +371,56 @@ def test_accepted_offer_swaps_both_sides():
     shell.totals_zero()
 
 
-def test_two_offers_for_the_same_card_second_acceptance_fails_cleanly():
+def test_two_offers_for_the_same_card_second_acceptance_fails_and_closes_the_offer():
     shell = trading_hall()
     shell.send("bob", "offer AS to alice for 2 chips", at(1))  # offer 1
     shell.send("bob", "offer AS to carol for 1 chip", at(1))  # offer 2
     shell.send("alice", "accept offer 1", at(2))
-    refusal = shell.refused("carol", "accept offer 2", at(3))
-    assert refusal.rule == "GH-1"
-    assert refusal.what.startswith("offer 2 cannot be completed, nothing moved: bob does not hold "
-                                   "Ace of Spades (it has 0)")
+    posts = shell.send("carol", "accept offer 2", at(3))
+    # Nothing moved: carol keeps her 3 chips, bob has alice's 2, alice has the Ace.
     assert (shell.has("carol", CHIPS), shell.has("bob", CHIPS), shell.has("alice", "card:AS")) == (
         3, 2, 1)
-    assert [o.id for o in shell.state.offers] == [2]  # still open: it may become possible
+    # GH-1 (interpretation): the failed acceptance answered the offer, which is now closed.
+    assert shell.state.offers == []
+    assert {p.recipient for p in posts} == {"carol", "bob"}
+    carol_reply = shell.rendered[-2]
+    assert carol_reply.startswith("Offer 2 (bob gives Ace of Spades to carol for 1 chip) could "
+                                  "not be completed when you accepted it: bob does not hold Ace "
+                                  "of Spades (it has 0). Nothing moved, and the offer is now closed")
+    assert "you do not hold Ace of Spades (you have 0)" in shell.rendered[-1]  # bob's notice
+    assert not any("accept offer" in line for line in shell.rules.help(shell.state, "carol"))
+    refusal = shell.refused("carol", "accept offer 2", at(4))
+    assert refusal.what == "there is no open offer 2"
     shell.totals_zero()
+
+
+def test_after_a_failed_acceptance_the_summary_says_what_happened_to_the_offer():
+    shell = trading_hall()
+    shell.send("bob", "offer AS to carol for 1 chip", at(1))  # offer 1
+    shell.send("bob", "offer AS to alice for nothing", at(1))  # offer 2
+    shell.send("alice", "accept offer 2", at(2))  # bob's Ace goes to alice
+    shell.send("carol", "accept offer 1", at(3))  # fails: bob holds no Ace now
+    shell.send("alice", "offer 7H to bob for nothing", at(4))  # offer 3, never answered
+    shell.advance(at(24))
+    summary = shell.rendered[-1]
+    assert ("- Offer 1 from bob to carol (Ace of Spades for 1 chip) failed when carol accepted "
+            "it: bob does not hold Ace of Spades (it has 0). Nothing moved and the offer closed "
+            "(GH-1).") in summary
+    assert "Offer 1 from bob to carol (Ace of Spades for 1 chip) lapsed" not in summary
+    assert ("Offer 3 from alice to bob (7 of Hearts for nothing) lapsed unanswered (GH-1)."
+            in summary)
+    # carol's failed acceptance changed the game (it closed the offer): an action (GH-6).
+    assert "Acted in phase 1: alice, bob, carol." in summary
 
 
 def test_acceptor_must_still_hold_its_side_and_holo_is_told_apart():
     shell = trading_hall()
     shell.send("alice", "offer 7H to carol for AS", at(1))
-    refusal = shell.refused("carol", "accept offer 1", at(2))
-    assert "you do not hold Ace of Spades (you have 0); the holographic one is written 'holo AS'" \
-        in refusal.what
+    shell.send("carol", "accept offer 1", at(2))
+    assert ("you do not hold Ace of Spades (you have 0); the holographic one is written 'holo AS'"
+            in shell.rendered[-2])  # carol's reply
+    assert "carol does not hold Ace of Spades (it has 0)" in shell.rendered[-1]  # alice's notice
+    assert shell.has("alice", "card:7H") == 1 and shell.state.offers == []
 
 
 def test_withdraw_and_decline_close_an_offer_without_moving_anything():
@@ -647,11 +723,26 @@ def test_help_lists_what_is_valid_now():
     shell.send("alice", "offer 1 chip to bob for nothing", at(1))
     bob_help = shell.rules.help(shell.state, "bob")
     assert any(line.startswith("accept offer 1 — from alice") for line in bob_help)
-    assert any(line.startswith("gift bob") for line in bob_help)
+    assert any(line.startswith("gift alice — ") for line in bob_help)
     shell.send("bob", "gift alice", at(2))
     assert not any(line.startswith("gift") for line in shell.rules.help(shell.state, "bob"))
     alice_help = shell.rules.help(shell.state, "alice")
     assert any(line.startswith("withdraw offer 1") for line in alice_help)
+
+
+def test_help_names_only_members_as_gift_and_trade_partners():
+    shell = Shell(["alice"])
+    lines = shell.rules.help(shell.state, "alice")
+    assert not any(line.startswith(("gift", "offer")) for line in lines)  # nobody else yet
+    shell.send("carol", "join", at(1))
+    lines = shell.rules.help(shell.state, "alice")
+    assert ("gift carol — once per phase, a member receives a random card (GH-7); members you "
+            "can gift: carol") in lines
+    assert any(line.startswith("offer 2 chips and 7H to carol for AS — ") for line in lines)
+    assert not any("bob" in line for line in lines)  # bob is no member
+    shell.send("dave", "join", at(2))
+    (gift,) = [line for line in shell.rules.help(shell.state, "dave") if line.startswith("gift")]
+    assert gift.endswith("members you can gift: alice, carol")
 
 
 def test_inventory_lists_cards_with_holo_marks_and_packs():
