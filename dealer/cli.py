@@ -141,14 +141,19 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
 
 @player.command("show")
 @click.argument("name")
+@click.option("--game", "game_id", metavar="ID", help="Show NAME's inventory in Hall cycle ID (GH-1).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def player_show(name: str, as_json: bool) -> None:
-    """Show NAME's chips, vertebrae, cards, packs and games."""
+def player_show(name: str, game_id: str | None, as_json: bool) -> None:
+    """Show NAME's chips, vertebrae, cards, packs and games (the wallet, or with --game the
+    inventory in a Hall cycle: a cycle's inventories are its own)."""
     from dealer.registry import player_view
 
-    view = _admin(lambda s: player_view(s, name))
+    view = _admin(lambda s: player_view(s, name, game_id))
     if _json(view, as_json):
         return
+    if game_id:
+        joined = "" if view["member"] else " (has not joined it)"
+        click.echo(f"{view['name']} in cycle {view['game']}{joined}:")
     click.echo(f"{view['name']}: {view['chips']} chips, {view['vertebrae']} vertebrae")
     click.echo(f"cards: {', '.join(view['cards']) or 'none'}")
     packs = ", ".join(f"{n} {k} pack(s)" for k, n in view["packs"].items())
@@ -160,13 +165,18 @@ def player_show(name: str, as_json: bool) -> None:
 @click.argument("name")
 @click.argument("item")
 @click.argument("amount", type=int)
-def grant(name: str, item: str, amount: int) -> None:
-    """Give NAME AMOUNT of ITEM: chips, vertebrae, a card ("king of spades") or a pack ("handy pack")."""
+@click.option("--game", "game_id", metavar="ID", help="Grant into NAME's inventory in Hall cycle ID (GH-1).")
+def grant(name: str, item: str, amount: int, game_id: str | None) -> None:
+    """Give NAME AMOUNT of ITEM: chips, vertebrae, a card ("king of spades") or a pack ("handy pack").
+
+    It goes to NAME's wallet, or with --game into NAME's inventory in that Hall cycle.
+    """
     from dealer.cards import display
     from dealer.registry import grant as do_grant
 
-    item_id, held = _admin(lambda s: do_grant(s, name, item, amount, utcnow()))
-    click.echo(f"granted {amount} x {display(item_id)} to {name}; now holds {held}")
+    item_id, held = _admin(lambda s: do_grant(s, name, item, amount, utcnow(), game_id))
+    where = f" in cycle {game_id}" if game_id else ""
+    click.echo(f"granted {amount} x {display(item_id)} to {name}{where}; now holds {held}{where and ' there'}")
 
 
 @main.group()

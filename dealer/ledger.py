@@ -7,6 +7,15 @@ Accounts are strings: ``player:alice``, ``house`` (the casino: the LGT, the Crou
 has issued is minus its balance, so the total of every item over all accounts is always
 zero and nothing is ever created or lost by accident.
 
+A **scope** keeps a set of accounts apart from every other (GH-1: a Hall cycle's
+inventories are its own). A scoped account is the scope's name, ``/``, then the account:
+``hall1/player:alice``, ``hall1/house``, ``hall1/void``, ``hall1/pool:hall1-duel-1``. The
+scope is the game's id (a game id has neither ``/`` nor ``:``), and a child game (an
+Exoptosis match of a cycle) keeps its accounts in its parent's scope. Accounts outside any
+scope (the wallets roulette and races use) are the *global* scope. The mint belongs to no
+scope: it issues into any of them. Every other transfer stays within one scope
+(:class:`ScopeCrossing` otherwise), so chips held in one scope can never reach another.
+
 :class:`Ledger` is the pure, in-memory view a rule works with: it reads balances from a
 snapshot, stages transfers, and refuses any that would make a balance negative.
 """
@@ -33,6 +42,65 @@ def pool(game_id: str) -> str:
     return f"pool:{game_id}"
 
 
+SCOPE_MARK = "/"
+
+
+def scoped(scope: str | None, account: str) -> str:
+    """``account`` inside ``scope`` (``hall1/player:alice``); unchanged for the global scope
+    (None) and for the mint, which belongs to no scope."""
+    if scope is None or account == MINT:
+        return account
+    if not scope or SCOPE_MARK in scope or ":" in scope:
+        raise ValueError(f"{scope!r} cannot name a ledger scope (no '/' or ':', not empty)")
+    return f"{scope}{SCOPE_MARK}{account}"
+
+
+def scope_of(account: str) -> str | None:
+    """The scope ``account`` lives in; None for the global scope (and the mint).
+
+    A scope name has no ``:``, so ``player:a/b`` (a player whose name holds a ``/``) is a
+    global account, not one of scope ``player:a``.
+    """
+    head, mark, _ = account.partition(SCOPE_MARK)
+    return head if mark and ":" not in head else None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The accounts of one scope: what a game's rules use for players, house, void, pools.
+
+    ``Scope()`` (name None) is the global scope, whose accounts are the plain ones.
+    """
+
+    name: str | None = None
+
+    def player(self, name: str) -> str:
+        """The account of player ``name`` in this scope (its inventory in a Hall cycle)."""
+        return scoped(self.name, player(name))
+
+    def pool(self, game_id: str) -> str:
+        """The pool of game ``game_id`` (itself or a child game) in this scope."""
+        return scoped(self.name, pool(game_id))
+
+    @property
+    def house(self) -> str:
+        """The house of this scope (a cycle's Croupier)."""
+        return scoped(self.name, HOUSE)
+
+    @property
+    def void(self) -> str:
+        """Where this scope's removed and discarded items go."""
+        return scoped(self.name, VOID)
+
+    def holds(self, account: str) -> bool:
+        """Whether ``account`` lives in this scope."""
+        return scope_of(account) == self.name
+
+
+GLOBAL = Scope()
+"""The global scope: the wallets that roulette, races and ``dealer player show`` use."""
+
+
 def may_go_negative(account: str) -> bool:
     """Only the mint issues; every other account holds what it has."""
     return account == MINT
@@ -47,6 +115,18 @@ class InsufficientBalance(Exception):
         self.item = item
         self.wanted = wanted
         self.held = held
+
+
+class ScopeCrossing(ValueError):
+    """A transfer between two scopes (only the mint issues into a scope)."""
+
+    def __init__(self, source: str, target: str):
+        super().__init__(
+            f"{source} and {target} live in different ledger scopes; only the mint "
+            "moves items into a scope, and nothing leaves one"
+        )
+        self.source = source
+        self.target = target
 
 
 @dataclass(frozen=True)
@@ -85,12 +165,15 @@ class Ledger:
         }
 
     def move(self, source: str, target: str, item: str, amount: int, memo: str = "") -> int:
-        """Stage a transfer; refuse one that would make ``source`` negative.
+        """Stage a transfer; refuse one that would make ``source`` negative, or one between
+        two scopes that does not come from the mint (:class:`ScopeCrossing`).
 
         A zero amount stages nothing. Returns the amount moved.
         """
         if amount < 0:
             raise ValueError(f"a transfer moves a positive amount, not {amount}")
+        if source != MINT and target != MINT and scope_of(source) != scope_of(target):
+            raise ScopeCrossing(source, target)
         if amount == 0:
             return 0
         if source == target:

@@ -93,30 +93,82 @@ def parse_item(text: str) -> str:
     return card.item(holo)
 
 
-def grant(session: Session, name: str, item_text: str, amount: int, now: datetime) -> tuple[str, int]:
-    """Give ``amount`` of an item to a player from the mint; return the item and new balance."""
+def grant(
+    session: Session, name: str, item_text: str, amount: int, now: datetime,
+    game_id: str | None = None,
+) -> tuple[str, int]:
+    """Give ``amount`` of an item to a player from the mint; return the item and new balance.
+
+    Without ``game_id`` it goes to the player's wallet; with it, into the player's inventory
+    in that Hall cycle (GH-1), as a step of the game: the cycle records it, tells the player
+    and checks victory (GH-8) at once.
+    """
     player = get_player(session, name)
     if amount <= 0:
         raise AdminError("the amount to grant must be a positive whole number")
     item = parse_item(item_text)
-    ledger = L.Ledger()
-    ledger.mint(L.player(player.name), item, amount, "granted by the dealer")
-    apply_transfers(session, ledger.staged, now, None)
-    return item, balance(session, L.player(player.name), item)
+    if game_id is None:
+        ledger = L.Ledger()
+        ledger.mint(L.player(player.name), item, amount, "granted by the dealer")
+        apply_transfers(session, ledger.staged, now, None)
+        return item, balance(session, L.player(player.name), item)
+    game, scope = _own_inventories(session, game_id, "grant", lock=True)
+    try:
+        run_step(
+            session, game, now,
+            lambda rules, ctx, state: rules.grant(ctx, state, player.name, item, amount),
+            # The grant appends the game's next event: its number makes the posts' keys unique.
+            origin=f"grant:{game.id}:{game.next_event_seq}", actor=player.name,
+        )
+    except Rejected as exc:
+        raise AdminError(f"{exc.what}{f' ({exc.rule})' if exc.rule else ''}") from None
+    return item, balance(session, scope.player(player.name), item)
+
+
+def _own_inventories(
+    session: Session, game_id: str, command: str, lock: bool = False
+) -> tuple[Game, L.Scope]:
+    """The game ``game_id`` (its row locked with ``lock``) and its ledger scope, for
+    ``--game``; only a game whose inventories are its own (a Hall cycle, GH-1) has one."""
+    game = session.get(Game, game_id, with_for_update=lock)
+    if game is None:
+        raise AdminError(f"there is no game {game_id!r}; `dealer game list` shows them")
+    rules, state = load_state(game)
+    scope = rules.ledger_scope(game.id, state)
+    if scope is None:
+        raise AdminError(
+            f"game {game.id} is {rules.title} ({game.kind}), which keeps no inventories of its "
+            f"own; --game names a Hall cycle (GH-1). Without --game, `{command}` uses the "
+            "player's wallet"
+        )
+    return game, L.Scope(scope)
 
 
 def balance(session: Session, account: str, item: str) -> int:
     """What ``account`` holds of ``item``."""
-    row = session.get(Holding, (account, item))
-    return row.amount if row else 0
+    amount = session.scalar(
+        select(Holding.amount).where(Holding.account == account, Holding.item == item)
+    )
+    return amount or 0
 
 
-def player_view(session: Session, name: str) -> dict[str, Any]:
-    """``dealer player show``: the player's wallet, cards, packs and games."""
+def player_view(session: Session, name: str, game_id: str | None = None) -> dict[str, Any]:
+    """``dealer player show``: the player's wallet, cards, packs and games.
+
+    With ``game_id``, the player's inventory in that Hall cycle instead (GH-1), with the same
+    keys plus ``game`` and ``member`` (whether the player has joined the cycle).
+    """
     player = get_player(session, name)
+    account = L.player(player.name)
+    extra: dict[str, Any] = {}
+    if game_id is not None:
+        game, scope = _own_inventories(session, game_id, "player show")
+        account = scope.player(player.name)
+        member = session.get(GamePlayer, (game.id, player.name)) is not None
+        extra = {"game": game.id, "member": member}
     holdings = {
         row.item: row.amount
-        for row in session.scalars(select(Holding).where(Holding.account == L.player(player.name)))
+        for row in session.scalars(select(Holding).where(Holding.account == account))
         if row.amount > 0
     }
     cards: list[str] = []
@@ -134,6 +186,7 @@ def player_view(session: Session, name: str) -> dict[str, Any]:
         "cards": cards,
         "packs": packs,
         "games": games,
+        **extra,
     }
 
 

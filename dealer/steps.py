@@ -182,10 +182,12 @@ def run_step(
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
     players = rules.summary(state).players if state is not None else []
-    accounts = [L.player(p) for p in [*players, *extra_players]]
+    # GH-1: a Hall cycle's accounts live in its own scope, apart from the global wallets.
+    scope = L.Scope(rules.ledger_scope(game.id, state))
+    accounts = [scope.player(p) for p in [*players, *extra_players]]
     if actor:
-        accounts.append(L.player(actor))
-    accounts += [L.HOUSE, L.VOID, L.pool(game.id)]
+        accounts.append(scope.player(actor))
+    accounts += [scope.house, scope.void, scope.pool(game.id)]
     seed = current_seed(session, game.id)
     rng = FairSource(
         seed.server_seed,
@@ -203,6 +205,7 @@ def run_step(
         rng=rng,
         ledger=ledger_snapshot(session, accounts),
         deadlines={name: row.due_at for name, row in pending.items()},
+        scope=scope,
     )
     new_state = action(rules, ctx, state)
     summary = rules.summary(new_state)

@@ -18,7 +18,7 @@ from dealer.clock import as_utc, iso, iso_exact
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
 from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
-from dealer.ledger import CHIPS, HOUSE, MINT, VOID, Ledger, player, pool
+from dealer.ledger import CHIPS, MINT, Ledger, Scope, player
 from dealer.publish.base import OutgoingPost, Publisher
 from dealer.render import render_post
 
@@ -136,9 +136,11 @@ class RulesShell:
       ``render=False`` for speed) and the new state stored as JSON and read back.
 
     With ``load_players_only`` a step's ledger holds only the accounts the real shell loads
-    (the game's players, the actor, ``house``, ``void`` and the game's pool), so a rule that
-    reads another wallet sees it empty, as it would in production; the books keep every
-    account (the mint's balance shows what was issued).
+    (the game's players, the actor, ``house``, ``void`` and the game's pool, in the game's
+    ledger scope), so a rule that reads another wallet sees it empty, as it would in
+    production; the books keep every account (the mint's balance shows what was issued).
+    :meth:`grant` and :meth:`has` speak of the game's scope (a Hall cycle's inventories),
+    or of the global wallet with ``wallet=True``.
 
     A session::
 
@@ -184,15 +186,25 @@ class RulesShell:
 
     # --- the books -----------------------------------------------------------------------
 
-    def grant(self, name: str, item: str, amount: int) -> None:
-        """Give player ``name`` ``amount`` of ``item`` from the mint, as `dealer grant` would."""
-        key = (player(name), item)
+    @property
+    def scope(self) -> Scope:
+        """The game's ledger scope (the global one unless the ruleset has its own)."""
+        return Scope(self.rules.ledger_scope(self.game_id, self.state))
+
+    def account(self, name: str, wallet: bool = False) -> str:
+        """Player ``name``'s account in the game's scope, or its global wallet."""
+        return player(name) if wallet else self.scope.player(name)
+
+    def grant(self, name: str, item: str, amount: int, wallet: bool = False) -> None:
+        """Give player ``name`` ``amount`` of ``item`` from the mint, as `dealer grant` would
+        (``--game``: into the game's scope; ``wallet=True``: into the global wallet)."""
+        key = (self.account(name, wallet), item)
         self.balances[key] = self.balances.get(key, 0) + amount
         self.balances[(MINT, item)] = self.balances.get((MINT, item), 0) - amount
 
-    def has(self, name: str, item: str = CHIPS) -> int:
-        """How much of ``item`` player ``name`` holds."""
-        return self.balances.get((player(name), item), 0)
+    def has(self, name: str, item: str = CHIPS, wallet: bool = False) -> int:
+        """How much of ``item`` player ``name`` holds (in the game's scope, or its wallet)."""
+        return self.balances.get((self.account(name, wallet), item), 0)
 
     def totals(self) -> dict[str, int]:
         """The sum of every item over all accounts (zero per item when nothing leaked)."""
@@ -233,13 +245,16 @@ class RulesShell:
         if self.load_players_only:
             if members is None:
                 members = self.rules.summary(self.state).players if self.state else []
-            loaded = {player(name) for name in members} | {HOUSE, VOID, pool(self.game_id)}
+            scope = self.scope
+            loaded = {scope.player(name) for name in members}
+            loaded |= {scope.house, scope.void, scope.pool(self.game_id)}
             if actor:
-                loaded.add(player(actor))
+                loaded.add(scope.player(actor))
             balances = {key: n for key, n in balances.items() if key[0] in loaded}
         return Context(
             game_id=self.game_id, kind=self.rules.kind, channel=self.channel, now=as_utc(now),
             rng=copy.deepcopy(self.rng), ledger=Ledger(balances), deadlines=dict(self.deadlines),
+            scope=self.scope,
         )
 
     def commit(self, ctx: Context, state: GameState) -> list[Sent]:

@@ -4,7 +4,9 @@ A ruleset (:class:`Rules`) is pure: it reads the game's state, the command and a
 :class:`Context`, and returns the new state. Everything else it wants done is collected on
 the context, which the shell then commits in one transaction:
 
-- ``ctx.ledger.move(...)`` stages currency and item transfers (never below zero);
+- ``ctx.ledger.move(...)`` stages currency and item transfers (never below zero), between
+  the accounts of ``ctx.scope`` (``ctx.scope.player(name)``, ``ctx.scope.house`` ...): the
+  global wallets, or a Hall cycle's own inventories (:meth:`Rules.ledger_scope`);
 - ``ctx.post(...)`` / ``ctx.reply(...)`` queue public posts and private replies, rendered
   from ``templates/<kind>/<name>.txt``;
 - ``ctx.set_deadline(name, when)`` / ``ctx.cancel_deadline(name)`` keep the game's clock;
@@ -30,7 +32,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
 
 from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
-from dealer.ledger import Ledger
+from dealer.ledger import GLOBAL, Ledger, Scope
 
 
 def _duration(value: Any) -> Any:
@@ -121,6 +123,8 @@ class Context:
     posts: list[PostDraft] = field(default_factory=list)
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     deadline_changes: dict[str, datetime | None] = field(default_factory=dict)
+    scope: Scope = GLOBAL
+    """The ledger scope of the game's accounts (see :meth:`Rules.ledger_scope`)."""
 
     def post(self, kind: str, template: str, subject: str, **context: Any) -> None:
         """Queue a public post in the game's channel."""
@@ -155,6 +159,7 @@ class Context:
         channel: str = "#test",
         balances: dict[tuple[str, str], int] | None = None,
         server_seed: str = "0" * 64,
+        scope: str | None = None,
     ) -> "Context":
         """A context with no shell behind it: for pure tests and the demo."""
         return cls(
@@ -164,6 +169,7 @@ class Context:
             now=as_utc(now),
             rng=FairSource(server_seed, seed_factory=lambda: server_seed[::-1]),
             ledger=Ledger(dict(balances or {})),
+            scope=Scope(scope),
         )
 
 
@@ -216,6 +222,22 @@ class Rules(ABC):
     @abstractmethod
     def summary(self, state: GameState) -> Summary:
         """Status, players, scores and winner."""
+
+    def ledger_scope(self, game_id: str, state: GameState | None) -> str | None:
+        """The ledger scope of game ``game_id``'s accounts; None for the global wallets.
+
+        A game whose inventories are its own (GH-1: a Hall cycle) returns its id; a child
+        game (an Exoptosis match of a cycle) will return its parent's, so that its pool and
+        its players' cards live beside the cycle's inventories. ``state`` is None while the
+        game is being created.
+        """
+        return None
+
+    def grant(self, ctx: Context, state: GameState, name: str, item: str, amount: int) -> GameState:
+        """``dealer grant NAME ITEM N --game ID``: an admin issues ``amount`` of ``item`` from
+        the mint into ``name``'s inventory in this game's scope; raise :class:`Rejected` if
+        the game cannot take it. Only games with a scope of their own accept grants."""
+        raise Rejected(f"{self.title} keeps no inventories of its own; grant without --game")
 
     def involves(self, state: GameState, actor: str) -> bool:
         """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""

@@ -77,7 +77,7 @@ class Holding(Base):
         CheckConstraint("amount >= 0 OR account = 'mint'", name="not_negative"),
     )
 
-    account: Mapped[str] = mapped_column(String(120), primary_key=True)
+    account: Mapped[str] = mapped_column(String(200), primary_key=True)
     item: Mapped[str] = mapped_column(String(64), primary_key=True)
     amount: Mapped[int] = mapped_column(BigInteger)
 
@@ -90,8 +90,8 @@ class LedgerEntry(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(UtcDateTime())
     game_id: Mapped[str | None] = mapped_column(String(64), index=True)
-    source: Mapped[str] = mapped_column(String(120))
-    target: Mapped[str] = mapped_column(String(120))
+    source: Mapped[str] = mapped_column(String(200))
+    target: Mapped[str] = mapped_column(String(200))
     item: Mapped[str] = mapped_column(String(64))
     amount: Mapped[int] = mapped_column(BigInteger)
     memo: Mapped[str] = mapped_column(Text, default="")

@@ -48,3 +48,68 @@ def test_any_sequence_conserves_and_never_overdraws(moves) -> None:  # type: ign
             pass
     assert all(v == 0 for v in book.totals().values())
     assert all(amount >= 0 for (account, _), amount in book.balances.items() if account != L.MINT)
+
+
+def test_scoped_accounts_are_named_after_their_scope() -> None:
+    cycle = L.Scope("hall1")
+    assert (cycle.player("alice"), cycle.house, cycle.void, cycle.pool("hall1-duel-1")) == (
+        "hall1/player:alice", "hall1/house", "hall1/void", "hall1/pool:hall1-duel-1")
+    assert (L.GLOBAL.player("alice"), L.GLOBAL.house, L.GLOBAL.pool("r1")) == (
+        "player:alice", "house", "pool:r1")
+    assert L.scoped("hall1", L.MINT) == L.MINT  # the mint belongs to no scope
+    assert [L.scope_of(a) for a in ("hall1/player:alice", "player:alice", "player:a/b", "mint")] \
+        == ["hall1", None, None, None]
+    assert cycle.holds("hall1/house") and not cycle.holds("house")
+    for bad in ("", "a/b", "a:b"):
+        with pytest.raises(ValueError):
+            L.scoped(bad, "house")
+
+
+def test_only_the_mint_moves_items_into_a_scope_and_nothing_leaves_one() -> None:
+    cycle = L.Scope("hall1")
+    book = L.Ledger()
+    book.mint(L.player("alice"), L.CHIPS, 30)  # won at roulette: the wallet
+    book.mint(cycle.player("alice"), L.CHIPS, 2)  # granted into the cycle
+    for source, target in ((L.player("alice"), cycle.player("alice")),
+                           (cycle.player("alice"), L.player("alice")),
+                           (cycle.player("alice"), L.Scope("hall2").player("alice")),
+                           (cycle.player("alice"), L.HOUSE)):
+        with pytest.raises(L.ScopeCrossing):
+            book.move(source, target, L.CHIPS, 1)
+    book.move(cycle.player("alice"), cycle.house, L.CHIPS, 1)
+    assert (book.balance(L.player("alice")), book.balance(cycle.player("alice")),
+            book.balance(cycle.house), book.balance(L.MINT)) == (30, 1, 1, -32)
+
+
+SCOPES = [L.GLOBAL, L.Scope("hall1"), L.Scope("hall2")]
+SCOPED = [account for scope in SCOPES for account in
+          (scope.player("a"), scope.player("b"), scope.house, scope.void, scope.pool("g"))]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(SCOPED + [L.MINT]), st.sampled_from(SCOPED),
+                          st.sampled_from([L.CHIPS, "card:KS"]), st.integers(0, 50)), max_size=60))
+def test_any_sequence_keeps_each_scope_closed(moves) -> None:  # type: ignore[no-untyped-def]
+    book = L.Ledger()
+    issued: dict[tuple[str | None, str], int] = {}
+    for source, target, item, amount in moves:
+        crossing = source != L.MINT and L.scope_of(source) != L.scope_of(target)
+        try:
+            book.move(source, target, item, amount)
+        except L.InsufficientBalance:
+            assert not crossing
+            continue
+        except L.ScopeCrossing:
+            assert crossing
+            continue
+        assert not crossing
+        if source == L.MINT:
+            key = (L.scope_of(target), item)
+            issued[key] = issued.get(key, 0) + amount
+    assert all(v == 0 for v in book.totals().values())
+    # Per scope and item, its accounts hold exactly what the mint issued into it.
+    for scope in SCOPES:
+        for item in (L.CHIPS, "card:KS"):
+            held = sum(n for (account, it), n in book.balances.items()
+                       if it == item and account != L.MINT and scope.holds(account))
+            assert held == issued.get((scope.name, item), 0)

@@ -11,11 +11,12 @@ from dealer.fairness import verify_draw
 from dealer.games.base import Rejected
 from dealer.games.hall import Hall
 from dealer.games.roulette import StationaryRoulette
-from dealer.ledger import CHIPS, HOUSE, MINT, VERTEBRAE, VOID, player, pool
+from dealer.ledger import CHIPS, MINT, VERTEBRAE, Scope
 from dealer.testing import RulesShell, seed_chain
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 SEED = "5e" * 32
+CYCLE = Scope("hall1")  # the Hall keeps its accounts in its own scope (GH-1)
 
 
 def at(hours: float) -> datetime:
@@ -45,7 +46,7 @@ def test_grants_come_from_the_mint_and_totals_stay_zero():
     assert shell.has("alice", VERTEBRAE) == 60 and shell.has("bob", VERTEBRAE) == 0
     assert shell.balances[(MINT, VERTEBRAE)] == -60
     shell.accept("alice", "buy chip", at(1))  # 60 - 25 = 35
-    assert (shell.has("alice", VERTEBRAE), shell.has("alice"), shell.balances[(HOUSE, VERTEBRAE)]) \
+    assert (shell.has("alice", VERTEBRAE), shell.has("alice"), shell.balances[(CYCLE.house, VERTEBRAE)]) \
         == (35, 1, 25)
     assert set(shell.totals().values()) == {0}
 
@@ -148,16 +149,16 @@ def test_events_are_kept_as_json_and_the_state_is_read_back_from_json():
 def test_every_wallet_is_loaded_unless_only_the_players_are():
     everyone = hall()
     everyone.grant("zoe", CHIPS, 3)
-    assert everyone.context(at(1)).ledger.balance(player("zoe")) == 3
+    assert everyone.context(at(1)).ledger.balance(CYCLE.player("zoe")) == 3
     shell = hall(load_players_only=True)
     shell.grant("zoe", CHIPS, 3)
     shell.grant("yann", CHIPS, 4)
     accounts = {account for account, _ in shell.context(at(1), actor="zoe").ledger.balances}
-    assert accounts == {player("alice"), player("zoe")}  # bob, house, void hold nothing yet
+    assert accounts == {CYCLE.player("alice"), CYCLE.player("zoe")}  # bob, house, void hold nothing yet
     accounts = {account for account, _ in shell.context(at(1)).ledger.balances}
-    assert accounts == {player("alice")}
+    assert accounts == {CYCLE.player("alice")}
     shell.accept("alice", "buy chip", at(1))  # the books still get every transfer
     loaded = shell.context(at(2), members=["yann"]).ledger.balances
-    assert set(loaded) == {(player("yann"), CHIPS), (HOUSE, VERTEBRAE)}
+    assert set(loaded) == {(CYCLE.player("yann"), CHIPS), (CYCLE.house, VERTEBRAE)}
     assert shell.balances[(MINT, CHIPS)] == -1 - 3 - 4
-    assert (VOID, CHIPS) not in shell.balances and (pool("hall1"), CHIPS) not in shell.balances
+    assert (CYCLE.void, CHIPS) not in shell.balances and (CYCLE.pool("hall1"), CHIPS) not in shell.balances

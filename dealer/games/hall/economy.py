@@ -1,9 +1,12 @@
 """Random cards, packs and the Croupier (RULES GH-2 to GH-5).
 
-Where things come from and go (an explicit choice, see docs/HALL.md):
-- every new card, pack or chip is issued by ``mint`` (cards drawn, packs bought, chips bought);
-- the vertebrae a player pays the Croupier go to ``house`` (the Croupier is the house);
-- an opened pack goes to ``void`` (GH-4 "discards it"), so ``void`` counts the packs opened.
+Where things come from and go (an explicit choice, see docs/HALL.md); every account is the
+cycle's own (GH-1: ``ctx.scope``, e.g. ``hall1/player:alice``, ``hall1/house``):
+- every new card, pack or chip is issued by ``mint`` (cards drawn, packs bought, chips bought,
+  the starting items of a member, an admin's grant);
+- the vertebrae a player pays the Croupier go to the cycle's ``house`` (the Croupier);
+- an opened pack goes to the cycle's ``void`` (GH-4 "discards it"), so it counts the packs
+  opened.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dealer.games.base import Context, Rejected
 from dealer.games.hall.commands import Buy, OpenPack
 from dealer.games.hall.items import PACK_NAMES, card_label, label, pack_item
 from dealer.games.hall.state import Happening, HallState
-from dealer.ledger import CHIPS, HOUSE, VERTEBRAE, VOID, player
+from dealer.ledger import CHIPS, VERTEBRAE
 
 # GH-4: what a pack holds: (random cards at the usual holo chance, guaranteed holographic cards).
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
@@ -48,7 +51,7 @@ def grant_cards(
     """Draw ``count`` random cards and issue them from the mint to ``name``; return the items."""
     items = [draw_card(ctx.rng, holo_percent, memo) for _ in range(count)]
     for item in items:
-        ctx.ledger.mint(player(name), item, 1, memo)
+        ctx.ledger.mint(ctx.scope.player(name), item, 1, memo)
     return items
 
 
@@ -62,12 +65,13 @@ def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> 
     """GH-4: discard the pack (to void) and grant what it holds."""
     item = pack_item(command.pack)
     name = PACK_NAMES[command.pack]
-    if ctx.ledger.balance(player(actor), item) < 1:
+    account = ctx.scope.player(actor)
+    if ctx.ledger.balance(account, item) < 1:
         raise Rejected(
             f"you hold no {name}", rule="GH-4",
             allowed=[f"buy {name.lower()} — {PRICES[name.lower()]} vertebrae (GH-5)", "inventory"],
         )
-    ctx.ledger.move(player(actor), VOID, item, 1, f"GH-4 open {name}")
+    ctx.ledger.move(account, ctx.scope.void, item, 1, f"GH-4 open {name}")
     plain, holo = PACKS[command.pack]
     memo = f"GH-4 {name}"
     first = ctx.rng.counter
@@ -87,16 +91,16 @@ def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> 
 def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
     """GH-5: pay the Croupier (the house) in vertebrae; receive the wares from the mint."""
     cost = PRICES[command.ware] * command.count
-    wallet = player(actor)
-    held = ctx.ledger.balance(wallet, VERTEBRAE)
+    account = ctx.scope.player(actor)
+    held = ctx.ledger.balance(account, VERTEBRAE)
     what = _ware_label(command.ware, command.count)
     if held < cost:
         raise Rejected(
             f"{what} {'is' if command.count == 1 else 'are'} {cost} vertebrae and you have {held}",
             rule="GH-5",
-            allowed=[f"{ware} — {price} vertebrae" for ware, price in PRICES.items()],
+            allowed=_instead(held, command),
         )
-    ctx.ledger.move(wallet, HOUSE, VERTEBRAE, cost, f"GH-5 buy {what}")
+    ctx.ledger.move(account, ctx.scope.house, VERTEBRAE, cost, f"GH-5 buy {what}")
     first = ctx.rng.counter
     cards = _deliver(ctx, state, actor, command)
     shown = [card_label(card) for card in cards]
@@ -107,8 +111,8 @@ def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
                cards=cards)
     ctx.reply(
         actor, "confirmation", "hall/bought.txt", f"You bought {what}",
-        what=what, cost=cost, cards=shown, vertebrae=ctx.ledger.balance(wallet, VERTEBRAE),
-        chips=ctx.ledger.balance(wallet, CHIPS),
+        what=what, cost=cost, cards=shown, vertebrae=ctx.ledger.balance(account, VERTEBRAE),
+        chips=ctx.ledger.balance(account, CHIPS),
         holo_percent=state.settings.croupier_holo_percent,
     )
 
@@ -122,10 +126,74 @@ def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[s
     if command.ware == "chip":
         # Choice: a bought chip is new currency from the mint, never the house's own chips,
         # so the Croupier can always sell (the seed: "at any time").
-        ctx.ledger.mint(player(actor), CHIPS, command.count, memo)
+        ctx.ledger.mint(ctx.scope.player(actor), CHIPS, command.count, memo)
         return []
-    ctx.ledger.mint(player(actor), pack_item(command.ware.split()[0]), command.count, memo)
+    ctx.ledger.mint(ctx.scope.player(actor), pack_item(command.ware.split()[0]), command.count, memo)
     return []
+
+
+def croupier_lines(held: int) -> list[str]:
+    """GH-5: a ``buy`` line with its price for each item ``held`` vertebrae pay for, then one
+    line naming those they do not (help never offers a purchase it would refuse)."""
+    lines = [f"buy {ware} — {price} vertebrae (GH-5)" for ware, price in PRICES.items()
+             if price <= held]
+    too_dear = [f"{ware} ({price})" for ware, price in PRICES.items() if price > held]
+    if too_dear:
+        lines.append(f"(with {held} vertebrae you cannot buy: {', '.join(too_dear)})")
+    return lines
+
+
+def _instead(held: int, refused: Buy) -> list[str]:
+    """What a player refused a purchase may buy instead: the most of the same item it can
+    pay for (when that is 2 or more), then every item it can pay for."""
+    price = PRICES[refused.ware]
+    most = held // price
+    lines = []
+    if most >= 2:
+        lines.append(f"buy {most} {refused.ware}s — {most * price} vertebrae, the most you "
+                     "can pay for (GH-5)")
+    lines += croupier_lines(held)
+    if not any(line.startswith("buy") for line in lines):
+        lines.insert(0, "inventory — see what you hold (cards to trade, packs to open)")
+    return lines
+
+
+def give_starting_items(ctx: Context, state: HallState, name: str) -> list[str]:
+    """GH-1: a member's inventory in a cycle starts with the cycle's starting items (settings
+    ``starting_chips``, ``starting_vertebrae``), issued by the mint when it joins; return
+    their labels."""
+    bundle = {CHIPS: state.settings.starting_chips, VERTEBRAE: state.settings.starting_vertebrae}
+    given = []
+    for item, amount in bundle.items():
+        if amount:
+            ctx.ledger.mint(ctx.scope.player(name), item, amount, "GH-1 starting items")
+            given.append(label(item, amount))
+    return given
+
+
+def grant(ctx: Context, state: HallState, name: str, item: str, amount: int) -> None:
+    """``dealer grant NAME ITEM N --game ID``: the mint issues into a member's inventory in
+    this cycle (GH-1). Only members hold an inventory in the cycle, and a finished cycle's
+    inventories are closed."""
+    member = state.member(name)
+    if state.status == "finished":
+        raise Rejected(f"cycle {ctx.game_id} is over ({state.winner} won it); its inventories "
+                       "are closed", rule="GH-8")
+    if member is None:
+        raise Rejected(f"{name} has not joined cycle {ctx.game_id}: a player's inventory in a "
+                       "cycle starts when it joins", rule="GH-1")
+    ctx.ledger.mint(ctx.scope.player(member.name), item, amount, "GH-1 granted by the dealer")
+    what = label(item, amount)
+    state.log.append(Happening(kind="granted", actor=member.name, items=[what]))
+    ctx.record("admin.grant", player=member.name, item=item, amount=amount)
+    ctx.reply(member.name, "notice", "hall/granted.txt", f"The host granted you {what}",
+              what=what, **_balances(ctx, member.name))
+
+
+def _balances(ctx: Context, name: str) -> dict[str, int]:
+    account = ctx.scope.player(name)
+    return {"chips": ctx.ledger.balance(account, CHIPS),
+            "vertebrae": ctx.ledger.balance(account, VERTEBRAE)}
 
 
 def _ware_label(ware: str, count: int) -> str:

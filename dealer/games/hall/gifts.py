@@ -7,7 +7,6 @@ from dealer.games.hall.commands import Gift
 from dealer.games.hall.economy import draw_span, grant_cards
 from dealer.games.hall.items import card_count, card_label
 from dealer.games.hall.state import GiftBonus, Happening, HallState
-from dealer.ledger import player
 
 INACTIVE_EXTRA = 2  # GH-7: an inactive receiver gets 2 more cards
 FEW_CARDS = 5  # GH-7: a receiver with fewer than 5 cards gets 1 more
@@ -34,7 +33,7 @@ def gift(ctx: Context, state: HallState, actor: str, command: Gift) -> None:
     # every card held, copies and holographic ones included (interpretation). The draws
     # come in this order: the gift's card, the 2 for inactivity, the 1 for few cards.
     inactive = receiver.inactive
-    few = card_count(ctx.ledger, player(receiver.name)) < FEW_CARDS
+    few = card_count(ctx.ledger, ctx.scope.player(receiver.name)) < FEW_CARDS
     count = 1 + (INACTIVE_EXTRA if inactive else 0) + (FEW_EXTRA if few else 0)
     first = ctx.rng.counter
     cards = grant_cards(ctx, receiver.name, count, state.settings.holo_percent,

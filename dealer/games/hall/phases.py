@@ -13,10 +13,11 @@ from datetime import datetime, timedelta
 from dealer.clock import format_utc
 from dealer.fairness import commitment
 from dealer.games.base import Context, Rejected
-from dealer.games.hall.economy import PRICES
+from dealer.games.hall.economy import PRICES, give_starting_items
+from dealer.games.hall.items import label
 from dealer.games.hall.state import HallState
 from dealer.games.hall.trades import expire_offers, offer_words
-from dealer.ledger import CHIPS, player
+from dealer.ledger import CHIPS, VERTEBRAE
 
 
 def deadline_name(number: int) -> str:
@@ -63,10 +64,15 @@ def require_running(state: HallState, now: datetime) -> None:
 
 
 def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
-    """The opening: phase 1 begins ``at``; everyone already joined is active in it (GH-6)."""
+    """The opening: phase 1 begins ``at``; everyone already joined is active in it (GH-6).
+
+    GH-1: the players listed at creation join now, so their starting items are issued now.
+    """
     state.status = "running"
     state.phase = 1
     state.phase_starts = [at]
+    for member in state.members:
+        give_starting_items(ctx, state, member.name)
     _schedule_next(ctx, state, at)
     ctx.record("phase", number=1, commitment=ctx.rng.commitment)
     ctx.post("opening", "hall/opening.txt", "The Gilded Hall is open",
@@ -84,6 +90,9 @@ def opening_context(ctx: Context, state: HallState) -> dict[str, object]:
         commitment=ctx.rng.commitment,
         prices=PRICES,
         settings=state.settings,
+        starting=[label(item, amount) for item, amount in
+                  ((CHIPS, state.settings.starting_chips),
+                   (VERTEBRAE, state.settings.starting_vertebrae)) if amount],
     )
 
 
@@ -140,7 +149,7 @@ def check_victory(ctx: Context, state: HallState) -> None:
     if state.status != "running":
         return
     target = state.settings.victory_chips
-    holdings = [(ctx.ledger.balance(player(m.name), CHIPS), -order, m.name)
+    holdings = [(ctx.ledger.balance(ctx.scope.player(m.name), CHIPS), -order, m.name)
                 for order, m in enumerate(state.members)]
     qualified = [entry for entry in holdings if entry[0] >= target]
     if not qualified:
@@ -170,11 +179,15 @@ def _finish(ctx: Context, state: HallState, winner: str, chips: int) -> None:
 
 
 def _standings(ctx: Context, state: HallState) -> list[dict[str, object]]:
-    rows = [dict(name=m.name, chips=ctx.ledger.balance(player(m.name), CHIPS))
+    rows = [dict(name=m.name, chips=ctx.ledger.balance(ctx.scope.player(m.name), CHIPS))
             for m in state.members]
     return sorted(rows, key=lambda row: -int(row["chips"]))  # type: ignore[call-overload]
 
 
 def refresh_chips(ctx: Context, state: HallState) -> None:
-    """Keep each member's chips in the state, for ``summary`` (which sees no ledger)."""
-    state.chips = {m.name: ctx.ledger.balance(player(m.name), CHIPS) for m in state.members}
+    """Keep each member's chips and vertebrae in the state, for ``summary`` and ``help``
+    (which see no ledger). They are exact: a cycle's inventories change only in its steps."""
+    state.chips = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), CHIPS)
+                   for m in state.members}
+    state.vertebrae = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), VERTEBRAE)
+                       for m in state.members}

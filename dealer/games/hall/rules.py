@@ -1,9 +1,10 @@
 """The Gilded Hall ruleset: the economy of one cycle (RULES GH-1 to GH-8, GH-40).
 
 This module only routes: each command goes to the module holding its rule (economy: GH-2
-to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). Exoptosis, battles,
-duels, proposals and the Judge will be further modules with their own commands, added to
-``ACTIONS`` and to the parser's readers.
+to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). A cycle's inventories are
+its own (GH-1): its accounts live in the ledger scope named after the cycle's id.
+Exoptosis, battles, duels, proposals and the Judge will be further modules with their own
+commands, added to ``ACTIONS`` and to the parser's readers.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from dealer.games.hall.commands import (
 )
 from dealer.games.hall.items import inventory
 from dealer.games.hall.state import Happening, HallSettings, HallState, Member
-from dealer.ledger import player
 
 Action = Callable[[Context, HallState, str, Any], None]
 
@@ -74,6 +74,19 @@ class Hall(Rules):
             phases.refresh_chips(ctx, state)
         return state
 
+    def ledger_scope(self, game_id: str, state: Any) -> str | None:
+        """GH-1: a cycle's inventories are its own, in the scope named after the cycle."""
+        return game_id
+
+    def grant(self, ctx: Context, state: Any, name: str, item: str, amount: int) -> HallState:
+        """``dealer grant NAME ITEM N --game ID`` into a member's cycle inventory (GH-1).
+
+        Not a player's action (GH-6); victory is checked at once (GH-8).
+        """
+        economy.grant(ctx, state, name, item, amount)
+        self._after_step(ctx, state)
+        return state
+
     def parse(self, line: str) -> Any:
         """Read one line into a command (see ``commands.EXAMPLES``)."""
         return commands.parse(line)
@@ -118,10 +131,18 @@ class Hall(Rules):
         member = state.member(actor)
         if member is None:
             return EXAMPLES[Join] + lines
-        lines += EXAMPLES[OpenPack] + EXAMPLES[Buy] + EXAMPLES[MakeOffer]
+        lines += EXAMPLES[OpenPack]
+        # GH-5: only what the member's vertebrae pay for, with prices, then what they do not.
+        lines += economy.croupier_lines(state.vertebrae.get(member.name, 0))
+        # GH-1, GH-7: trades and gifts go to members only, so the examples name members.
+        others = [m.name for m in state.members if m.name != member.name]
+        if others:
+            lines.append(f"offer 2 chips and 7H to {others[0]} for AS — propose a trade; "
+                         f"{others[0]} must accept (GH-1); members: {', '.join(others)}")
         lines += trades.open_offer_lines(state, actor)
-        if member.gifted is None:
-            lines += EXAMPLES[Gift]
+        if member.gifted is None and others:
+            lines.append(f"gift {others[0]} — once per phase, a member receives a random card "
+                         f"(GH-7); members you can gift: {', '.join(others)}")
         return lines
 
     def summary(self, state: Any) -> Summary:
@@ -145,11 +166,14 @@ class Hall(Rules):
         if state.member(actor) is not None:
             raise Rejected("you are already in the Hall", rule="GH-6", allowed=[])
         state.members.append(Member(name=actor, joined_phase=state.phase))
-        state.log.append(Happening(kind="joined", actor=actor))
+        # GH-1: the inventory in this cycle starts now, with the cycle's starting items only.
+        starting = economy.give_starting_items(ctx, state, actor)
+        state.log.append(Happening(kind="joined", actor=actor, items=starting))
         ctx.record("joined", player=actor, phase=state.phase)
         ctx.reply(actor, "confirmation", "hall/joined.txt", "Welcome to the Gilded Hall",
                   name=actor, phase=state.phase, phase_ends_at=state.phase_ends_at,
-                  members=[m.name for m in state.members], **inventory(ctx.ledger, player(actor)))
+                  members=[m.name for m in state.members], starting=starting,
+                  **inventory(ctx.ledger, ctx.scope.player(actor)))
 
     def _show_inventory(self, ctx: Context, state: HallState, actor: str) -> None:
         member = state.member(actor)
@@ -158,7 +182,7 @@ class Hall(Rules):
                   inactive=bool(member and member.inactive),
                   gifted=member.gifted if member else None,
                   offers=trades.offers_of(state, actor),
-                  **inventory(ctx.ledger, player(actor)))
+                  **inventory(ctx.ledger, ctx.scope.player(actor)))
 
     def _after_step(self, ctx: Context, state: HallState) -> None:
         phases.check_victory(ctx, state)  # GH-8: after any step

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
 
@@ -17,6 +17,9 @@ class HallSettings(GameSettings):
     holo_percent: int = Field(default=5, ge=0, le=100, description="GH-3")
     croupier_holo_percent: int = Field(default=10, ge=0, le=100, description="GH-5")
     victory_chips: int = Field(default=25, ge=1, description="GH-8")
+    starting_chips: int = Field(default=0, ge=0, description="GH-1: chips a member starts with")
+    starting_vertebrae: int = Field(default=0, ge=0,
+                                    description="GH-1: vertebrae a member starts with")
 
     @field_validator("phase_length")
     @classmethod
@@ -24,6 +27,16 @@ class HallSettings(GameSettings):
         if value <= timedelta(0):
             raise ValueError("a phase must last some time (write it like 24h or 90m)")
         return value
+
+    @model_validator(mode="after")
+    def _nobody_wins_by_joining(self) -> "HallSettings":
+        # GH-1, GH-8: starting chips at the victory threshold would make every join a win.
+        if self.starting_chips >= self.victory_chips:
+            raise ValueError(
+                f"starting_chips ({self.starting_chips}) must be below victory_chips "
+                f"({self.victory_chips}), or the first member to join wins at once (GH-8)"
+            )
+        return self
 
 
 class _Record(BaseModel):
@@ -66,14 +79,16 @@ class GiftBonus(_Record):
 class Happening(_Record):
     """One line of the phase summary: what someone did and what it revealed."""
 
-    kind: Literal["joined", "gift", "gift_bonus", "bought", "opened", "trade"]
+    kind: Literal["joined", "gift", "gift_bonus", "bought", "opened", "trade", "trade_failed",
+                  "granted"]
     actor: str
     other: str | None = None
     items: list[str] = Field(default_factory=list)
-    """Labels of what moved or was revealed (cards drawn, items given)."""
+    """Labels of what moved or was revealed (cards drawn, items given, starting items)."""
     back: list[str] = Field(default_factory=list)
     """For a trade: the labels of what came back."""
     what: str = ""
+    """Words the summary quotes: a purchase, a gift's extras, why a trade failed."""
     cost: int = 0
     offer: int | None = None
     first_draw: int | None = None
@@ -102,7 +117,9 @@ class HallState(GameState):
     log: list[Happening] = Field(default_factory=list)
     """The current phase's happenings, posted in the phase summary."""
     chips: dict[str, int] = Field(default_factory=dict)
-    """Each member's chips after the last step (summary() has no ledger)."""
+    """Each member's chips in the cycle after the last step (summary() has no ledger)."""
+    vertebrae: dict[str, int] = Field(default_factory=dict)
+    """Each member's vertebrae in the cycle after the last step (help() has no ledger)."""
     winner: str | None = None
     finished_at: UtcTime | None = None
 

@@ -1,8 +1,9 @@
 """Trading by offer and acceptance (RULES GH-1).
 
 An offer holds nothing back: both inventories stay free until the target accepts, and the
-acceptance is one atomic swap that is refused as a whole (nothing moves, the offer stays
-open) if either side no longer holds what it promised. Offers expire when the phase ends.
+acceptance is one atomic swap that fails as a whole if either side no longer holds what it
+promised: nothing moves and the offer is closed (it was answered; a new offer may follow).
+Offers expire when the phase ends.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from dealer.games.base import Context, Rejected
 from dealer.games.hall.commands import AnswerOffer, MakeOffer
 from dealer.games.hall.items import label, labels
 from dealer.games.hall.state import Happening, HallState, Offer
-from dealer.ledger import Ledger, player
 
 
 def make_offer(ctx: Context, state: HallState, actor: str, command: MakeOffer) -> None:
@@ -28,7 +28,7 @@ def make_offer(ctx: Context, state: HallState, actor: str, command: MakeOffer) -
         raise Rejected("an offer of nothing for nothing trades nothing", rule="GH-1")
     # Interpretation: the offerer must hold what it offers now; what it asks for is checked
     # only at acceptance (the target may obtain it in the meantime).
-    shortfall = missing(ctx.ledger, actor, gives)
+    shortfall = missing(ctx, actor, gives)
     if shortfall:
         raise Rejected(f"you cannot offer what you do not hold: {'; '.join(shortfall)}",
                        rule="GH-1", allowed=["inventory — see what you hold"])
@@ -61,20 +61,16 @@ def answer_offer(ctx: Context, state: HallState, actor: str, command: AnswerOffe
 
 
 def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
-    """The atomic swap: check both sides first, then move everything."""
-    problems = missing(ctx.ledger, offer.offerer, offer.gives, subject=offer.offerer)
-    problems += missing(ctx.ledger, actor, offer.wants)
-    if problems:
-        raise Rejected(
-            f"offer {offer.id} cannot be completed, nothing moved: {'; '.join(problems)}. "
-            "The offer stays open until it is withdrawn, declined or the phase ends",
-            rule="GH-1",
-        )
+    """The atomic swap: check both sides first, then move everything, or fail as a whole."""
+    if not _can_swap(ctx, offer):
+        _fail(ctx, state, offer)
+        return
     memo = f"GH-1 trade {offer.id}"
+    offerer, target = ctx.scope.player(offer.offerer), ctx.scope.player(actor)
     for item, amount in sorted(offer.gives.items()):
-        ctx.ledger.move(player(offer.offerer), player(actor), item, amount, memo)
+        ctx.ledger.move(offerer, target, item, amount, memo)
     for item, amount in sorted(offer.wants.items()):
-        ctx.ledger.move(player(actor), player(offer.offerer), item, amount, memo)
+        ctx.ledger.move(target, offerer, item, amount, memo)
     state.offers.remove(offer)
     state.log.append(Happening(kind="trade", actor=offer.offerer, other=actor, offer=offer.id,
                                items=labels(offer.gives), back=labels(offer.wants)))
@@ -84,6 +80,34 @@ def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
     for name in (actor, offer.offerer):
         ctx.reply(name, "confirmation" if name == actor else "notice", "hall/trade_done.txt",
                   f"Trade {offer.id} done", reader=name, **context)
+
+
+def _can_swap(ctx: Context, offer: Offer) -> bool:
+    return not (missing(ctx, offer.offerer, offer.gives) or missing(ctx, offer.target, offer.wants))
+
+
+def _fail(ctx: Context, state: HallState, offer: Offer) -> None:
+    """GH-1 (interpretation): an acceptance that cannot be completed moves nothing and closes
+    the offer. It was answered, so it is neither offered again nor reported as lapsed; the
+    phase summary says why it failed, and the offerer may make a new offer."""
+    state.offers.remove(offer)
+
+    def why(reader: str | None) -> str:
+        """Each side's shortfall, in the second person for ``reader``."""
+        gaps = []
+        for name, bundle in ((offer.offerer, offer.gives), (offer.target, offer.wants)):
+            gaps += missing(ctx, name, bundle, subject="you" if name == reader else name)
+        return "; ".join(gaps)
+
+    state.log.append(Happening(kind="trade_failed", actor=offer.offerer, other=offer.target,
+                               offer=offer.id, items=labels(offer.gives),
+                               back=labels(offer.wants), what=why(None)))
+    ctx.record("trade_failed", id=offer.id, offerer=offer.offerer, target=offer.target,
+               why=why(None))
+    context = _offer_context(state, offer)
+    for name in (offer.target, offer.offerer):
+        ctx.reply(name, "notice", "hall/trade_failed.txt", f"Offer {offer.id} failed",
+                  reader=name, why=why(name), **context)
 
 
 def _decline(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
@@ -116,27 +140,28 @@ def expire_offers(state: HallState) -> list[Offer]:
     return expired
 
 
-def missing(ledger: Ledger, name: str, bundle: dict[str, int], subject: str = "you") -> list[str]:
-    """What ``name`` lacks to hand over ``bundle``, in words; empty when it holds it all."""
+def missing(ctx: Context, name: str, bundle: dict[str, int], subject: str = "you") -> list[str]:
+    """What ``name`` lacks in its cycle inventory to hand over ``bundle``, in words; empty
+    when it holds it all. ``subject`` is how the words call it (``you``, or its name)."""
     you = subject == "you"
     gaps = []
     for item, amount in sorted(bundle.items()):
-        held = ledger.balance(player(name), item)
+        held = ctx.ledger.balance(ctx.scope.player(name), item)
         if held < amount:
             gaps.append(
                 f"{subject} {'do' if you else 'does'} not hold {label(item, amount)} "
-                f"({'you have' if you else 'it has'} {held})" + _holo_hint(ledger, name, item)
+                f"({'you have' if you else 'it has'} {held})" + _holo_hint(ctx, name, item)
             )
     return gaps
 
 
-def _holo_hint(ledger: Ledger, name: str, item: str) -> str:
+def _holo_hint(ctx: Context, name: str, item: str) -> str:
     """A hint when the card is held only in its other (plain / holographic) form."""
     parsed = card_of_item(item)
     if parsed is None:
         return ""
     card, holo = parsed
-    if ledger.balance(player(name), card.item(not holo)) > 0:
+    if ctx.ledger.balance(ctx.scope.player(name), card.item(not holo)) > 0:
         other = card.code if holo else f"holo {card.code}"
         return f"; the {'plain' if holo else 'holographic'} one is written '{other}'"
     return ""

@@ -20,13 +20,14 @@ from dealer.games import rules_for
 from dealer.games.base import Context, PostDraft, Rejected
 from dealer.games.hall import Hall
 from dealer.games.hall.state import HallSettings
-from dealer.ledger import CHIPS, HOUSE, MINT, VERTEBRAE, VOID, player
+from dealer.ledger import CHIPS, MINT, VERTEBRAE, Scope, player
 from dealer.testing import RulesShell
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 DAY = timedelta(hours=24)
 GAME = "hall1"
+CYCLE = Scope(GAME)  # GH-1: the cycle's accounts (hall1/player:alice, hall1/house ...)
 
 
 class Shell(RulesShell):
@@ -38,8 +39,9 @@ class Shell(RulesShell):
     render. Here :meth:`send` raises :class:`Rejected` and returns the drafts it posted.
     """
 
-    def __init__(self, players=(), holdings=None, start=T0, now=None, seed="5e" * 32, **options):
-        super().__init__(Hall(), seed=seed, game_id=GAME, load_players_only=True)
+    def __init__(self, players=(), holdings=None, start=T0, now=None, seed="5e" * 32,
+                 load_players_only=True, **options):
+        super().__init__(Hall(), seed=seed, game_id=GAME, load_players_only=load_players_only)
         for (name, item), amount in (holdings or {}).items():
             self.grant(name, item, amount)
         self.open(players, HallSettings(**options), start, now or start)
@@ -54,7 +56,7 @@ class Shell(RulesShell):
 
     def cards(self, name: str) -> Counter:
         return Counter({item: n for (acct, item), n in self.books.items()
-                        if acct == player(name) and item.startswith("card:") and n})
+                        if acct == self.account(name) and item.startswith("card:") and n})
 
     def card_total(self, name: str) -> int:
         return sum(self.cards(name).values())
@@ -117,9 +119,13 @@ def test_registered_as_hall_with_its_defaults():
         "hall", "The Gilded Hall", "#game-actions", True)
     defaults = HallSettings()
     assert (defaults.phase_length, defaults.holo_percent, defaults.croupier_holo_percent,
-            defaults.victory_chips) == (DAY, 5, 10, 25)
+            defaults.victory_chips, defaults.starting_chips, defaults.starting_vertebrae) == (
+        DAY, 5, 10, 25, 0, 0)
     assert HallSettings.model_validate({"phase_length": "12h"}).phase_length == timedelta(hours=12)
-    for bad in ({"phase_length": "0s"}, {"holo_percent": 101}, {"victory_chips": 0}):
+    assert HallSettings(starting_chips=24).starting_chips == 24  # 24 < 25
+    for bad in ({"phase_length": "0s"}, {"holo_percent": 101}, {"victory_chips": 0},
+                {"starting_chips": -1}, {"starting_vertebrae": -1}, {"starting_chips": 25},
+                {"starting_chips": 3, "victory_chips": 3}):
         with pytest.raises(ValueError):
             HallSettings.model_validate(bad)
 
@@ -217,7 +223,7 @@ def test_opening_a_pack_discards_it_and_grants_its_cards(pack, holo_flags):
     posts = shell.send("alice", f"open {pack} pack", at(1))
     # 2 packs - 1 opened = 1 left; the opened one is in void (discarded).
     assert shell.has("alice", f"pack:{pack}") == 1
-    assert shell.books[(VOID, f"pack:{pack}")] == 1
+    assert shell.books[(CYCLE.void, f"pack:{pack}")] == 1
     expected, counter = independent_cards(SEED, 0, holo_flags)
     assert shell.cards("alice") == Counter(expected)
     assert shell.rng.counter == counter
@@ -254,7 +260,7 @@ def test_every_croupier_item_costs_its_price(line, paid, item, amount):
     shell = Shell(["alice"], {("alice", VERTEBRAE): 80})
     shell.send("alice", line, at(1))
     assert shell.has("alice", VERTEBRAE) == 80 - paid
-    assert shell.books[(HOUSE, VERTEBRAE)] == paid  # the Croupier is the house
+    assert shell.books[(CYCLE.house, VERTEBRAE)] == paid  # the Croupier is the house
     if item is None:
         expected, _ = independent_cards(SEED, 0, [10])  # GH-5: 10 % holographic
         assert shell.cards("alice") == Counter(expected)
@@ -278,6 +284,53 @@ def test_buying_without_enough_vertebrae_is_refused():
     assert refusal.what == "1 chip is 25 vertebrae and you have 24" and refusal.rule == "GH-5"
     refusal = shell.refused("alice", "buy 5 random cards", at(1))  # 5 x 5 = 25 > 24
     assert refusal.what == "5 random cards are 25 vertebrae and you have 24"
+
+
+def test_a_refused_purchase_offers_only_what_the_vertebrae_pay_for():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 24})
+    refusal = shell.refused("alice", "buy chip", at(1))  # 25 > 24
+    # 24 vertebrae pay for a random card (5), a Handy Pack (12), a Deck Pack (18); not for a
+    # Legendary Pack (50) or a chip (25).
+    assert refusal.allowed == [
+        "buy random card — 5 vertebrae (GH-5)",
+        "buy handy pack — 12 vertebrae (GH-5)",
+        "buy deck pack — 18 vertebrae (GH-5)",
+        "(with 24 vertebrae you cannot buy: legendary pack (50), chip (25))",
+    ]
+    refusal = shell.refused("alice", "buy 5 random cards", at(1))  # 5 x 5 = 25 > 24
+    assert refusal.allowed[0] == ("buy 4 random cards — 20 vertebrae, the most you can pay for "
+                                  "(GH-5)")  # floor(24 / 5) = 4, 4 x 5 = 20
+    shell.send("alice", refusal.allowed[0].split(" — ")[0], at(2))  # the Croupier accepts it
+    assert shell.has("alice", VERTEBRAE) == 24 - 20
+
+
+def test_with_too_few_vertebrae_for_anything_no_buy_line_is_offered():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 4})
+    refusal = shell.refused("alice", "buy random card", at(1))
+    assert refusal.what == "a random card is 5 vertebrae and you have 4"
+    assert not any(line.startswith("buy") for line in refusal.allowed)
+    assert refusal.allowed[-1] == ("(with 4 vertebrae you cannot buy: random card (5), handy pack "
+                                   "(12), deck pack (18), legendary pack (50), chip (25))")
+    assert not any(line.startswith("buy") for line in shell.rules.help(shell.state, "alice"))
+
+
+def test_help_prices_what_a_member_can_buy_now():
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 30})
+    buy_lines = [line for line in shell.rules.help(shell.state, "alice") if "buy" in line]
+    assert buy_lines == [
+        "buy random card — 5 vertebrae (GH-5)",
+        "buy handy pack — 12 vertebrae (GH-5)",
+        "buy deck pack — 18 vertebrae (GH-5)",
+        "buy chip — 25 vertebrae (GH-5)",
+        "(with 30 vertebrae you cannot buy: legendary pack (50))",
+    ]
+    shell.send("alice", "buy deck pack", at(1))  # 30 - 18 = 12 left
+    buy_lines = [line for line in shell.rules.help(shell.state, "alice") if "buy" in line]
+    assert buy_lines == [
+        "buy random card — 5 vertebrae (GH-5)",
+        "buy handy pack — 12 vertebrae (GH-5)",
+        "(with 12 vertebrae you cannot buy: deck pack (18), legendary pack (50), chip (25))",
+    ]
 
 
 def test_non_members_must_join_before_acting():
@@ -318,27 +371,56 @@ def test_accepted_offer_swaps_both_sides():
     shell.totals_zero()
 
 
-def test_two_offers_for_the_same_card_second_acceptance_fails_cleanly():
+def test_two_offers_for_the_same_card_second_acceptance_fails_and_closes_the_offer():
     shell = trading_hall()
     shell.send("bob", "offer AS to alice for 2 chips", at(1))  # offer 1
     shell.send("bob", "offer AS to carol for 1 chip", at(1))  # offer 2
     shell.send("alice", "accept offer 1", at(2))
-    refusal = shell.refused("carol", "accept offer 2", at(3))
-    assert refusal.rule == "GH-1"
-    assert refusal.what.startswith("offer 2 cannot be completed, nothing moved: bob does not hold "
-                                   "Ace of Spades (it has 0)")
+    posts = shell.send("carol", "accept offer 2", at(3))
+    # Nothing moved: carol keeps her 3 chips, bob has alice's 2, alice has the Ace.
     assert (shell.has("carol", CHIPS), shell.has("bob", CHIPS), shell.has("alice", "card:AS")) == (
         3, 2, 1)
-    assert [o.id for o in shell.state.offers] == [2]  # still open: it may become possible
+    # GH-1 (interpretation): the failed acceptance answered the offer, which is now closed.
+    assert shell.state.offers == []
+    assert {p.recipient for p in posts} == {"carol", "bob"}
+    carol_reply = shell.rendered[-2]
+    assert carol_reply.startswith("Offer 2 (bob gives Ace of Spades to carol for 1 chip) could "
+                                  "not be completed when you accepted it: bob does not hold Ace "
+                                  "of Spades (it has 0). Nothing moved, and the offer is now closed")
+    assert "you do not hold Ace of Spades (you have 0)" in shell.rendered[-1]  # bob's notice
+    assert not any("accept offer" in line for line in shell.rules.help(shell.state, "carol"))
+    refusal = shell.refused("carol", "accept offer 2", at(4))
+    assert refusal.what == "there is no open offer 2"
     shell.totals_zero()
+
+
+def test_after_a_failed_acceptance_the_summary_says_what_happened_to_the_offer():
+    shell = trading_hall()
+    shell.send("bob", "offer AS to carol for 1 chip", at(1))  # offer 1
+    shell.send("bob", "offer AS to alice for nothing", at(1))  # offer 2
+    shell.send("alice", "accept offer 2", at(2))  # bob's Ace goes to alice
+    shell.send("carol", "accept offer 1", at(3))  # fails: bob holds no Ace now
+    shell.send("alice", "offer 7H to bob for nothing", at(4))  # offer 3, never answered
+    shell.advance(at(24))
+    summary = shell.rendered[-1]
+    assert ("- Offer 1 from bob to carol (Ace of Spades for 1 chip) failed when carol accepted "
+            "it: bob does not hold Ace of Spades (it has 0). Nothing moved and the offer closed "
+            "(GH-1).") in summary
+    assert "Offer 1 from bob to carol (Ace of Spades for 1 chip) lapsed" not in summary
+    assert ("Offer 3 from alice to bob (7 of Hearts for nothing) lapsed unanswered (GH-1)."
+            in summary)
+    # carol's failed acceptance changed the game (it closed the offer): an action (GH-6).
+    assert "Acted in phase 1: alice, bob, carol." in summary
 
 
 def test_acceptor_must_still_hold_its_side_and_holo_is_told_apart():
     shell = trading_hall()
     shell.send("alice", "offer 7H to carol for AS", at(1))
-    refusal = shell.refused("carol", "accept offer 1", at(2))
-    assert "you do not hold Ace of Spades (you have 0); the holographic one is written 'holo AS'" \
-        in refusal.what
+    shell.send("carol", "accept offer 1", at(2))
+    assert ("you do not hold Ace of Spades (you have 0); the holographic one is written 'holo AS'"
+            in shell.rendered[-2])  # carol's reply
+    assert "carol does not hold Ace of Spades (it has 0)" in shell.rendered[-1]  # alice's notice
+    assert shell.has("alice", "card:7H") == 1 and shell.state.offers == []
 
 
 def test_withdraw_and_decline_close_an_offer_without_moving_anything():
@@ -499,8 +581,10 @@ def test_victory_threshold_is_a_setting_and_24_chips_is_not_enough():
 
 def test_tie_at_victory_goes_to_most_chips_then_earliest_member():
     shell = Shell(["alice", "bob", "carol"])
+    # Written straight into the books: no step makes two members qualify at once (a grant
+    # --game is a step and checks victory at once), so this only tests the guard.
     for name in ("alice", "bob", "carol"):
-        shell.grant(name, CHIPS, 30)  # granted outside the game
+        shell.grant(name, CHIPS, 30)
     shell.grant("carol", CHIPS, 1)
     shell.advance(at(24))
     assert shell.rules.summary(shell.state).winner == "carol"  # 31 > 30
@@ -509,6 +593,95 @@ def test_tie_at_victory_goes_to_most_chips_then_earliest_member():
     shell.grant("alice", CHIPS, 25)
     shell.advance(at(24))
     assert shell.rules.summary(shell.state).winner == "alice"  # equal: alice joined first
+
+
+# -- a cycle's own inventories (GH-1) ---------------------------------------------------------
+
+
+def test_chips_in_the_wallet_never_win_a_cycle():
+    # alice won 30 chips at roulette: they are in her wallet (player:alice), not in the cycle.
+    for production_loading in (True, False):  # False: the step even sees every wallet
+        shell = Shell(["bob"], load_players_only=production_loading)
+        shell.grant("alice", CHIPS, 30, wallet=True)
+        shell.grant("alice", VERTEBRAE, 60, wallet=True)
+        shell.send("alice", "join", at(1))
+        summary = shell.rules.summary(shell.state)
+        assert (summary.status, summary.winner, summary.scores) == (
+            "running", None, {"bob": 0, "alice": 0})
+        assert shell.has("alice", CHIPS) == 0 and shell.has("alice", CHIPS, wallet=True) == 30
+        refusal = shell.refused("alice", "buy chip", at(2))  # the wallet's vertebrae neither
+        assert refusal.what == "1 chip is 25 vertebrae and you have 0"
+        shell.send("alice", "inventory", at(2))
+        assert "- Chips: 0\n- Vertebrae: 0\n" in shell.rendered[-1]
+        assert shell.has("alice", VERTEBRAE, wallet=True) == 60
+
+
+def test_starting_items_are_issued_when_a_member_joins():
+    shell = Shell(["alice"], starting_chips=3, starting_vertebrae=20, start=at(2), now=T0)
+    assert shell.has("alice", CHIPS) == 0  # listed at creation: joins at the opening
+    shell.advance(at(2))
+    assert (shell.has("alice", CHIPS), shell.has("alice", VERTEBRAE)) == (3, 20)
+    assert "each member starts with 3 chips and 20 vertebrae" in shell.rendered[-1]
+    (welcome,) = shell.send("bob", "join", at(3))
+    assert (shell.has("bob", CHIPS), shell.has("bob", VERTEBRAE)) == (3, 20)
+    assert "it starts with 3 chips and 20 vertebrae" in shell.rendered[-1]
+    # Two members x 3 chips and 20 vertebrae, issued by the mint.
+    assert (shell.books[(MINT, CHIPS)], shell.books[(MINT, VERTEBRAE)]) == (-6, -40)
+    shell.send("bob", "buy random card", at(4))  # 20 - 5 = 15
+    assert shell.has("bob", VERTEBRAE) == 15
+    shell.refused("bob", "join", at(5))  # joining twice gives nothing twice
+    assert shell.has("bob", CHIPS) == 3
+    shell.advance(at(26))
+    assert "- bob joined the Hall with the starting 3 chips, 20 vertebrae." in shell.rendered[-1]
+    shell.totals_zero()
+
+
+def test_no_starting_items_by_default():
+    shell = Shell(["alice"])
+    shell.send("bob", "join", at(1))
+    assert "it starts with nothing" in shell.rendered[-1]
+    assert shell.books == {}
+
+
+def grant(shell: Shell, name: str, item: str, amount: int, when: datetime) -> list[str]:
+    """``dealer grant NAME ITEM N --game hall1`` as the registry runs it: a step of the game."""
+    ctx = shell.context(when, actor=name)
+    state = shell.rules.grant(ctx, shell._fresh_state(), name, item, amount)
+    return [sent.body for sent in shell.commit(ctx, state)]
+
+
+def test_a_grant_into_the_cycle_wins_at_25_chips():
+    shell = Shell(["alice", "bob"], starting_chips=20)
+    (notice,) = grant(shell, "alice", CHIPS, 4, at(1))  # 20 + 4 = 24 < 25
+    assert notice.startswith("The host granted you 4 chips in this cycle of the Hall (GH-1). "
+                             "You now hold 24 chips")
+    assert shell.rules.summary(shell.state).status == "running"
+    assert shell.events[-1] == ("admin.grant", {"player": "alice", "item": CHIPS, "amount": 4})
+    assert not shell.state.member("alice").acted  # the host's grant is not alice's action
+    notice, victory = grant(shell, "alice", CHIPS, 1, at(2))  # 24 + 1 = 25 >= 25 (GH-8)
+    summary = shell.rules.summary(shell.state)
+    assert (summary.status, summary.winner, summary.scores) == (
+        "finished", "alice", {"alice": 25, "bob": 20})
+    assert victory.startswith("**alice wins the cycle of the Gilded Hall** with 25 chips")
+    assert "- The host granted alice 4 chips (GH-1).\n- The host granted alice 1 chip (GH-1)." \
+        in victory
+    assert (shell.books[(MINT, CHIPS)], shell.has("alice", CHIPS, wallet=True)) == (-45, 0)
+    shell.totals_zero()
+
+
+def test_a_grant_goes_to_members_of_a_running_or_pending_cycle_only():
+    shell = Shell(["alice"], start=at(5), now=T0)
+    grant(shell, "alice", "card:KS", 2, at(1))  # listed, the cycle not yet open: fine
+    assert shell.has("alice", "card:KS") == 2
+    with pytest.raises(Rejected) as refused:
+        grant(shell, "bob", CHIPS, 1, at(1))
+    assert refused.value.what == ("bob has not joined cycle hall1: a player's inventory in a "
+                                  "cycle starts when it joins") and refused.value.rule == "GH-1"
+    shell.advance(at(5))  # the opening
+    grant(shell, "alice", CHIPS, 25, at(6))
+    with pytest.raises(Rejected) as refused:
+        grant(shell, "alice", CHIPS, 1, at(7))
+    assert refused.value.what == "cycle hall1 is over (alice won it); its inventories are closed"
 
 
 # -- fairness per phase (GH-40) ------------------------------------------------------------
@@ -550,11 +723,26 @@ def test_help_lists_what_is_valid_now():
     shell.send("alice", "offer 1 chip to bob for nothing", at(1))
     bob_help = shell.rules.help(shell.state, "bob")
     assert any(line.startswith("accept offer 1 — from alice") for line in bob_help)
-    assert any(line.startswith("gift bob") for line in bob_help)
+    assert any(line.startswith("gift alice — ") for line in bob_help)
     shell.send("bob", "gift alice", at(2))
     assert not any(line.startswith("gift") for line in shell.rules.help(shell.state, "bob"))
     alice_help = shell.rules.help(shell.state, "alice")
     assert any(line.startswith("withdraw offer 1") for line in alice_help)
+
+
+def test_help_names_only_members_as_gift_and_trade_partners():
+    shell = Shell(["alice"])
+    lines = shell.rules.help(shell.state, "alice")
+    assert not any(line.startswith(("gift", "offer")) for line in lines)  # nobody else yet
+    shell.send("carol", "join", at(1))
+    lines = shell.rules.help(shell.state, "alice")
+    assert ("gift carol — once per phase, a member receives a random card (GH-7); members you "
+            "can gift: carol") in lines
+    assert any(line.startswith("offer 2 chips and 7H to carol for AS — ") for line in lines)
+    assert not any("bob" in line for line in lines)  # bob is no member
+    shell.send("dave", "join", at(2))
+    (gift,) = [line for line in shell.rules.help(shell.state, "dave") if line.startswith("gift")]
+    assert gift.endswith("members you can gift: alice, carol")
 
 
 def test_inventory_lists_cards_with_holo_marks_and_packs():
@@ -599,15 +787,19 @@ LINES = st.one_of(
 # An answer to the n-th open offer by the player entitled to give it (resolved when run),
 # so that accepted trades are frequent, not only refused guesses.
 ANSWERS = st.tuples(st.sampled_from(["accept", "decline", "withdraw"]), st.integers(0, 3))
+# ``dealer grant NAME ITEM N --game hall1`` by the host, between the players' steps.
+GRANTS = st.tuples(st.just("grant"), st.sampled_from([CHIPS, VERTEBRAE, "card:AS", "pack:deck"]),
+                   st.integers(1, 12))
 # Steps 0 to 6 hours apart: several steps per 24 h phase, and a few phase boundaries.
 STEPS = st.lists(
-    st.tuples(st.sampled_from(NAMES), st.one_of(LINES, ANSWERS), st.integers(0, 6)), max_size=40
+    st.tuples(st.sampled_from(NAMES), st.one_of(LINES, ANSWERS, GRANTS), st.integers(0, 6)),
+    max_size=40,
 )
 
 
 def resolve(shell: Shell, actor: str, line):
     """The actor and line of a step; an ANSWERS tuple picks a real open offer."""
-    if isinstance(line, str):
+    if isinstance(line, str) or line[0] == "grant":
         return actor, line
     verb, index = line
     if not shell.state.offers:
@@ -625,15 +817,28 @@ def test_property_every_item_is_accounted_for(steps, victory):
                          (name, "card:7H:holo"): 1, (name, "card:AS"): 1, (name, "card:KS"): 1,
                          (name, "pack:handy"): 1, (name, "pack:deck"): 1})
     shell = Shell(["alice", "bob", "carol"], holdings, victory_chips=victory)
+    wallets = {}
+    for name in NAMES:  # chips and vertebrae won in other games (GH-1: never the cycle's)
+        shell.grant(name, CHIPS, 30, wallet=True)
+        shell.grant(name, VERTEBRAE, 40, wallet=True)
+        wallets.update({key: n for key, n in shell.books.items() if key[0] == player(name)})
     when = T0
     for actor, line, hours in steps:
         when += timedelta(hours=hours)
         actor, line = resolve(shell, actor, line)
         try:
-            shell.send(actor, line, when)
+            if isinstance(line, tuple):
+                shell.advance(when)
+                grant(shell, actor, line[1], line[2], when)
+            else:
+                shell.send(actor, line, when)
         except Rejected:
             pass
         shell.totals_zero()
+        # Every account the cycle moved lives in its scope; the wallets never moved.
+        assert all(CYCLE.holds(account) for account, _ in shell.books
+                   if account != MINT and not account.startswith("player:"))
+        assert {key: n for key, n in shell.books.items() if key[0].startswith("player:")} == wallets
         state = shell.state
         members = [m.name for m in state.members]
         assert len(members) == len(set(members))
