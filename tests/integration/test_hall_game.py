@@ -104,7 +104,7 @@ def test_posts_after_a_refused_purchase_and_a_failed_acceptance(harness) -> None
     harness.run(at + timedelta(minutes=5))
 
     (refusal,) = [p for p in harness.pms("alice") if p["kind"] == "error"]
-    assert ("What you can send now:\n- buy random card — 5 vertebrae (GH-5)\n"
+    assert ("What you can send now in game h1:\n- buy random card — 5 vertebrae (GH-5)\n"
             "- buy handy pack — 12 vertebrae (GH-5)\n- buy deck pack — 18 vertebrae (GH-5)\n"
             "- (with 24 vertebrae you cannot buy: legendary pack (50), chip (25))\n"
             ) in refusal["body"]
