@@ -15,6 +15,7 @@ import click
 
 from dealer.clock import format_utc, iso_exact, parse_time, utcnow
 from dealer.settings import Settings
+from dealer.text import plural
 
 
 def _settings() -> Settings:
@@ -136,7 +137,7 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
     from dealer.registry import add_player
 
     added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
-    click.echo(f"player {added} added with {chips} chips and {vertebrae} vertebrae")
+    click.echo(f"player {added} added with {plural(chips, 'chip')} and {plural(vertebrae, 'vertebra', 'vertebrae')}")
 
 
 @player.command("show")
@@ -154,9 +155,9 @@ def player_show(name: str, game_id: str | None, as_json: bool) -> None:
     if game_id:
         joined = "" if view["member"] else " (has not joined it)"
         click.echo(f"{view['name']} in cycle {view['game']}{joined}:")
-    click.echo(f"{view['name']}: {view['chips']} chips, {view['vertebrae']} vertebrae")
+    click.echo(f"{view['name']}: {plural(view['chips'], 'chip')}, {plural(view['vertebrae'], 'vertebra', 'vertebrae')}")
     click.echo(f"cards: {', '.join(view['cards']) or 'none'}")
-    packs = ", ".join(f"{n} {k} pack(s)" for k, n in view["packs"].items())
+    packs = ", ".join(plural(n, f"{k} pack") for k, n in view["packs"].items())
     click.echo(f"packs: {packs or 'none'}")
     click.echo(f"games: {', '.join(view['games']) or 'none'}")
 

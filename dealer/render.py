@@ -3,6 +3,12 @@
 Every ``{{ value }}`` a template prints is escaped by :func:`dealer.text.escape_post`
 unless it is a number or was marked safe by one of dealer's own filters, so player text
 can never carry markup or mentions into a post.
+
+Filters every template may use: ``utc`` and ``iso`` (absolute times), ``signed``
+(``+3``), ``plural`` (``{{ n|plural("chip") }}`` is ``1 chip`` / ``2 chips``; see
+:func:`dealer.text.plural`), ``duration`` (a timedelta as
+:func:`dealer.clock.format_duration` writes it) and ``trusted``. Every template also sees
+``relative(when)`` (``in 23 h 59 min``).
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from dealer.clock import format_relative, format_utc, iso
+from dealer.clock import format_duration, format_relative, format_utc, iso
 from dealer.games.base import PostDraft
-from dealer.text import escape_post
+from dealer.text import escape_post, plural
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _EXTRA_DIRS: list[str] = []
@@ -44,6 +50,11 @@ def _signed(value: int) -> Markup:
     return Markup(f"{value:+d}")
 
 
+def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup:
+    # The count is a number and the words come from the template itself.
+    return Markup(escape_post(plural(int(count), singular, plural_form)))
+
+
 @lru_cache(maxsize=4)
 def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
@@ -62,6 +73,8 @@ def environment(directory: str | None = None) -> Environment:
     env.filters["utc"] = _utc
     env.filters["iso"] = lambda v: Markup(iso(v))
     env.filters["signed"] = _signed
+    env.filters["plural"] = _plural
+    env.filters["duration"] = lambda v: Markup(format_duration(v))
     env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
     return env
 

@@ -49,6 +49,7 @@ from dealer.games.roulette.scoring import (
     settle_black,
 )
 from dealer.ledger import CHIPS, player
+from dealer.text import plural
 
 TEMPLATE = "roulette/{}.txt"
 
@@ -84,7 +85,7 @@ class StationaryRoulette(Rules):
         if short:
             # SR-12: a game can be created with a minimum stack.
             raise Rejected(
-                f"this game needs at least {settings.min_stack} chips per player; "
+                f"this game needs at least {plural(settings.min_stack, 'chip')} per player; "
                 + ", ".join(short),
                 rule="SR-12",
             )
@@ -185,7 +186,7 @@ class StationaryRoulette(Rules):
             # SR-4, interpretation I-3: only preparations locked in at a deadline count.
             raise Rejected(
                 f"you have already prepared {command.colour} as the winning colour "
-                f"{state.colours_used[actor][command.colour]} times, the most allowed "
+                f"{plural(state.colours_used[actor][command.colour], 'time')}, the most allowed "
                 f"({limit}); left: {describe_left(left)}",
                 rule="SR-4",
                 allowed=[
