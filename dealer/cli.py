@@ -19,7 +19,11 @@ from dealer.text import plural
 
 
 def _settings() -> Settings:
-    return Settings()
+    from dealer.render import set_fairness_url
+
+    settings = Settings()
+    set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
+    return settings
 
 
 def _time(value: str | None, option: str) -> datetime | None:
@@ -232,7 +236,8 @@ def game_list(as_json: bool) -> None:
 @click.argument("game_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def game_show(game_id: str, as_json: bool) -> None:
-    """Show a game: status, players, scores, deadlines and the history of deadline changes."""
+    """Show a game: status, players, scores, deadlines, the history of deadline changes and
+    the fairness record (seeds, and every salt, receipt and commitment in full)."""
     from dealer.registry import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
@@ -252,6 +257,26 @@ def game_show(game_id: str, as_json: bool) -> None:
         for h in view["history"]:
             rest = {k: v for k, v in h.items() if k not in ("seq", "at", "type")}
             click.echo(f"  {h['at']} {h['type']} {json.dumps(rest, ensure_ascii=False)}")
+    _echo_fairness(view)
+
+
+def _echo_fairness(view: dict[str, Any]) -> None:
+    """The game's fairness record, every hash in full (posts shorten some to 12 digits)."""
+    click.echo("fairness record (GH-40):")
+    for s in view["seeds"]:
+        revealed = s["server_seed"] or "not revealed yet"
+        click.echo(f"  seed {s['epoch']}: commitment {s['commitment']}, server seed {revealed}")
+        for client in s["client_seeds"]:
+            click.echo(f"    client seed: {client}")
+    for r in view["sealed"]:
+        click.echo(f"  round {r['round']}:")
+        for x in r["roulettes"]:
+            click.echo(f"    {x['preparer']}'s roulette for {x['bettor']}: {x['colour']}, "
+                       f"commitment {x['commitment']}, salt {x['salt']}")
+            click.echo(f"      preparation receipt {x['prep_receipt']}: {x['prep_canonical']}")
+        for b in r["bets"]:
+            click.echo(f"    {b['player']}'s bet: salt {b['salt']}, receipt {b['receipt']}: "
+                       f"{b['canonical']}")
 
 
 @main.command()

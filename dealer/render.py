@@ -7,8 +7,10 @@ can never carry markup or mentions into a post.
 Filters every template may use: ``utc`` and ``iso`` (absolute times), ``signed``
 (``+3``), ``plural`` (``{{ n|plural("chip") }}`` is ``1 chip`` / ``2 chips``; see
 :func:`dealer.text.plural`), ``duration`` (a timedelta as
-:func:`dealer.clock.format_duration` writes it) and ``trusted``. Every template also sees
-``relative(when)`` (``in 23 h 59 min``).
+:func:`dealer.clock.format_duration` writes it), ``short`` (a 64-hex hash cut to its first
+12 hex digits, for posts that list many) and ``trusted``. Every template also sees
+``relative(when)`` (``in 23 h 59 min``) and ``fairness_check``, where players find the
+fairness check (the host's ``DEALER_FAIRNESS_URL``, or the host itself).
 """
 
 from __future__ import annotations
@@ -27,6 +29,32 @@ from dealer.text import escape_post, plural
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _EXTRA_DIRS: list[str] = []
+SHORT_HASH = 12
+"""How many hex digits of a hash a post shows where it lists many (round results)."""
+
+_fairness_url: str | None = None
+
+
+def set_fairness_url(url: str | None) -> None:
+    """Where posts send players for the fairness check (``DEALER_FAIRNESS_URL``).
+
+    The shell calls this once it has read its settings (the daemon at start and on
+    SIGHUP, every CLI command); until then, and with no URL, posts say that the host has
+    the procedure and can send it.
+    """
+    global _fairness_url
+    _fairness_url = url or None
+
+
+def fairness_check() -> Markup:
+    """The words that tell a player where the fairness check is: a link, or the host."""
+    if _fairness_url:
+        # The host's own setting, validated as an http(s) URL: left unescaped so it links.
+        return Markup(f"the procedure and its script are at {_fairness_url}")
+    return Markup(
+        "the host has the procedure and its script and can send them to you "
+        "(the host prints the script with `dealer fairness-script`)"
+    )
 
 
 def add_template_dir(directory: str | Path) -> None:
@@ -55,6 +83,13 @@ def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup
     return Markup(escape_post(plural(int(count), singular, plural_form)))
 
 
+def _short(value: str) -> Markup:
+    text = str(value)
+    if len(text) <= SHORT_HASH or not all(c in "0123456789abcdef" for c in text):
+        return Markup(escape_post(text))
+    return Markup(text[:SHORT_HASH] + "…")
+
+
 @lru_cache(maxsize=4)
 def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
@@ -75,6 +110,7 @@ def environment(directory: str | None = None) -> Environment:
     env.filters["signed"] = _signed
     env.filters["plural"] = _plural
     env.filters["duration"] = lambda v: Markup(format_duration(v))
+    env.filters["short"] = _short
     env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
     return env
 
@@ -84,6 +120,7 @@ def render(template: str, now: datetime, directory: str | None = None, **context
     env = environment(directory)
     tmpl = env.get_template(template)
     relative = lambda when: Markup(format_relative(when, now))  # noqa: E731
+    context.setdefault("fairness_check", fairness_check())
     return tmpl.render(now=now, relative=relative, **context).strip() + "\n"
 
 

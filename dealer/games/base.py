@@ -242,3 +242,8 @@ class Rules(ABC):
     def involves(self, state: GameState, actor: str) -> bool:
         """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""
         return actor in self.summary(state).players
+
+    def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The full values behind the hashes the game's posts shorten, read from its events
+        (``dealer game show``); a game whose posts shorten none has none."""
+        return []

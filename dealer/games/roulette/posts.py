@@ -265,11 +265,14 @@ def round_record(
     state: RouletteState, scores: list[RouletteScore], transfer: BlackTransfer | None,
     fees: dict[str, int],
 ) -> dict[str, Any]:
-    """The JSON-friendly event data of a resolved round."""
+    """The JSON-friendly event data of a resolved round.
+
+    It keeps the full salts, receipts and sealed texts the round result reveals (the post
+    shortens them), so ``dealer game show`` can show them and ``dealer verify`` check them.
+    """
     return {
-        "roulettes": [
-            {k: v for k, v in score_card(s).items() if k not in ("salt",)} for s in scores
-        ],
+        "roulettes": [score_card(s) for s in scores],
+        "bets": revealed_bets(state, scores),
         "transfer": transfer_card(transfer),
         "fees": dict(fees),
         "points": dict(state.points),

@@ -482,6 +482,11 @@ class StationaryRoulette(Rules):
         )
 
 
+    def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Each resolved round's full commitments, salts, receipts and sealed texts."""
+        return sealed.fairness_record(events)
+
+
 def _roulette_settings(settings: Any) -> RouletteSettings:
     """Accept this game's settings model, another settings model or a plain mapping."""
     if isinstance(settings, RouletteSettings):

@@ -21,6 +21,9 @@ the two cannot drift apart.
   where ``salt`` is the salt of the preparation that was locked in and ``colour`` is its
   winning colour (``gold``, ``silver`` or ``black``).
 
+:func:`fairness_record` reads these values back from the game's events, for ``dealer game
+show``.
+
 The salt is 64 hex digits, so plain concatenation is unambiguous. The canonical text
 avoids characters that posts escape (``|``, ``-``, ``:``), so it reads the same in a post
 as in the hash (only a game id or player name with such characters shows escapes).
@@ -29,8 +32,11 @@ as in the hash (only a game id or player name with such characters shows escapes
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from dealer.games.roulette.model import BLACK, GOLD, SILVER
+
+Events = list[tuple[str, dict[str, Any]]]
 
 
 def sha256_hex(text: str) -> str:
@@ -66,3 +72,27 @@ def receipt(salt: str, canonical_text: str) -> str:
 def colour_commitment(salt: str, colour: str) -> str:
     """The public commitment of a roulette's winning colour: SHA-256(salt + colour)."""
     return sha256_hex(salt + colour)
+
+
+# --- reading the record back: dealer game show ---------------------------------------------
+
+_ROULETTE_KEYS = ("preparer", "bettor", "colour", "commitment", "salt", "prep_receipt",
+                  "prep_canonical")
+_BET_KEYS = ("player", "salt", "receipt", "canonical")
+
+
+def fairness_record(events: Events) -> list[dict[str, Any]]:
+    """Each resolved round's full commitments, salts, receipts and sealed texts.
+
+    These are the values a round result post shows shortened to 12 hex digits; the
+    ``round.resolved`` event keeps them whole.
+    """
+    return [
+        {
+            "round": data["round"],
+            "roulettes": [{k: r.get(k) for k in _ROULETTE_KEYS} for r in data["roulettes"]],
+            "bets": [{k: b.get(k) for k in _BET_KEYS} for b in data.get("bets", [])],
+        }
+        for type_, data in events
+        if type_ == "round.resolved"
+    ]
