@@ -340,6 +340,18 @@ def verify(game_id: str) -> None:
         sys.exit(1)
 
 
+@main.command("fairness-script")
+def fairness_script() -> None:
+    """Print the players' fairness check script (standard-library Python).
+
+    Send it to a player who asks how to check the draws, seeds, receipts and commitments
+    of a game: `dealer fairness-script > fairness_check.py`. docs/FAIRNESS.md explains it.
+    """
+    from importlib.resources import files
+
+    click.echo(files("dealer").joinpath("fairness_check.py").read_text(encoding="utf-8"), nl=False)
+
+
 @main.command()
 @click.option("--database", help="SQLite file to use (default a throw-away temporary file).")
 def demo(database: str | None) -> None:

@@ -10,8 +10,9 @@ may add client seeds. Draw number ``counter`` is::
 
 To pick uniformly among ``n`` outcomes, ``value`` is rejected (and the next counter tried)
 while ``value >= (2**256 // n) * n``; otherwise the outcome is ``value % n``. When the game
-or phase ends, dealer reveals ``server_seed``, and anyone can recompute every draw:
-docs/FAIRNESS.md holds a standalone script.
+or phase ends, dealer reveals ``server_seed``, and anyone can recompute every draw with
+the standalone script ``dealer/fairness_check.py`` (``dealer fairness-script`` prints it;
+docs/FAIRNESS.md explains it).
 
 This module is pure: it holds no global state and never reads the clock or the OS
 entropy pool; the shell hands it a seed made by :func:`new_server_seed`.

@@ -1,8 +1,9 @@
 """Sealed submissions: receipts for players, commitments for everyone.
 
-docs/FAIRNESS.md ("Sealed submissions") explains these formats to players and gives the
-standard-library code that checks them; a test runs that code against this module, so
-the two cannot drift apart.
+docs/FAIRNESS.md ("Sealed submissions") explains these formats to players; the
+standard-library script that checks them is ``dealer/fairness_check.py`` (``dealer
+fairness-script`` prints it), and a test runs it against this module, so the two cannot
+drift apart.
 
 - The canonical text of a submission is one line,
   ``GAME, PLAYER, PHASE, submission N, COMMAND``:

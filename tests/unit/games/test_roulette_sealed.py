@@ -1,7 +1,8 @@
-"""Sealed submissions: the procedure in docs/FAIRNESS.md, run against a real game.
+"""Sealed submissions: the players' check script and docs/FAIRNESS.md, run against a real game.
 
-The code blocks are taken from the doc itself, so the doc cannot drift from what the
-dealer computes.
+The script is the package's own ``fairness_check.py`` (what ``dealer fairness-script``
+prints and the doc publishes), and the example is taken from the doc itself, so neither
+can drift from what the dealer computes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from pathlib import Path
 from dealer.games.roulette import sealed
 from dealer.games.roulette.testing import SEED, Shell
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "FAIRNESS.md"
+ROOT = Path(__file__).resolve().parents[3]
+DOC = ROOT / "docs" / "FAIRNESS.md"
+SCRIPT = ROOT / "dealer" / "fairness_check.py"
 BLACK_PREP = "prepare black gold 30 silver 10"
 GOLD_PREP = "prepare gold gold 25 silver 15"
 
@@ -29,9 +32,9 @@ def doc_blocks() -> list[str]:
 
 
 def procedure() -> dict:
-    """Run the doc's ``receipts.py`` and return its functions."""
-    namespace: dict = {}
-    exec(compile(doc_blocks()[0], "receipts.py", "exec"), namespace)  # noqa: S102
+    """Load the players' script and return its functions."""
+    namespace: dict = {"__name__": "fairness_check"}
+    exec(compile(SCRIPT.read_text(encoding="utf-8"), "fairness_check.py", "exec"), namespace)  # noqa: S102
     return namespace
 
 
@@ -98,7 +101,7 @@ def test_the_doc_example_prints_true_for_every_check_with_real_values():
         '"SERVER SEED"': SEED,
         '"COMMITMENT FROM THE OPENING POST"': sh.posts("opening")[0].draft.context["commitment"],
     }
-    example = doc_blocks()[1].replace("from receipts import *\n", "")
+    example = doc_blocks()[0].replace("from fairness_check import *\n", "")
     for placeholder, value in values.items():
         assert placeholder in example
         example = example.replace(placeholder, f'"{value}"')
@@ -117,3 +120,4 @@ def test_the_module_and_the_doc_agree_on_formats():
                                         check["prepare_command"]("silver", 35, 5))
     assert check["check_receipt"](salt, text, sealed.receipt(salt, text))
     assert check["check_commitment"](salt, "silver", sealed.colour_commitment(salt, "silver"))
+
