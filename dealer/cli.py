@@ -325,7 +325,7 @@ def _arrival_stamp() -> str:
 @main.command()
 @click.argument("game_id")
 def verify(game_id: str) -> None:
-    """Recompute every random draw of a game from its revealed seeds."""
+    """Check a game's draws, receipts and commitments against its revealed seeds."""
     from dealer.verify import verify_game
 
     sessions = _store(_settings())
@@ -335,7 +335,7 @@ def verify(game_id: str) -> None:
         click.echo(f"MISMATCH: {problem}")
     if report.unrevealed:
         click.echo(f"not yet revealed (game or phase still running): epochs {report.unrevealed}")
-    click.echo(f"{report.checked} draws checked, {len(report.problems)} problems")
+    click.echo(report.line())
     if not report.ok:
         sys.exit(1)
 

@@ -70,6 +70,17 @@ def uniform(server_seed: str, client: str, counter: int, n: int) -> tuple[int, i
             return value % n, counter
 
 
+def secret(server_seed: str, label: str) -> str:
+    """A secret derived from the server seed (e.g. a receipt salt), as 64 hex digits.
+
+    It stays secret until the seed is revealed, and is reproducible afterwards:
+    ``HMAC-SHA256(server_seed, "secret:" + label)``. It is not a draw.
+    """
+    return hmac.new(
+        server_seed.encode("utf-8"), f"secret:{label}".encode("utf-8"), hashlib.sha256
+    ).hexdigest()
+
+
 @dataclass(frozen=True)
 class Draw:
     """One recorded draw: enough to recompute it from the revealed seed."""
@@ -136,14 +147,8 @@ class FairSource:
         return result
 
     def secret(self, label: str) -> str:
-        """A secret derived from the server seed (e.g. a receipt salt).
-
-        It stays secret until the seed is revealed, and is reproducible afterwards:
-        ``HMAC-SHA256(server_seed, "secret:" + label)``. It is not a draw.
-        """
-        return hmac.new(
-            self.server_seed.encode("utf-8"), f"secret:{label}".encode("utf-8"), hashlib.sha256
-        ).hexdigest()
+        """A secret derived from the server seed (e.g. a receipt salt): see :func:`secret`."""
+        return secret(self.server_seed, label)
 
     def rotate(self) -> str:
         """End this epoch and start the next with a fresh seed; return the retired seed.

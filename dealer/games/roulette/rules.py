@@ -20,7 +20,7 @@ from typing import Any
 from dealer.clock import as_utc, format_utc
 from dealer.clock import iso as _iso
 from dealer.games import register
-from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
+from dealer.games.base import Context, GameSettings, Rejected, Rules, SealedCheck, Summary
 from dealer.games.roulette import posts, sealed
 from dealer.games.roulette.checks import bet_problems, colours_left, describe_left, layout_problems
 from dealer.games.roulette.model import (
@@ -321,7 +321,8 @@ class StationaryRoulette(Rules):
         for label, offset in reminder_offsets(state.settings.remind_before):
             if deadline - offset > ctx.now:  # I-12: only reminders still ahead
                 ctx.set_deadline(f"reminder-{name}-{label}", deadline - offset)
-        ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline))
+        ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline),
+                   commitments={r.preparer: r.commitment for r in state.active.values() if r})
         ctx.post("phase_start", TEMPLATE.format("phase_start"),
                  f"{state.game}: {phase_title(phase)} begins",
                  **posts.phase_start(ctx, state, deadline))
@@ -485,6 +486,12 @@ class StationaryRoulette(Rules):
     def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """Each resolved round's full commitments, salts, receipts and sealed texts."""
         return sealed.fairness_record(events)
+
+    def check_sealed(
+        self, game_id: str, server_seed: str, events: list[tuple[str, dict[str, Any]]]
+    ) -> SealedCheck:
+        """Every receipt and colour commitment, against the revealed seed (docs/FAIRNESS.md)."""
+        return sealed.check_sealed(game_id, server_seed, events)
 
 
 def _roulette_settings(settings: Any) -> RouletteSettings:

@@ -8,6 +8,7 @@ can drift from what the dealer computes.
 from __future__ import annotations
 
 import contextlib
+import json
 import io
 import re
 from pathlib import Path
@@ -121,3 +122,28 @@ def test_the_module_and_the_doc_agree_on_formats():
     assert check["check_receipt"](salt, text, sealed.receipt(salt, text))
     assert check["check_commitment"](salt, "silver", sealed.colour_commitment(salt, "silver"))
 
+
+def test_check_sealed_counts_every_receipt_and_commitment_of_a_finished_game():
+    sh = three_rounds()
+    found = sealed.check_sealed("g1", SEED, sh.events)
+    # Receipts: preparation phase 1 + 1; round 1 and round 2 a bet and a preparation each
+    # (2 + 2 per round); round 3 alice's two bets and bob's one: 2 + 4 + 4 + 3 = 13.
+    # Commitments: two roulettes in each of 3 rounds.
+    assert (found.receipts, found.commitments, found.problems) == (13, 6, [])
+    assert [r["round"] for r in sealed.fairness_record(sh.events)] == [1, 2, 3]
+    # With another seed nothing opens: each receipt; each roulette's commitment and its
+    # revealed salt; each revealed bet's salt.
+    wrong = sealed.check_sealed("g1", "0" * 64, sh.events)
+    assert len(wrong.problems) == 13 + 2 * 6 + 6
+    assert wrong.problems[0] == ("alice's preparation no. 1 in the preparation phase: the "
+                                 "receipt does not seal its text with the salt the seed gives")
+
+
+def test_check_sealed_finds_a_bet_scored_other_than_the_last_one():
+    sh = three_rounds()
+    events = json.loads(json.dumps(sh.events))
+    resolved = [data for kind, data in events if kind == "round.resolved"][-1]
+    scored = next(r for r in resolved["roulettes"] if r["bettor"] == "alice")
+    scored["bet"] = {"gold": 0, "silver": 40, "black": 0}  # her first, replaced bet (SR-6)
+    assert sealed.check_sealed("g1", SEED, events).problems == [
+        "round 3: bob's roulette: the bet scored is not alice's last accepted bet (SR-6)"]
