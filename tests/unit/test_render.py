@@ -64,7 +64,7 @@ def test_posts_link_the_fairness_url_unescaped(fairness_url) -> None:
 
 def test_hall_counts_of_one_are_singular() -> None:
     joined = render("hall/joined.txt", NOW, name="alice", phase=1, phase_ends_at=NOW,
-                    members=["alice"], chips=1, vertebrae=1, card_total=1, packs=[])
+                    members=["alice"], chips=1, vertebrae=1, card_total=1, packs=[], starting=[])
     assert "You hold 1 chip, 1 vertebra, 1 card." in joined
     bought = render("hall/bought.txt", NOW, what="a Handy Pack", cost=12, cards=[],
                     holo_percent=10, chips=1, vertebrae=0)
@@ -94,3 +94,13 @@ def test_the_fairness_url_must_be_a_web_address() -> None:
     for bad in ("docs/FAIRNESS.md", "https://x.example/a b", "javascript:alert(1)", "https://x/<b>"):
         with pytest.raises(ValidationError):
             Settings(_env_file=None, fairness_url=bad)
+
+
+def test_hall_help_counts_one_vertebra() -> None:
+    from dealer.games.hall.economy import croupier_lines
+
+    assert croupier_lines(1) == [
+        "(with 1 vertebra you cannot buy: random card (5), handy pack (12), deck pack (18), "
+        "legendary pack (50), chip (25))"]
+    granted = render("hall/granted.txt", NOW, what="1 chip", chips=1, vertebrae=1)
+    assert "You now hold 1 chip and 1 vertebra here" in granted
