@@ -15,10 +15,15 @@ import click
 
 from dealer.clock import format_utc, iso_exact, parse_time, utcnow
 from dealer.settings import Settings
+from dealer.text import plural
 
 
 def _settings() -> Settings:
-    return Settings()
+    from dealer.render import set_fairness_url
+
+    settings = Settings()
+    set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
+    return settings
 
 
 def _time(value: str | None, option: str) -> datetime | None:
@@ -136,7 +141,7 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
     from dealer.registry import add_player
 
     added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
-    click.echo(f"player {added} added with {chips} chips and {vertebrae} vertebrae")
+    click.echo(f"player {added} added with {plural(chips, 'chip')} and {plural(vertebrae, 'vertebra', 'vertebrae')}")
 
 
 @player.command("show")
@@ -154,9 +159,9 @@ def player_show(name: str, game_id: str | None, as_json: bool) -> None:
     if game_id:
         joined = "" if view["member"] else " (has not joined it)"
         click.echo(f"{view['name']} in cycle {view['game']}{joined}:")
-    click.echo(f"{view['name']}: {view['chips']} chips, {view['vertebrae']} vertebrae")
+    click.echo(f"{view['name']}: {plural(view['chips'], 'chip')}, {plural(view['vertebrae'], 'vertebra', 'vertebrae')}")
     click.echo(f"cards: {', '.join(view['cards']) or 'none'}")
-    packs = ", ".join(f"{n} {k} pack(s)" for k, n in view["packs"].items())
+    packs = ", ".join(plural(n, f"{k} pack") for k, n in view["packs"].items())
     click.echo(f"packs: {packs or 'none'}")
     click.echo(f"games: {', '.join(view['games']) or 'none'}")
 
@@ -231,7 +236,8 @@ def game_list(as_json: bool) -> None:
 @click.argument("game_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def game_show(game_id: str, as_json: bool) -> None:
-    """Show a game: status, players, scores, deadlines and the history of deadline changes."""
+    """Show a game: status, players, scores, deadlines, the history of deadline changes and
+    the fairness record (seeds, and every salt, receipt and commitment in full)."""
     from dealer.registry import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
@@ -251,6 +257,26 @@ def game_show(game_id: str, as_json: bool) -> None:
         for h in view["history"]:
             rest = {k: v for k, v in h.items() if k not in ("seq", "at", "type")}
             click.echo(f"  {h['at']} {h['type']} {json.dumps(rest, ensure_ascii=False)}")
+    _echo_fairness(view)
+
+
+def _echo_fairness(view: dict[str, Any]) -> None:
+    """The game's fairness record, every hash in full (posts shorten some to 12 digits)."""
+    click.echo("fairness record (GH-40):")
+    for s in view["seeds"]:
+        revealed = s["server_seed"] or "not revealed yet"
+        click.echo(f"  seed {s['epoch']}: commitment {s['commitment']}, server seed {revealed}")
+        for client in s["client_seeds"]:
+            click.echo(f"    client seed: {client}")
+    for r in view["sealed"]:
+        click.echo(f"  round {r['round']}:")
+        for x in r["roulettes"]:
+            click.echo(f"    {x['preparer']}'s roulette for {x['bettor']}: {x['colour']}, "
+                       f"commitment {x['commitment']}, salt {x['salt']}")
+            click.echo(f"      preparation receipt {x['prep_receipt']}: {x['prep_canonical']}")
+        for b in r["bets"]:
+            click.echo(f"    {b['player']}'s bet: salt {b['salt']}, receipt {b['receipt']}: "
+                       f"{b['canonical']}")
 
 
 @main.command()
@@ -299,7 +325,7 @@ def _arrival_stamp() -> str:
 @main.command()
 @click.argument("game_id")
 def verify(game_id: str) -> None:
-    """Recompute every random draw of a game from its revealed seeds."""
+    """Check a game's draws, receipts and commitments against its revealed seeds."""
     from dealer.verify import verify_game
 
     sessions = _store(_settings())
@@ -309,9 +335,21 @@ def verify(game_id: str) -> None:
         click.echo(f"MISMATCH: {problem}")
     if report.unrevealed:
         click.echo(f"not yet revealed (game or phase still running): epochs {report.unrevealed}")
-    click.echo(f"{report.checked} draws checked, {len(report.problems)} problems")
+    click.echo(report.line())
     if not report.ok:
         sys.exit(1)
+
+
+@main.command("fairness-script")
+def fairness_script() -> None:
+    """Print the players' fairness check script (standard-library Python).
+
+    Send it to a player who asks how to check the draws, seeds, receipts and commitments
+    of a game: `dealer fairness-script > fairness_check.py`. docs/FAIRNESS.md explains it.
+    """
+    from importlib.resources import files
+
+    click.echo(files("dealer").joinpath("fairness_check.py").read_text(encoding="utf-8"), nl=False)
 
 
 @main.command()

@@ -53,22 +53,77 @@ def iso_exact(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+# The units of a written duration, largest first: (singular, plural, symbol, seconds).
+_SPELLED = (
+    ("day", "days", None, 86400),
+    ("hour", "hours", "h", 3600),
+    ("minute", "minutes", "min", 60),
+    ("second", "seconds", "s", 1),
+)
+
+
+def format_duration(value: timedelta, *, units: int | None = None, smallest: str = "second") -> str:
+    """A duration as people write it: ``1 day``, ``2 hours``, ``1 day 3 h``, ``23 h 59 min``.
+
+    The format (every post and reply uses it, for settings and for relative times):
+
+    - The parts are days, hours, minutes and seconds, largest first; a part that is 0 is
+      never shown (``1 day 5 min``, not ``1 day 0 h 5 min``). Fractions of a second are
+      dropped.
+    - A duration of one part spells its unit out, in the right number: ``1 day``,
+      ``2 days``, ``1 hour``, ``1 minute``, ``45 seconds``.
+    - With two parts or more, days stay spelled out and the smaller units take their
+      symbols, which have no plural: ``1 day 3 h``, ``2 days 1 h 30 min``,
+      ``23 h 59 min``, ``1 min 30 s``.
+    - ``units=N`` keeps the N largest units counted from the first non-zero part and
+      drops (truncates) the rest: with ``units=2``, ``1 day 3 h 20 min`` is ``1 day 3 h``
+      and ``1 day 0 h 20 min`` is ``1 day``. ``smallest`` (``"day"``, ``"hour"``,
+      ``"minute"`` or ``"second"``) drops every smaller unit the same way.
+    - Nothing at all (or less than the smallest unit) is ``0 seconds`` (``0 minutes``...):
+      the one time a 0 is written.
+
+    A negative duration is refused; :func:`format_relative` writes the direction.
+    """
+    if value < timedelta(0):
+        raise ValueError(f"a duration cannot be negative: {value}")
+    names = [unit[0] for unit in _SPELLED]
+    if smallest not in names:
+        raise ValueError(f"smallest must be one of {names}, not {smallest!r}")
+    kept = _SPELLED[: names.index(smallest) + 1]
+    rest = int(value.total_seconds())
+    amounts = []
+    for _, _, _, size in kept:
+        amount, rest = divmod(rest, size)
+        amounts.append(amount)
+    first = next((i for i, amount in enumerate(amounts) if amount), None)
+    if first is None:
+        return f"0 {kept[-1][1]}"
+    last = len(kept) if units is None else min(len(kept), first + units)
+    shown = [(amounts[i], kept[i]) for i in range(first, last) if amounts[i]]
+    if len(shown) == 1:
+        amount, (singular, plural_form, _, _) = shown[0]
+        return f"{amount} {singular if amount == 1 else plural_form}"
+    return " ".join(
+        f"{amount} {symbol or (singular if amount == 1 else plural_form)}"
+        for amount, (singular, plural_form, symbol, _) in shown
+    )
+
+
 def format_relative(target: datetime, now: datetime) -> str:
-    """``in 3 h 20 min`` or ``5 min ago``: how posts show a time relative to now."""
+    """``in 23 h 59 min``, ``in 2 days``, ``in 1 day 3 h``, ``1 minute ago``: a time from now.
+
+    The distance is written by :func:`format_duration` to the minute, with at most two
+    units (``units=2``), always rounded down, so a deadline 23 h 59 min 59 s away reads
+    ``in 23 h 59 min`` and never later than it is. Less than a minute reads ``in less
+    than a minute`` / ``less than a minute ago``; exactly now reads ``now``.
+    """
     seconds = int((as_utc(target) - as_utc(now)).total_seconds())
-    future = seconds >= 0
-    minutes = abs(seconds) // 60
-    days, rest = divmod(minutes, 24 * 60)
-    hours, mins = divmod(rest, 60)
-    parts = []
-    if days:
-        parts.append(f"{days} d")
-    if hours:
-        parts.append(f"{hours} h")
-    if mins or not parts:
-        parts.append(f"{mins} min")
-    text = " ".join(parts)
-    return f"in {text}" if future else f"{text} ago"
+    if seconds == 0:
+        return "now"
+    if abs(seconds) < 60:
+        return "in less than a minute" if seconds > 0 else "less than a minute ago"
+    text = format_duration(timedelta(seconds=abs(seconds)), units=2, smallest="minute")
+    return f"in {text}" if seconds > 0 else f"{text} ago"
 
 
 _DURATION = re.compile(r"(\d+)\s*([dhms])", re.IGNORECASE)

@@ -30,6 +30,7 @@ from dealer.messages import process_inbound
 from dealer.overrides import BadOverride, apply_overrides, parse_overrides
 from dealer.publish import DeliveryFailed, Publisher, open_publisher
 from dealer.publish.base import OutgoingPost
+from dealer.render import set_fairness_url
 from dealer.settings import Settings
 from dealer.steps import run_step
 from dealer.store.db import check_schema, make_engine, session_factory
@@ -81,6 +82,7 @@ class Dealer:
         clock: Callable[[], datetime] = utcnow,
     ):
         self.settings = settings
+        set_fairness_url(settings.fairness_url)
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
         self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes)

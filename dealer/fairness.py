@@ -10,8 +10,9 @@ may add client seeds. Draw number ``counter`` is::
 
 To pick uniformly among ``n`` outcomes, ``value`` is rejected (and the next counter tried)
 while ``value >= (2**256 // n) * n``; otherwise the outcome is ``value % n``. When the game
-or phase ends, dealer reveals ``server_seed``, and anyone can recompute every draw:
-docs/FAIRNESS.md holds a standalone script.
+or phase ends, dealer reveals ``server_seed``, and anyone can recompute every draw with
+the standalone script ``dealer/fairness_check.py`` (``dealer fairness-script`` prints it;
+docs/FAIRNESS.md explains it).
 
 This module is pure: it holds no global state and never reads the clock or the OS
 entropy pool; the shell hands it a seed made by :func:`new_server_seed`.
@@ -67,6 +68,17 @@ def uniform(server_seed: str, client: str, counter: int, n: int) -> tuple[int, i
         counter += 1
         if value < limit:
             return value % n, counter
+
+
+def secret(server_seed: str, label: str) -> str:
+    """A secret derived from the server seed (e.g. a receipt salt), as 64 hex digits.
+
+    It stays secret until the seed is revealed, and is reproducible afterwards:
+    ``HMAC-SHA256(server_seed, "secret:" + label)``. It is not a draw.
+    """
+    return hmac.new(
+        server_seed.encode("utf-8"), f"secret:{label}".encode("utf-8"), hashlib.sha256
+    ).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -135,14 +147,8 @@ class FairSource:
         return result
 
     def secret(self, label: str) -> str:
-        """A secret derived from the server seed (e.g. a receipt salt).
-
-        It stays secret until the seed is revealed, and is reproducible afterwards:
-        ``HMAC-SHA256(server_seed, "secret:" + label)``. It is not a draw.
-        """
-        return hmac.new(
-            self.server_seed.encode("utf-8"), f"secret:{label}".encode("utf-8"), hashlib.sha256
-        ).hexdigest()
+        """A secret derived from the server seed (e.g. a receipt salt): see :func:`secret`."""
+        return secret(self.server_seed, label)
 
     def rotate(self) -> str:
         """End this epoch and start the next with a fresh seed; return the retired seed.

@@ -255,7 +255,9 @@ def create_game(
 
 
 def game_view(session: Session, game_id: str) -> dict[str, Any]:
-    """``dealer game show``: status, players, scores, winner, deadlines and history."""
+    """``dealer game show``: status, players, scores, winner, deadlines, history and the
+    fairness record (``seeds``; ``sealed``: each resolved round's full commitments, salts,
+    receipts and sealed texts, for a game that seals submissions)."""
     game = session.get(Game, game_id)
     if game is None:
         raise AdminError(f"there is no game {game_id!r}")
@@ -268,11 +270,10 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
         )
         if d.status == "pending"
     ]
+    events = list(session.scalars(select(Event).where(Event.game_id == game.id).order_by(Event.seq)))
     history = [
         {"seq": e.seq, "at": iso(e.at), "type": e.type, **e.data}
-        for e in session.scalars(
-            select(Event).where(Event.game_id == game.id).order_by(Event.seq)
-        )
+        for e in events
         if e.type.startswith(("deadline.", "admin."))
     ]
     seeds = [
@@ -297,6 +298,8 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
         "settings": game.settings,
         "detail": summary.detail,
         "seeds": seeds,
+        # The full values behind the hashes the posts shorten (the game's fairness record).
+        "sealed": rules.fairness_record([(e.type, e.data) for e in events]),
         "history": history,
         "created_at": iso(game.created_at),
     }

@@ -3,6 +3,14 @@
 Every ``{{ value }}`` a template prints is escaped by :func:`dealer.text.escape_post`
 unless it is a number or was marked safe by one of dealer's own filters, so player text
 can never carry markup or mentions into a post.
+
+Filters every template may use: ``utc`` and ``iso`` (absolute times), ``signed``
+(``+3``), ``plural`` (``{{ n|plural("chip") }}`` is ``1 chip`` / ``2 chips``; see
+:func:`dealer.text.plural`), ``duration`` (a timedelta as
+:func:`dealer.clock.format_duration` writes it), ``short`` (a 64-hex hash cut to its first
+12 hex digits, for posts that list many) and ``trusted``. Every template also sees
+``relative(when)`` (``in 23 h 59 min``) and ``fairness_check``, where players find the
+fairness check (the host's ``DEALER_FAIRNESS_URL``, or the host itself).
 """
 
 from __future__ import annotations
@@ -15,12 +23,38 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from dealer.clock import format_relative, format_utc, iso
+from dealer.clock import format_duration, format_relative, format_utc, iso
 from dealer.games.base import PostDraft
-from dealer.text import escape_post
+from dealer.text import escape_post, plural
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _EXTRA_DIRS: list[str] = []
+SHORT_HASH = 12
+"""How many hex digits of a hash a post shows where it lists many (round results)."""
+
+_fairness_url: str | None = None
+
+
+def set_fairness_url(url: str | None) -> None:
+    """Where posts send players for the fairness check (``DEALER_FAIRNESS_URL``).
+
+    The shell calls this once it has read its settings (the daemon at start and on
+    SIGHUP, every CLI command); until then, and with no URL, posts say that the host has
+    the procedure and can send it.
+    """
+    global _fairness_url
+    _fairness_url = url or None
+
+
+def fairness_check() -> Markup:
+    """The words that tell a player where the fairness check is: a link, or the host."""
+    if _fairness_url:
+        # The host's own setting, validated as an http(s) URL: left unescaped so it links.
+        return Markup(f"the procedure and its script are at {_fairness_url}")
+    return Markup(
+        "the host has the procedure and its script and can send them to you "
+        "(the host prints the script with `dealer fairness-script`)"
+    )
 
 
 def add_template_dir(directory: str | Path) -> None:
@@ -44,6 +78,18 @@ def _signed(value: int) -> Markup:
     return Markup(f"{value:+d}")
 
 
+def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup:
+    # The count is a number and the words come from the template itself.
+    return Markup(escape_post(plural(int(count), singular, plural_form)))
+
+
+def _short(value: str) -> Markup:
+    text = str(value)
+    if len(text) <= SHORT_HASH or not all(c in "0123456789abcdef" for c in text):
+        return Markup(escape_post(text))
+    return Markup(text[:SHORT_HASH] + "…")
+
+
 @lru_cache(maxsize=4)
 def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
@@ -62,6 +108,9 @@ def environment(directory: str | None = None) -> Environment:
     env.filters["utc"] = _utc
     env.filters["iso"] = lambda v: Markup(iso(v))
     env.filters["signed"] = _signed
+    env.filters["plural"] = _plural
+    env.filters["duration"] = lambda v: Markup(format_duration(v))
+    env.filters["short"] = _short
     env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
     return env
 
@@ -71,6 +120,7 @@ def render(template: str, now: datetime, directory: str | None = None, **context
     env = environment(directory)
     tmpl = env.get_template(template)
     relative = lambda when: Markup(format_relative(when, now))  # noqa: E731
+    context.setdefault("fairness_check", fairness_check())
     return tmpl.render(now=now, relative=relative, **context).strip() + "\n"
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -39,7 +40,27 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(
         default=65536, description="Inbox files larger than this are rejected unread."
     )
+    fairness_url: str = Field(
+        default="",
+        description=(
+            "An http(s) address where players read how to check the game's fairness (your "
+            "copy of docs/FAIRNESS.md); posts link to it. Empty: posts say the host can "
+            "send the procedure (`dealer fairness-script` prints the script)."
+        ),
+    )
 
+    @field_validator("fairness_url")
+    @classmethod
+    def _fairness_url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not _URL.match(value):
+            raise ValueError(
+                f"{value!r} is not an http:// or https:// address (no spaces, quotes or <>)"
+            )
+        return value
+
+
+_URL = re.compile(r"^https?://[^\s<>\"'`]+$")
 
 
 @lru_cache(maxsize=1)

@@ -58,6 +58,18 @@ def escape_post(value: object) -> str:
     return _MENTION.sub("@\u2060", text)
 
 
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """A count with its noun in the right number: ``1 chip``, ``0 chips``, ``2 chips``.
+
+    The plural form is ``singular + "s"`` unless given: ``plural(3, "vertebra",
+    "vertebrae")``. Only 1 and -1 take the singular (English says "0 chips", "1 chip").
+    Every post and reply that prints a count next to a noun goes through this function
+    (the templates through the ``plural`` filter), so none says "1 rounds".
+    """
+    word = singular if abs(count) == 1 else (plural_form or singular + "s")
+    return f"{count} {word}"
+
+
 def quote(line: str, limit: int = 120) -> str:
     """A player's line shortened for quoting back in a reply."""
     return line if len(line) <= limit else line[: limit - 1] + "…"

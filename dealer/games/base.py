@@ -110,6 +110,15 @@ class Summary:
 
 
 @dataclass
+class SealedCheck:
+    """What checking a game's sealed submissions against its revealed seed found."""
+
+    receipts: int = 0
+    commitments: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Context:
     """The world as a rule step sees it, and the effects it collects."""
 
@@ -242,3 +251,15 @@ class Rules(ABC):
     def involves(self, state: GameState, actor: str) -> bool:
         """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""
         return actor in self.summary(state).players
+
+    def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The full values behind the hashes the game's posts shorten, read from its events
+        (``dealer game show``); a game whose posts shorten none has none."""
+        return []
+
+    def check_sealed(
+        self, game_id: str, server_seed: str, events: list[tuple[str, dict[str, Any]]]
+    ) -> SealedCheck:
+        """Check the game's sealed submissions (receipts, commitments) against its revealed
+        server seed (``dealer verify``); a game that seals nothing has nothing to check."""
+        return SealedCheck()

@@ -244,19 +244,39 @@ def test_holographic_by_rule_takes_one_draw():
     assert [d.n for d in source.draws] == [54]
 
 
-# -- the published check (docs/FAIRNESS.md) ------------------------------------------------
+# -- the published check (dealer fairness-script, docs/FAIRNESS.md) -------------------------
+
+SCRIPT = ROOT / "dealer" / "fairness_check.py"
 
 
 @pytest.fixture(scope="module")
 def fairdraw(tmp_path_factory) -> Path:
-    """The script exactly as docs/FAIRNESS.md publishes it."""
-    text = (ROOT / "docs" / "FAIRNESS.md").read_text(encoding="utf-8")
-    section = text.split("## Random draws (GH-40)", 1)[1].split("\n## ", 1)[0]
-    match = re.search(r"Save this as `fairdraw\.py`.*?```python\n(.*?)```", section, re.S)
-    assert match, "FAIRNESS.md no longer publishes fairdraw.py"
-    path = tmp_path_factory.mktemp("player") / "fairdraw.py"
-    path.write_text(match.group(1), encoding="utf-8")
+    """The players' script, copied where nothing of dealer is importable."""
+    path = tmp_path_factory.mktemp("player") / "fairness_check.py"
+    path.write_text(SCRIPT.read_text(encoding="utf-8"), encoding="utf-8")
     return path
+
+
+def test_the_doc_publishes_exactly_the_packaged_script():
+    """One source of truth: the code block at the end of FAIRNESS.md is the package's file."""
+    text = (ROOT / "docs" / "FAIRNESS.md").read_text(encoding="utf-8")
+    section = text.split("\n## The script\n", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "FAIRNESS.md no longer publishes the script"
+    assert match.group(1) == SCRIPT.read_text(encoding="utf-8")
+
+
+def test_dealer_fairness_script_prints_the_packaged_script():
+    from importlib.resources import files
+
+    from click.testing import CliRunner
+
+    from dealer.cli import main
+
+    printed = CliRunner().invoke(main, ["fairness-script"], env={"DEALER_FAIRNESS_URL": ""})
+    assert printed.exit_code == 0
+    assert printed.output == files("dealer").joinpath("fairness_check.py").read_text(encoding="utf-8")
+    assert printed.output == SCRIPT.read_text(encoding="utf-8")
 
 
 def run_script(path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -271,7 +291,7 @@ def test_published_script_recomputes_numbers_and_cards(fairdraw):
     numbers = [source.below(n) for n in (54, 100, 7, 2**255 + 1)]
     cards = [draw_card(source, 5, "t"), draw_card(source, 10, "t"), draw_card(source, None, "t")]
     args = ["--commitment", commitment(SEED)] + [a for s in seeds for a in ("--client-seed", s)]
-    done = run_script(fairdraw, SEED, *args, "54", "100", "7", str(2**255 + 1),
+    done = run_script(fairdraw, "draws", SEED, *args, "54", "100", "7", str(2**255 + 1),
                       "card", "card:10", "holocard")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -293,13 +313,13 @@ def test_published_script_matches_a_hall_phase(fairdraw):
     source.below(10)
     first = source.counter
     pack = [draw_card(source, 5, "GH-4 Deck Pack") for _ in range(5)]
-    done = run_script(fairdraw, SEED, "--counter", str(first), *["card"] * 5)
+    done = run_script(fairdraw, "draws", SEED, "--counter", str(first), *["card"] * 5)
     assert [line.split(": ", 1)[1] for line in done.stdout.splitlines()] == [
         card_label(item) for item in pack]
 
 
 def test_published_script_refuses_a_wrong_commitment(fairdraw):
-    done = run_script(fairdraw, SEED, "--commitment", commitment("0" * 64), "54")
+    done = run_script(fairdraw, "draws", SEED, "--commitment", commitment("0" * 64), "54")
     assert done.returncode == 1 and "MISMATCH" in done.stdout
 
 

@@ -6,7 +6,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from dealer.text import clean_line, command_lines, escape_post
+from dealer.text import clean_line, command_lines, escape_post, plural
 
 MARKUP = set("\\`*_~|[]<>")
 
@@ -124,3 +124,20 @@ def test_names_with_one_key_always_look_alike(name: str, change) -> None:  # typ
     other = change(name)
     if player_key(name) == player_key(other):
         assert look_alike_keys(name) & look_alike_keys(other)
+
+
+def test_plural_examples() -> None:
+    assert plural(1, "chip") == "1 chip"
+    assert plural(0, "chip") == "0 chips"
+    assert plural(2, "round") == "2 rounds"
+    assert plural(-1, "point") == "-1 point"
+    assert plural(1, "vertebra", "vertebrae") == "1 vertebra"
+    assert plural(12, "vertebra", "vertebrae") == "12 vertebrae"
+    assert plural(3, "deck pack") == "3 deck packs"
+
+
+@given(st.integers(min_value=-10**6, max_value=10**6), st.sampled_from(["chip", "round", "card"]))
+def test_plural_agrees_with_its_count(count: int, word: str) -> None:
+    out = plural(count, word)
+    assert out.startswith(f"{count} ")
+    assert out.endswith(word + "s") == (abs(count) != 1)

@@ -18,6 +18,7 @@ from dealer.games.hall.commands import Buy, OpenPack
 from dealer.games.hall.items import PACK_NAMES, card_label, label, pack_item
 from dealer.games.hall.state import Happening, HallState
 from dealer.ledger import CHIPS, VERTEBRAE
+from dealer.text import plural
 
 # GH-4: what a pack holds: (random cards at the usual holo chance, guaranteed holographic cards).
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
@@ -139,7 +140,8 @@ def croupier_lines(held: int) -> list[str]:
              if price <= held]
     too_dear = [f"{ware} ({price})" for ware, price in PRICES.items() if price > held]
     if too_dear:
-        lines.append(f"(with {held} vertebrae you cannot buy: {', '.join(too_dear)})")
+        lines.append(f"(with {plural(held, 'vertebra', 'vertebrae')} you cannot buy: "
+                     f"{', '.join(too_dear)})")
     return lines
 
 

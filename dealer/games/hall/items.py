@@ -12,6 +12,7 @@ import re
 from dealer.cards import CATALOGUE, UnknownCard, card_of_item, parse_card
 from dealer.games.base import Rejected
 from dealer.ledger import CHIPS, VERTEBRAE, Ledger
+from dealer.text import plural
 
 PACK_NAMES = {"handy": "Handy Pack", "deck": "Deck Pack", "legendary": "Legendary Pack"}
 _CURRENCY_WORDS = {
@@ -43,9 +44,9 @@ def card_label(item: str) -> str:
 def label(item: str, amount: int = 1) -> str:
     """An amount of an item as players read it: ``3 chips``, ``Handy Pack``, ``2 × 7 of Hearts``."""
     if item == CHIPS:
-        return f"{amount} chip" if amount == 1 else f"{amount} chips"
+        return plural(amount, "chip")
     if item == VERTEBRAE:
-        return f"{amount} vertebra" if amount == 1 else f"{amount} vertebrae"
+        return plural(amount, "vertebra", "vertebrae")
     if item.startswith("pack:"):
         name = PACK_NAMES.get(item[5:], item)
         return name if amount == 1 else f"{amount} × {name}"

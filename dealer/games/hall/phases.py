@@ -8,9 +8,9 @@ and replaced, and a summary is posted.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from dealer.clock import format_utc
+from dealer.clock import format_duration, format_utc
 from dealer.fairness import commitment
 from dealer.games.base import Context, Rejected
 from dealer.games.hall.economy import PRICES, give_starting_items
@@ -29,15 +29,6 @@ def phase_number(name: str) -> int | None:
     """The phase a deadline name opens, or None for a name that is not a phase boundary."""
     prefix, _, number = name.partition("-")
     return int(number) if prefix == "phase" and number.isdigit() else None
-
-
-def length_words(length: timedelta) -> str:
-    """``24 h``, ``90 min``: a phase length as players read it."""
-    minutes = int(length.total_seconds()) // 60
-    hours, rest = divmod(minutes, 60)
-    if hours and not rest:
-        return f"{hours} h"
-    return f"{hours} h {rest} min" if hours else f"{minutes} min"
 
 
 def require_running(state: HallState, now: datetime) -> None:
@@ -85,7 +76,7 @@ def opening_context(ctx: Context, state: HallState) -> dict[str, object]:
         open=state.status == "running",
         opens_at=state.opens_at,
         phase_ends_at=state.phase_ends_at,
-        length=length_words(state.settings.phase_length),
+        length=format_duration(state.settings.phase_length),
         members=[m.name for m in state.members],
         commitment=ctx.rng.commitment,
         prices=PRICES,
@@ -123,7 +114,7 @@ def next_phase(ctx: Context, state: HallState) -> None:
                                                               if m.name not in acted],
         happenings=happenings, expired=[offer_words(o) for o in expired], inactive=inactive,
         fair=fair, new_commitment=ctx.rng.commitment, phase_ends_at=state.phase_ends_at,
-        length=length_words(state.settings.phase_length),
+        length=format_duration(state.settings.phase_length),
     )
 
 

@@ -10,6 +10,7 @@ from dealer.games.races.payout import totals_by_bettor
 from dealer.games.races.posts import announce, bets_view, confirm, duration_text, field_view
 from dealer.games.races.state import Bet, PhaseMark, RacesState
 from dealer.ledger import CHIPS, HOUSE, player, pool
+from dealer.text import plural
 
 BETTING = "betting"  # the deadline that closes betting: moved by every bet (OR-5)
 
@@ -43,7 +44,7 @@ def place_bet(ctx: Context, state: RacesState, actor: str, command: PlaceBet) ->
     held = ctx.ledger.balance(player(actor), CHIPS)
     if held < command.amount:
         raise Rejected(
-            f"you have {held} chips: a bet of {command.amount} is larger than your wallet",
+            f"you have {plural(held, 'chip')}: a bet of {command.amount} is larger than your wallet",
             "OR-5",
         )
     ctx.ledger.move(player(actor), pool(ctx.game_id), CHIPS, command.amount,

@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from dealer.cards import BY_CODE
+from dealer.clock import format_duration
 from dealer.games.base import Context
 from dealer.games.races.payout import totals_by_bettor
 from dealer.games.races.state import Horse, RacesState
@@ -69,11 +70,5 @@ def bets_view(state: RacesState) -> list[dict[str, Any]]:
 
 
 def duration_text(value: timedelta | None) -> str:
-    """``1 h``, ``30 min``, ``1 h 30 min``, ``45 s`` (``off`` for None)."""
-    if value is None:
-        return "off"
-    seconds = int(value.total_seconds())
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else "", f"{secs} s" if secs else ""]
-    return " ".join(p for p in parts if p) or "0 s"
+    """A setting's duration as :func:`dealer.clock.format_duration` writes it (``off`` for None)."""
+    return "off" if value is None else format_duration(value)

@@ -7,9 +7,10 @@ passed as they are: the renderer escapes every interpolated string.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from dealer.clock import format_duration
 from dealer.games.base import Context
 from dealer.games.roulette.checks import colours_left
 from dealer.games.roulette.model import (
@@ -28,15 +29,6 @@ from dealer.games.roulette.model import (
 )
 from dealer.games.roulette.scoring import BlackTransfer, FinalResult, RouletteScore
 from dealer.ledger import CHIPS, player
-
-
-def duration_text(value: timedelta) -> str:
-    """``24 h``, ``1 h 30 min``, ``2 d``."""
-    minutes = int(value.total_seconds()) // 60
-    days, rest = divmod(minutes, 24 * 60)
-    hours, mins = divmod(rest, 60)
-    parts = [f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (mins, "min")) if n]
-    return " ".join(parts) or f"{int(value.total_seconds())} s"
 
 
 def standings(ctx: Context, state: RouletteState) -> list[dict[str, Any]]:
@@ -64,8 +56,8 @@ def opening(ctx: Context, state: RouletteState) -> dict[str, Any]:
         "starts_at": state.starts_at,
         "pending": state.starts_at > ctx.now,
         "rounds": s.rounds,
-        "round_length": duration_text(s.round_length),
-        "preparation_length": duration_text(s.preparation_length),
+        "round_length": format_duration(s.round_length),
+        "preparation_length": format_duration(s.preparation_length),
         "layout_public": s.layout_public,
         "early_close": s.early_close,
         "colour_limit": s.colour_limit,
@@ -273,11 +265,14 @@ def round_record(
     state: RouletteState, scores: list[RouletteScore], transfer: BlackTransfer | None,
     fees: dict[str, int],
 ) -> dict[str, Any]:
-    """The JSON-friendly event data of a resolved round."""
+    """The JSON-friendly event data of a resolved round.
+
+    It keeps the full salts, receipts and sealed texts the round result reveals (the post
+    shortens them), so ``dealer game show`` can show them and ``dealer verify`` check them.
+    """
     return {
-        "roulettes": [
-            {k: v for k, v in score_card(s).items() if k not in ("salt",)} for s in scores
-        ],
+        "roulettes": [score_card(s) for s in scores],
+        "bets": revealed_bets(state, scores),
         "transfer": transfer_card(transfer),
         "fees": dict(fees),
         "points": dict(state.points),

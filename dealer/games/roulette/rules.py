@@ -20,7 +20,7 @@ from typing import Any
 from dealer.clock import as_utc, format_utc
 from dealer.clock import iso as _iso
 from dealer.games import register
-from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
+from dealer.games.base import Context, GameSettings, Rejected, Rules, SealedCheck, Summary
 from dealer.games.roulette import posts, sealed
 from dealer.games.roulette.checks import bet_problems, colours_left, describe_left, layout_problems
 from dealer.games.roulette.model import (
@@ -49,6 +49,7 @@ from dealer.games.roulette.scoring import (
     settle_black,
 )
 from dealer.ledger import CHIPS, player
+from dealer.text import plural
 
 TEMPLATE = "roulette/{}.txt"
 
@@ -84,7 +85,7 @@ class StationaryRoulette(Rules):
         if short:
             # SR-12: a game can be created with a minimum stack.
             raise Rejected(
-                f"this game needs at least {settings.min_stack} chips per player; "
+                f"this game needs at least {plural(settings.min_stack, 'chip')} per player; "
                 + ", ".join(short),
                 rule="SR-12",
             )
@@ -185,7 +186,7 @@ class StationaryRoulette(Rules):
             # SR-4, interpretation I-3: only preparations locked in at a deadline count.
             raise Rejected(
                 f"you have already prepared {command.colour} as the winning colour "
-                f"{state.colours_used[actor][command.colour]} times, the most allowed "
+                f"{plural(state.colours_used[actor][command.colour], 'time')}, the most allowed "
                 f"({limit}); left: {describe_left(left)}",
                 rule="SR-4",
                 allowed=[
@@ -320,7 +321,8 @@ class StationaryRoulette(Rules):
         for label, offset in reminder_offsets(state.settings.remind_before):
             if deadline - offset > ctx.now:  # I-12: only reminders still ahead
                 ctx.set_deadline(f"reminder-{name}-{label}", deadline - offset)
-        ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline))
+        ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline),
+                   commitments={r.preparer: r.commitment for r in state.active.values() if r})
         ctx.post("phase_start", TEMPLATE.format("phase_start"),
                  f"{state.game}: {phase_title(phase)} begins",
                  **posts.phase_start(ctx, state, deadline))
@@ -479,6 +481,17 @@ class StationaryRoulette(Rules):
                 "starting_stacks": dict(state.starting_stacks),
             },
         )
+
+
+    def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Each resolved round's full commitments, salts, receipts and sealed texts."""
+        return sealed.fairness_record(events)
+
+    def check_sealed(
+        self, game_id: str, server_seed: str, events: list[tuple[str, dict[str, Any]]]
+    ) -> SealedCheck:
+        """Every receipt and colour commitment, against the revealed seed (docs/FAIRNESS.md)."""
+        return sealed.check_sealed(game_id, server_seed, events)
 
 
 def _roulette_settings(settings: Any) -> RouletteSettings:

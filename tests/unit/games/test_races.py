@@ -287,6 +287,19 @@ def test_a_bet_larger_than_the_wallet_fails_clearly():
     assert shell.chips("carol") == 100
 
 
+def test_counts_of_one_chip_are_singular():
+    shell = betting_table()
+    shell.accept("carol", "bet 99 on thunder hooves", T0 + minutes(10))
+    reply = shell.replies("carol", "reply_bet")[0].body
+    assert "99 chips on Thunder Hooves" in reply and "you have 1 chip left" in reply
+    rejected = shell.refuse("carol", "bet 2 on Lightning", T0 + minutes(11))
+    assert rejected.what == "you have 1 chip: a bet of 2 is larger than your wallet"
+    shell.accept("carol", "bet 1 on Lightning", T0 + minutes(12))
+    reply = shell.replies("carol", "reply_bet")[1].body
+    assert "Bet accepted (OR-5): 1 chip on Lightning (your total on it: 1)." in reply
+    assert "you have 0 chips left. Pool: 100 chips." in reply
+
+
 def test_a_bet_on_an_unknown_horse_lists_the_horses():
     shell = betting_table()
     rejected = shell.refuse("carol", "bet 5 on Pegasus", T0 + minutes(10))
@@ -506,7 +519,7 @@ def test_the_dealer_acts_when_nobody_does():
     assert shell.deadlines == {"idle": T0 + minutes(50)}  # moved by the action
     shell.fire_due(T0 + minutes(50))  # the dealer races: K♣ -> (2,1,1,1), a Lap is owed
     dealer_post = shell.posts("race_action")[-1].body
-    assert "by the dealer (nobody acted for 30 min, OR-11)" in dealer_post
+    assert "by the dealer (nobody acted for 30 minutes, OR-11)" in dealer_post
     assert shell.state.lap_owed and shell.deadlines == {"idle": T0 + minutes(80)}
     shell.fire_due(T0 + minutes(80))  # the owed Lap: 3♦ -> (2,0,1,0)
     assert not shell.state.lap_owed

@@ -463,7 +463,7 @@ def test_the_colour_limit_counts_locked_in_preparations_only():
     sh.play_phase(alice=[BLACK_PREP, "prepare gold gold 30 silver 10"], bob=GOLD_PREP)
     rejected = sh.send("alice", "prepare gold gold 30 silver 10", sh.during())
     assert rejected.rule == "SR-4"
-    assert "already prepared gold as the winning colour 1 times" in rejected.what
+    assert "already prepared gold as the winning colour 1 time," in rejected.what
     assert "left: gold 0, silver 1, black 1" in rejected.what
     assert {line.split()[1] for line in rejected.allowed} == {"silver", "black"}
     sh.accept("alice", BLACK_PREP, sh.during(2))
@@ -598,7 +598,7 @@ def test_reminders_go_to_players_who_owe_and_have_not_opted_out():
     sh.fire_due(T0 + hours(18))  # reminder-preparation-6h
     assert [r.to for r in sh.sent if r.kind == "reminder"] == ["bob"]
     reminder = sh.replies("bob", "reminder")[0]
-    assert "the preparation phase closes at 2026-12-02 10:00 UTC (in 6 h)" in reminder.body
+    assert "the preparation phase closes at 2026-12-02 10:00 UTC (in 6 hours)" in reminder.body
     sh.accept("bob", "reminders off", T0 + hours(19))
     assert "Reminders are off" in sh.replies("bob", "reminders")[0].body
     sh.fire_due(T0 + hours(23))  # reminder-preparation-1h: bob opted out, alice owes nothing
@@ -622,7 +622,7 @@ def test_a_reminder_shows_the_deadline_as_an_admin_moved_it():
     sh.deadlines["preparation"] = T0 + hours(36)
     sh.fire_due(T0 + hours(18))
     body = sh.replies("alice", "reminder")[0].body
-    assert "closes at 2026-12-02 22:00 UTC (in 18 h)" in body
+    assert "closes at 2026-12-02 22:00 UTC (in 18 hours)" in body
     sh.fire_due(T0 + hours(36))
     assert sh.state.phase == 1 and sh.state.phase_starts[1] == T0 + hours(36)
     assert sh.deadlines["round-1"] == T0 + hours(60)  # the next phase starts when it closed

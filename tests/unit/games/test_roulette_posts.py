@@ -3,6 +3,7 @@ escapes player text."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from dealer.games.roulette.testing import T0, Shell, hours
@@ -49,11 +50,11 @@ def test_player_names_are_escaped_in_every_post():
 def test_posts_state_the_deadline_in_utc_and_relative():
     sh = forfeit_game()
     first_round = sh.posts("phase_start")[1]
-    assert "Deadline (round-1): 2026-12-03 10:00 UTC (in 1 d)." in first_round.body
+    assert "Deadline (round-1): 2026-12-03 10:00 UTC (in 1 day)." in first_round.body
     result = sh.posts("round_result")[0]
-    assert "Next: round 2, deadline 2026-12-04 10:00 UTC (in 1 d)." in result.body
+    assert "Next: round 2, deadline 2026-12-04 10:00 UTC (in 1 day)." in result.body
     confirmation = sh.replies("alice", "confirmation")[0]
-    assert "Deadline: 2026-12-02 10:00 UTC (in 23 h)." in confirmation.body
+    assert "Deadline: 2026-12-02 10:00 UTC (in 23 hours)." in confirmation.body
 
 
 def test_the_round_start_post_shows_layouts_and_commitments_but_never_the_colour():
@@ -94,4 +95,41 @@ def test_the_final_result_reveals_the_server_seed_and_the_tournament_points():
 def test_the_pending_opening_post_gives_the_start_time():
     sh = Shell.create(start=T0 + hours(30), now=T0)
     body = sh.posts("opening")[0].body
-    assert "The game starts at 2026-12-02 16:00 UTC (in 1 d 6 h)" in body
+    assert "The game starts at 2026-12-02 16:00 UTC (in 1 day 6 h)" in body
+
+
+BAD_PLURALS = re.compile(
+    r"\b1 (chips|points|rounds|times|vertebraes?|cards|horses|actions|draws|days|hours|minutes|seconds)\b"
+    r"|\b\d+ (d|s)\b|\b0 (h|min)\b"
+)
+
+
+def one_chip_game() -> Shell:
+    """Worked by hand (SR-8, SR-9, SR-11): one round of 1 day; alice starts with 0 chips,
+    bob with 1. Round 1: bob bets black 39 gold 1 on alice's black roulette and owes
+    40 - 39 = 1 chip, which he has; alice then pays the black fee with that 1 chip (all
+    she has). Alice bets gold 40 on bob's gold roulette: 40 + 20 bonus = 60 points; bob
+    earns his layout's 25. Lead 35: floor(35 / 10) = 3 chips due, but bob has 0."""
+    sh = Shell.create(chips={"alice": 0, "bob": 1}, rounds=1, round_length="24h",
+                      preparation_length="1d1h30m", colour_limit=1)
+    sh.play_phase(alice="prepare black gold 30 silver 10", bob="prepare gold gold 25 silver 15")
+    sh.play_phase(alice="bet gold 40", bob="bet black 39 gold 1")
+    assert sh.state.status == "finished" and sh.state.points == {"alice": 60, "bob": 25}
+    return sh
+
+
+def test_counts_of_one_are_singular_in_every_post():
+    sh = one_chip_game()
+    opening = sh.posts("opening")[0].body
+    assert "a preparation phase of 1 day 1 h 30 min, then 1 round of 1 day each." in opening
+    assert "Starting stacks (SR-12): alice 0 chips, bob 1 chip." in opening
+    assert "at most 1 time (SR-4)" in opening
+    result = sh.posts("round_result")[0].body
+    assert "bob owes alice 40 - 39 = 1 chip (SR-9, settled below)." in result
+    assert "bob pays alice 1 chip." in result
+    assert "alice prepared black and pays the house 1 chip (all it had left; the fee is 10)" in result
+    final = sh.posts("final_result")[0].body
+    assert ("floor(35 / 10) = 3 chips, limited to the 0 chips bob has on hand: "
+            "bob pays alice 0 chips.") in final
+    for sent in sh.sent + forfeit_game().sent:
+        assert not BAD_PLURALS.search(sent.body), (sent.kind, BAD_PLURALS.search(sent.body))

@@ -1,12 +1,14 @@
-"""Sealed submissions: the procedure in docs/FAIRNESS.md, run against a real game.
+"""Sealed submissions: the players' check script and docs/FAIRNESS.md, run against a real game.
 
-The code blocks are taken from the doc itself, so the doc cannot drift from what the
-dealer computes.
+The script is the package's own ``fairness_check.py`` (what ``dealer fairness-script``
+prints and the doc publishes), and the example is taken from the doc itself, so neither
+can drift from what the dealer computes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import io
 import re
 from pathlib import Path
@@ -14,7 +16,9 @@ from pathlib import Path
 from dealer.games.roulette import sealed
 from dealer.games.roulette.testing import SEED, Shell
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "FAIRNESS.md"
+ROOT = Path(__file__).resolve().parents[3]
+DOC = ROOT / "docs" / "FAIRNESS.md"
+SCRIPT = ROOT / "dealer" / "fairness_check.py"
 BLACK_PREP = "prepare black gold 30 silver 10"
 GOLD_PREP = "prepare gold gold 25 silver 15"
 
@@ -29,9 +33,9 @@ def doc_blocks() -> list[str]:
 
 
 def procedure() -> dict:
-    """Run the doc's ``receipts.py`` and return its functions."""
-    namespace: dict = {}
-    exec(compile(doc_blocks()[0], "receipts.py", "exec"), namespace)  # noqa: S102
+    """Load the players' script and return its functions."""
+    namespace: dict = {"__name__": "fairness_check"}
+    exec(compile(SCRIPT.read_text(encoding="utf-8"), "fairness_check.py", "exec"), namespace)  # noqa: S102
     return namespace
 
 
@@ -60,9 +64,11 @@ def test_the_doc_procedure_checks_receipts_commitments_and_salts_of_a_game():
     first, second = sh.replies("alice", "confirmation")[-2:]
     receipt = second.draft.context["receipt"]
 
-    # The values a player copies are in the posts and PMs themselves.
+    # The values a player copies are in the posts and PMs themselves; the round result
+    # shortens its many hashes (the full values are in the game's fairness record).
     assert commitment in round3_start.body and receipt in second.body
-    assert alice_bet["salt"] in result.body and bob_roulette["salt"] in result.body
+    for salt in (alice_bet["salt"], bob_roulette["salt"]):
+        assert salt[:12] + "…" in result.body and salt not in result.body
     assert SEED in sh.posts("final_result")[0].body
 
     text = check["sealed_text"]("g1", "alice", "round 3", 2, check["bet_command"](30, 10, 0))
@@ -96,7 +102,7 @@ def test_the_doc_example_prints_true_for_every_check_with_real_values():
         '"SERVER SEED"': SEED,
         '"COMMITMENT FROM THE OPENING POST"': sh.posts("opening")[0].draft.context["commitment"],
     }
-    example = doc_blocks()[1].replace("from receipts import *\n", "")
+    example = doc_blocks()[0].replace("from fairness_check import *\n", "")
     for placeholder, value in values.items():
         assert placeholder in example
         example = example.replace(placeholder, f'"{value}"')
@@ -115,3 +121,29 @@ def test_the_module_and_the_doc_agree_on_formats():
                                         check["prepare_command"]("silver", 35, 5))
     assert check["check_receipt"](salt, text, sealed.receipt(salt, text))
     assert check["check_commitment"](salt, "silver", sealed.colour_commitment(salt, "silver"))
+
+
+def test_check_sealed_counts_every_receipt_and_commitment_of_a_finished_game():
+    sh = three_rounds()
+    found = sealed.check_sealed("g1", SEED, sh.events)
+    # Receipts: preparation phase 1 + 1; round 1 and round 2 a bet and a preparation each
+    # (2 + 2 per round); round 3 alice's two bets and bob's one: 2 + 4 + 4 + 3 = 13.
+    # Commitments: two roulettes in each of 3 rounds.
+    assert (found.receipts, found.commitments, found.problems) == (13, 6, [])
+    assert [r["round"] for r in sealed.fairness_record(sh.events)] == [1, 2, 3]
+    # With another seed nothing opens: each receipt; each roulette's commitment and its
+    # revealed salt; each revealed bet's salt.
+    wrong = sealed.check_sealed("g1", "0" * 64, sh.events)
+    assert len(wrong.problems) == 13 + 2 * 6 + 6
+    assert wrong.problems[0] == ("alice's preparation no. 1 in the preparation phase: the "
+                                 "receipt does not seal its text with the salt the seed gives")
+
+
+def test_check_sealed_finds_a_bet_scored_other_than_the_last_one():
+    sh = three_rounds()
+    events = json.loads(json.dumps(sh.events))
+    resolved = [data for kind, data in events if kind == "round.resolved"][-1]
+    scored = next(r for r in resolved["roulettes"] if r["bettor"] == "alice")
+    scored["bet"] = {"gold": 0, "silver": 40, "black": 0}  # her first, replaced bet (SR-6)
+    assert sealed.check_sealed("g1", SEED, events).problems == [
+        "round 3: bob's roulette: the bet scored is not alice's last accepted bet (SR-6)"]

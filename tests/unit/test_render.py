@@ -1,0 +1,106 @@
+"""Rendering: the filters every template shares, and wording no post may carry."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from dealer.render import environment, render, set_fairness_url
+
+NOW = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+NOUNS = "chips|points|rounds|cards|vertebrae|horses|actions|draws|times|days|hours|minutes|seconds"
+
+
+@pytest.fixture
+def fairness_url():
+    """Set DEALER_FAIRNESS_URL's value for the test, and clear it afterwards."""
+    yield set_fairness_url
+    set_fairness_url(None)
+
+
+def one_off(source: str, **context) -> str:
+    return environment().from_string(source).render(**context)
+
+
+def test_filters() -> None:
+    assert one_off('{{ n|plural("chip") }}', n=1) == "1 chip"
+    assert one_off('{{ n|plural("chip") }}', n=0) == "0 chips"
+    assert one_off('{{ n|plural("vertebra", "vertebrae") }}', n=5) == "5 vertebrae"
+    assert one_off("{{ d|duration }}", d=timedelta(hours=24)) == "1 day"
+    assert one_off("{{ h|short }}", h="ab" * 32) == "abababababab…"
+    # Only a hex hash is shortened; anything else is printed whole, escaped.
+    assert one_off("{{ h|short }}", h="not_a_hash") == "not\\_a\\_hash"
+
+
+def test_no_template_prints_a_count_before_a_fixed_plural() -> None:
+    counted = re.compile(r"\}\}\s+(" + NOUNS + r")\b")
+    for path in TEMPLATES.rglob("*.txt"):
+        text = path.read_text(encoding="utf-8")
+        assert not counted.search(text), (path.name, counted.search(text))
+
+
+def test_no_post_points_at_a_path_in_the_repository() -> None:
+    for path in TEMPLATES.rglob("*.txt"):
+        assert "docs/" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_posts_say_the_host_has_the_check_without_a_url() -> None:
+    body = render("common/help.txt", NOW, game_id=None, games=[], commands=[], title="")
+    assert ("provably fair; how to check: the host has the procedure and its script and can "
+            "send them to you (the host prints the script with `dealer fairness-script`))") in body
+
+
+def test_posts_link_the_fairness_url_unescaped(fairness_url) -> None:
+    fairness_url("https://casino.example.org/fair_play/FAIRNESS.md")
+    body = render("common/help.txt", NOW, game_id=None, games=[], commands=[], title="")
+    assert ("how to check: the procedure and its script are at "
+            "https://casino.example.org/fair_play/FAIRNESS.md)") in body
+
+
+def test_hall_counts_of_one_are_singular() -> None:
+    joined = render("hall/joined.txt", NOW, name="alice", phase=1, phase_ends_at=NOW,
+                    members=["alice"], chips=1, vertebrae=1, card_total=1, packs=[], starting=[])
+    assert "You hold 1 chip, 1 vertebra, 1 card." in joined
+    bought = render("hall/bought.txt", NOW, what="a Handy Pack", cost=12, cards=[],
+                    holo_percent=10, chips=1, vertebrae=0)
+    assert "for 12 vertebrae (GH-5)" in bought and "You now hold 1 chip and 0 vertebrae." in bought
+    happenings = render(
+        "hall/_happenings.txt", NOW, expired=[],
+        happenings=[
+            SimpleNamespace(kind="gift", actor="alice", other="bob", what="GH-7",
+                            items=["7 of Hearts"], first_draw=4, next_draw=6, client_seeds=1),
+            SimpleNamespace(kind="bought", actor="bob", what="a random card", cost=5,
+                            items=["Ace of Spades"], first_draw=6, next_draw=7, client_seeds=2),
+        ],
+    )
+    assert ("alice gifted bob: 1 card (GH-7): 7 of Hearts (GH-7; draws 4 to 5 with the "
+            "first client seed).") in happenings
+    assert ("bob bought a random card for 5 vertebrae: Ace of Spades (GH-5; draw 6 with the "
+            "first 2 client seeds).") in happenings
+
+
+def test_the_fairness_url_must_be_a_web_address() -> None:
+    from pydantic import ValidationError
+
+    from dealer.settings import Settings
+
+    assert Settings(_env_file=None, fairness_url=" https://x.example/f ").fairness_url == "https://x.example/f"
+    assert Settings(_env_file=None).fairness_url == ""
+    for bad in ("docs/FAIRNESS.md", "https://x.example/a b", "javascript:alert(1)", "https://x/<b>"):
+        with pytest.raises(ValidationError):
+            Settings(_env_file=None, fairness_url=bad)
+
+
+def test_hall_help_counts_one_vertebra() -> None:
+    from dealer.games.hall.economy import croupier_lines
+
+    assert croupier_lines(1) == [
+        "(with 1 vertebra you cannot buy: random card (5), handy pack (12), deck pack (18), "
+        "legendary pack (50), chip (25))"]
+    granted = render("hall/granted.txt", NOW, what="1 chip", chips=1, vertebrae=1)
+    assert "You now hold 1 chip and 1 vertebra here" in granted
