@@ -191,15 +191,25 @@ def game() -> None:
 
 @game.command("new")
 @click.argument("kind")
-@click.option("--id", "game_id", required=True, help="The game's id, used in commands and posts.")
+@click.option("--id", "game_id", help="The game's id, used in commands and posts (required).")
 @click.option("--players", default="", help='Comma-separated player names: --players "alice,Thunder Bob".')
 @click.option("--start", "start_text", metavar="ISO-TIME", help="When the game starts (default now).")
-@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable).")
+@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable); see --help-settings.")
 @click.option("--channel", help="The game's public channel (default per game).")
-def game_new(kind: str, game_id: str, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None) -> None:
+@click.option("--help-settings", is_flag=True, help="List KIND's settings, their defaults and rules, and exit.")
+def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
     """Create a game of KIND: roulette, races or hall."""
-    from dealer.registry import create_game, game_view, parse_settings
+    from dealer.registry import AdminError, create_game, game_view, parse_settings, settings_help
 
+    if help_settings:
+        try:
+            rows = settings_help(kind)
+        except AdminError as exc:
+            raise click.ClickException(str(exc)) from None
+        _print_settings(kind, rows)
+        return
+    if not game_id:
+        raise click.UsageError("Missing option '--id'.")
     start = _time(start_text, "--start")
     names = [p.strip() for p in players.split(",") if p.strip()]
 
@@ -214,6 +224,20 @@ def game_new(kind: str, game_id: str, players: str, start_text: str | None, set_
     click.echo(f"game {view['id']} ({view['title']}) created: {view['status']} in {view['channel']}")
     for d in view["deadlines"]:
         click.echo(f"  {d['name']}: {d['due_at']}")
+
+
+def _print_settings(kind: str, rows: list[dict[str, str]]) -> None:
+    """``--help-settings``: one line per setting, in columns."""
+    header = {"name": "setting", "default": "default", "rule": "rule", "meaning": "meaning"}
+    width = {k: max(len(r[k]) for r in [header, *rows]) for k in ("name", "default", "rule")}
+    click.echo(f"Settings of {kind} (dealer game new {kind} --set KEY=VALUE):")
+    for row in [header, *rows]:
+        click.echo(
+            f"  {row['name']:<{width['name']}}  {row['default']:<{width['default']}}  "
+            f"{row['rule']:<{width['rule']}}  {row['meaning']}".rstrip()
+        )
+    click.echo("Durations are written like 24h, 90m, 1h30m or 2d. Rules: docs/RULES.md; "
+               "I-n: the game's own page in docs/.")
 
 
 @game.command("list")
