@@ -7,23 +7,73 @@ import logging
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
 from dealer.clock import format_utc, iso_exact, parse_time, utcnow
-from dealer.settings import Settings
+from dealer.settings import Settings, env_name, find_env_file, unknown_settings
 from dealer.text import plural
 
 
 def _settings() -> Settings:
-    from dealer.render import set_fairness_url
+    """The settings, read once per command; a bad one ends it with one line naming it."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    if "dealer.settings" not in meta:
+        from dealer.render import set_fairness_url
 
-    settings = Settings()
-    set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
-    return settings
+        settings = meta["dealer.settings"] = _read_settings()
+        set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
+    return meta["dealer.settings"]
+
+
+def _read_settings() -> Settings:
+    from pydantic import ValidationError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{env_name(str(e['loc'][0])) if e['loc'] else 'a setting'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise click.ClickException(problems) from None
+
+
+def _setting_error(name: str, what: str, exc: BaseException) -> click.ClickException:
+    """One line naming the setting (``DEALER_INBOX``), what was wrong and why."""
+    reason = getattr(exc, "orig", None) or exc
+    lines = (getattr(reason, "strerror", None) or str(reason)).strip().splitlines()
+    detail = lines[0] if lines else type(reason).__name__
+    if isinstance(reason, OSError) and reason.filename:
+        detail += f" ({reason.filename})"
+    return click.ClickException(f"{env_name(name)}: {what + ': ' if what else ''}{detail}")
+
+
+@contextmanager
+def _database(settings: Settings) -> Iterator[None]:
+    """Turn a store that cannot be opened or reached into one line naming the setting."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+    from dealer.store.db import SchemaOutOfDate
+
+    try:
+        yield
+    except SchemaOutOfDate as exc:
+        raise click.ClickException(str(exc)) from None
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise _setting_error("database_url", "not a database URL dealer can use", exc) from None
+    except (DBAPIError, OSError) as exc:
+        try:
+            shown = make_url(settings.database_url).render_as_string(hide_password=True)
+        except ArgumentError:
+            shown = "the store"
+        raise _setting_error("database_url", f"cannot reach {shown}", exc) from None
 
 
 def _time(value: str | None, option: str) -> datetime | None:
@@ -36,14 +86,12 @@ def _time(value: str | None, option: str) -> datetime | None:
 
 
 def _store(settings: Settings, check: bool = True):  # type: ignore[no-untyped-def]
-    from dealer.store.db import SchemaOutOfDate, check_schema, make_engine, session_factory
+    from dealer.store.db import check_schema, make_engine, session_factory
 
-    engine = make_engine(settings.database_url)
-    if check:
-        try:
+    with _database(settings):
+        engine = make_engine(settings.database_url)
+        if check:
             check_schema(engine)
-        except SchemaOutOfDate as exc:
-            raise click.ClickException(str(exc)) from None
     return session_factory(engine)
 
 
@@ -66,12 +114,34 @@ def _admin(fn: Callable[..., Any]) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Dealer(click.Group):
+    """The top-level group: its help ends by saying where the data folder is."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        from pydantic import ValidationError
+
+        try:
+            settings = Settings()
+        except ValidationError as exc:
+            lines = [f"Data folder: unknown, the settings cannot be read ({exc.error_count()} problem(s))."]
+        else:
+            found = str(settings.env_file) if settings.env_file else f"none found in {Path.cwd()} or above"
+            lines = [f"Data folder (DEALER_HOME): {settings.home}", f"Settings file (.env): {found}"]
+        formatter.write_paragraph()
+        for line in lines:  # written whole: a path is never wrapped
+            formatter.write(line + "\n")
+
+
+@click.group(cls=_Dealer, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log every step.")
 def main(verbose: bool) -> None:
     """dealer: moderates forum, Discord and PM casino games.
 
-    Settings come from the environment or .env (prefix DEALER_; see .env.example).
+    Settings come from the environment or .env (prefix DEALER_; see .env.example). The
+    .env is the nearest one in the current folder or above it; the data folder
+    (DEALER_HOME, default ./var beside that .env) holds the SQLite store, the inbox, the
+    outbox and the overrides file unless a setting puts them elsewhere.
     """
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
@@ -80,6 +150,8 @@ def main(verbose: bool) -> None:
     )
     for noisy in ("apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    for warning in unknown_settings(env_file=find_env_file()):
+        logging.getLogger("dealer.settings").warning(warning)
 
 
 @main.command()
@@ -87,9 +159,11 @@ def migrate() -> None:
     """Create or upgrade the store's schema."""
     from dealer.store.db import current_revision, make_engine, migrate as do_migrate
 
-    engine = make_engine(_settings().database_url)
-    before = current_revision(engine)
-    after = do_migrate(engine)
+    settings = _settings()
+    with _database(settings):
+        engine = make_engine(settings.database_url)
+        before = current_revision(engine)
+        after = do_migrate(engine)
     if before == after:
         click.echo(f"schema already at revision {after}")
     else:
@@ -102,23 +176,44 @@ def migrate() -> None:
 def run(once: bool, now_text: str | None) -> None:
     """Run the daemon (or one pass of it with --once)."""
     from dealer.daemon import Dealer
-    from dealer.store.db import SchemaOutOfDate
+    from dealer.pidfile import pid_file
 
     now = _time(now_text, "--now")
     if now and not once:
         raise click.UsageError("--now goes with --once")
-    dealer = Dealer(_settings(), clock=(lambda: now) if now else utcnow)
-    try:
+    settings = _settings()
+    inbox, publisher = _adapters(settings)
+    with _database(settings):
+        dealer = Dealer(settings, inbox=inbox, publisher=publisher, clock=(lambda: now) if now else utcnow)
         dealer.check()
-    except SchemaOutOfDate as exc:
-        raise click.ClickException(str(exc)) from None
     if once:
         report = dealer.run_pass()
         click.echo(report.line())
         for change in report.overrides:
             click.echo(f"override: {change}")
     else:
-        dealer.run_forever()
+        with pid_file(settings.pid_file):
+            dealer.run_forever()
+
+
+def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
+    """The inbox and the publisher the settings name; a bad one ends the command."""
+    from dealer.inbox import open_inbox
+    from dealer.publish import open_publisher
+
+    try:
+        inbox = open_inbox(settings.inbox, settings.max_message_bytes)
+    except ValueError as exc:
+        raise _setting_error("inbox", "", exc) from None
+    except OSError as exc:
+        raise _setting_error("inbox", f"cannot use {settings.inbox!r}", exc) from None
+    try:
+        publisher = open_publisher(settings.publish)
+    except ValueError as exc:
+        raise _setting_error("publish", "", exc) from None
+    except OSError as exc:
+        raise _setting_error("publish", f"cannot use {settings.publish!r}", exc) from None
+    return inbox, publisher
 
 
 @main.group()
@@ -327,8 +422,11 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
                                "sent_at": iso_exact(sent)}
     if game_id:
         message["game"] = game_id
-    folder = Path(path or "./var/inbox")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _setting_error("inbox", f"cannot use {settings.inbox!r}", exc) from None
     # The inbox reads files by modification time, then name: the name is the moment the file
     # was written (to the nanosecond), so two messages forwarded within one tick of the file
     # system's clock are still read, and their exact sent_at ties broken, in the order given.

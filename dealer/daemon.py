@@ -445,7 +445,11 @@ class Dealer:
             signal.signal(signal.SIGHUP, reload)
 
     def _reload_settings(self) -> None:
-        fresh = Settings()
+        try:
+            fresh = self.settings.reread()
+        except ValueError as exc:  # pydantic's ValidationError: keep the settings in force
+            log.error("settings not re-read: %s", exc)
+            return
         self.settings = self.settings.model_copy(
             update={"deadline_overrides": fresh.deadline_overrides}
         )
