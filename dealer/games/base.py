@@ -45,14 +45,25 @@ STORED: dict[str, Any] = {"stored": True}
 _BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d*)?")
 
 
+def is_bare_number(text: str) -> bool:
+    """Whether ``text`` is a number without a unit (``2``, ``1.5``)."""
+    return _BARE_NUMBER.fullmatch(text.strip()) is not None
+
+
+def setting_duration(text: str) -> timedelta:
+    """A duration a user wrote in a setting: ``24h``, ``90m``, ``1h30m``, ``2d``.
+
+    A bare number is refused, not read as seconds: ``--set round_length=2`` was never
+    meant as a 2-second round.
+    """
+    if is_bare_number(text):
+        raise ValueError(f"{text.strip()!r} has no unit: write a duration like {DURATION_FORMS}")
+    return parse_duration(text)
+
+
 def _duration(value: Any, info: ValidationInfo) -> Any:
     if isinstance(value, str):
-        text = value.strip()
-        # A bare number is refused, not read as seconds: `--set round_length=2` was meant
-        # as something else than a 2-second round.
-        if _BARE_NUMBER.fullmatch(text):
-            raise ValueError(f"{text!r} has no unit: write a duration like {DURATION_FORMS}")
-        return parse_duration(text)
+        return setting_duration(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         # Older versions stored durations as numbers of seconds; only the store's own JSON
         # may still say so, never a setting given by a user.

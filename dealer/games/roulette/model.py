@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from dealer.clock import parse_duration
-from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.games.base import Duration, GameSettings, GameState, UtcTime, setting_duration
 
 GOLD, SILVER, BLACK = "gold", "silver", "black"
 COLOURS = (GOLD, SILVER, BLACK)
@@ -75,8 +74,11 @@ class RouletteSettings(GameSettings):
 
     @field_validator("remind_before")
     @classmethod
-    def _reminders_parse(cls, value: str) -> str:
-        reminder_offsets(value)  # raises ValueError for a malformed list
+    def _reminders_parse(cls, value: str, info: ValidationInfo) -> str:
+        if info.context and info.context.get("stored"):
+            # Older versions read a bare number as seconds; a stored game keeps that meaning.
+            value = ",".join(f"{p.strip()}s" if p.strip().isdigit() else p for p in value.split(","))
+        reminder_offsets(value)  # raises ValueError for a malformed list or a bare number
         return value
 
 
@@ -90,7 +92,7 @@ def reminder_offsets(text: str) -> list[tuple[str, timedelta]]:
         label = part.strip().lower().replace(" ", "")
         if not label:
             continue
-        offset = parse_duration(label)
+        offset = setting_duration(label)
         if offset <= timedelta(0):
             raise ValueError(f"a reminder comes before the deadline, not {label!r}")
         found.setdefault(offset, label)

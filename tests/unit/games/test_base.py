@@ -84,3 +84,12 @@ def test_every_setting_names_its_rule(kind) -> None:  # type: ignore[no-untyped-
         rule, sep, meaning = (field.description or "").partition(": ")
         assert sep and meaning, f"{kind}.{name} has no 'RULE: meaning' description"
         assert RULE.match(rule), f"{kind}.{name}: {rule!r} is no rule id"
+
+
+def test_reminder_offsets_need_a_unit_too() -> None:
+    with pytest.raises(ValidationError, match="'6' has no unit: write a duration like 24h, 90m, 1h30m or 2d"):
+        RouletteSettings(remind_before="6,1h")
+    assert RouletteSettings(remind_before="6h, 30m").remind_before == "6h, 30m"
+    # A stored game keeps what an older version meant by a bare number: seconds.
+    stored = RouletteSettings.model_validate({"remind_before": "6, 1h"}, context=STORED)
+    assert stored.remind_before == "6s, 1h"
