@@ -489,8 +489,8 @@ def deadline() -> None:
 
     Each command rewrites the overrides file (DEALER_OVERRIDES_FILE, default
     HOME/overrides.env) and wakes a running `dealer run` (SIGHUP), which applies the
-    change and announces it in the game's channel. TARGET is GAME (every pending deadline
-    of the game) or GAME:DEADLINE (one deadline; names as `dealer game show` lists them).
+    change and announces it in the game's channel. GAME[:DEADLINE] is every pending
+    deadline of GAME, or the one named (as `dealer game show` lists them).
     """
 
 
@@ -536,7 +536,7 @@ def deadline_pause(game_id: str) -> None:
 @click.argument("game_id", metavar="GAME")
 def deadline_resume(game_id: str) -> None:
     """End GAME's pause; its deadlines move later by the time it was paused."""
-    from dealer.overrides import edit_file, parse_overrides
+    from dealer.overrides import parse_overrides, withdraw
 
     settings = _settings()
     path = Path(settings.overrides_file)
@@ -549,7 +549,7 @@ def deadline_resume(game_id: str) -> None:
         )
     if from_file.get(game_id) != "pause":
         raise click.ClickException(f"{game_id} is not paused")
-    _checked(lambda: edit_file(path, lambda entries: [e for e in entries if e.key != game_id]))
+    _checked(lambda: withdraw(path, game_id))
     click.echo(f"{path}: removed {game_id}=pause")
     _wake(settings)
 
@@ -578,34 +578,27 @@ def deadline_list() -> None:
 
 
 def _override(target: str, value: str, moving: bool, one_deadline: bool = False) -> None:
-    """Write ``target=value`` into the overrides file (a moving change tagged with the
-    time it was asked for, so that asking twice moves twice) and wake the daemon."""
-    from dealer.overrides import BadOverride, applied_overrides, edit_file, make_spec, parse_overrides
+    """Write ``target=value`` into the overrides file and wake the daemon."""
+    from dealer.overrides import BadOverride, applied_overrides, make_spec, parse_overrides, request, tagged
 
     settings = _settings()
     path = Path(settings.overrides_file)
     game_id, _, name = target.partition(":")
     if "@" in target or (not moving and name):
-        raise click.UsageError(f"{target!r}: write GAME{'' if not moving else '[:DEADLINE]'}")
+        raise click.UsageError(f"{target!r}: write GAME{'[:DEADLINE]' if moving else ''}")
     _check_target(game_id, name or None, moving, one_deadline)
-    stamp = utcnow()
     try:
-        spec = make_spec(f"{target}@{stamp:%Y%m%dT%H%M%S.%fZ}" if moving else target, value)
+        # A moving change is tagged with the time it was asked for: asking twice moves twice.
+        spec = make_spec(tagged(target, utcnow()) if moving else target, value)
     except BadOverride as exc:
         raise click.ClickException(str(exc)) from None
-    variable = {s.key: s.value for s in _checked(lambda: parse_overrides(settings.deadline_overrides))}
     if not moving and any(e.key == spec.key and e.value == "pause" for e in _checked(lambda: _file_entries(path))):
         click.echo(f"{game_id} is already paused ({path})")
         return
     applied = _admin(applied_overrides)
-
-    def change(entries):  # type: ignore[no-untyped-def]
-        # A tagged change the daemon has applied is done: keep the file short.
-        kept = [e for e in entries if not (e.tag and applied.get(e.key) == e.value) and e.key != spec.key]
-        return [*kept, spec]
-
-    _checked(lambda: edit_file(path, change))
+    _checked(lambda: request(path, spec, applied))
     click.echo(f"{path}: {spec.key}={spec.value}")
+    variable = {s.key: s.value for s in _checked(lambda: parse_overrides(settings.deadline_overrides))}
     if not moving and variable.get(game_id) == "pause":
         click.echo(f"note: DEALER_DEADLINE_OVERRIDES ({_variable_origin(settings)}) pauses {game_id} too")
     _wake(settings)
@@ -632,7 +625,7 @@ def _check_target(game_id: str, name: str | None, moving: bool, one_deadline: bo
     if one_deadline and name is None and len(pending) > 1:
         raise click.ClickException(
             f"{game_id} has several pending deadlines ({', '.join(pending)}): name one, "
-            f"as {game_id}:{pending[-1]}"
+            f"as {game_id}:DEADLINE"
         )
 
 
@@ -651,7 +644,7 @@ def _checked(fn: Callable[[], Any]) -> Any:
     except BadOverride as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
-        raise _setting_error("overrides_file", f"cannot write {exc.filename or ''}".rstrip(), exc) from None
+        raise _setting_error("overrides_file", "", exc) from None
 
 
 def _variable_origin(settings: Settings) -> str:

@@ -202,6 +202,34 @@ def edit_file(
     return entries
 
 
+def tagged(key: str, asked_at: datetime) -> str:
+    """``key`` with a tag naming when the change was asked for (``r1@20261201T100500.123456Z``)."""
+    return f"{key}@{asked_at:%Y%m%dT%H%M%S.%fZ}"
+
+
+def request(path: Path, spec: OverrideSpec, applied: dict[str, str]) -> list[OverrideSpec]:
+    """Put ``spec`` into the overrides file, in place of any entry with its key.
+
+    Tagged entries the daemon has already applied (``applied``, from
+    :func:`applied_overrides`) are one-off requests that are done: they are dropped, so
+    the file holds only what is still in force or still to come.
+    """
+
+    def change(entries: list[OverrideSpec]) -> list[OverrideSpec]:
+        kept = [
+            e for e in entries
+            if e.key != spec.key and not (e.tag and applied.get(e.key) == e.value)
+        ]
+        return [*kept, spec]
+
+    return edit_file(path, change)
+
+
+def withdraw(path: Path, key: str) -> list[OverrideSpec]:
+    """Take the entry ``key`` out of the overrides file (a removed pause resumes the game)."""
+    return edit_file(path, lambda entries: [e for e in entries if e.key != key])
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     lock_path = path.with_name(f".{path.name}.lock")

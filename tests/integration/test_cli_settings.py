@@ -28,6 +28,26 @@ def roulette(cli, *sets: str, ok: bool = True):  # type: ignore[no-untyped-def]
     return cli(*args, ok=ok)
 
 
+@pytest.fixture
+def offline(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Like ``cli`` for commands that fail or finish before they open the store: run once,
+    not on every backend."""
+    env = {
+        "DEALER_HOME": str(tmp_path),
+        "DEALER_DATABASE_URL": f"sqlite:///{tmp_path / 'unused.db'}",
+        "DEALER_INBOX": "", "DEALER_PUBLISH": "", "DEALER_DEADLINE_OVERRIDES": "",
+    }
+
+    def invoke(*args: str, ok: bool = True):  # type: ignore[no-untyped-def]
+        result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+
+    invoke.env = env  # type: ignore[attr-defined]
+    return invoke
+
+
 # --- --set and --help-settings ------------------------------------------------------------
 
 
@@ -71,8 +91,8 @@ def test_a_setting_given_twice_is_refused(cli) -> None:  # type: ignore[no-untyp
         ("hall", ["victory_chips", "25", "GH-8", "chips that win the cycle"]),
     ],
 )
-def test_help_settings_lists_each_setting_its_default_and_rule(cli, kind, line) -> None:  # type: ignore[no-untyped-def]
-    out = cli("game", "new", kind, "--help-settings").output
+def test_help_settings_lists_each_setting_its_default_and_rule(offline, kind, line) -> None:  # type: ignore[no-untyped-def]
+    out = offline("game", "new", kind, "--help-settings").output
     from dealer.games import rules_for
 
     names = [row.split()[0] for row in out.splitlines()[2:] if row.startswith("  ")]
@@ -82,9 +102,9 @@ def test_help_settings_lists_each_setting_its_default_and_rule(cli, kind, line) 
     assert all(part in row for part in line)
 
 
-def test_help_settings_needs_no_id_but_creating_does(cli) -> None:  # type: ignore[no-untyped-def]
-    assert "Missing option '--id'" in cli("game", "new", "roulette", ok=False).output
-    assert "unknown game kind 'poker'" in cli("game", "new", "poker", "--help-settings", ok=False).output
+def test_help_settings_needs_no_id_but_creating_does(offline) -> None:  # type: ignore[no-untyped-def]
+    assert "Missing option '--id'" in offline("game", "new", "roulette", ok=False).output
+    assert "unknown game kind 'poker'" in offline("game", "new", "poker", "--help-settings", ok=False).output
 
 
 def test_a_game_stored_with_numeric_durations_still_runs(cli, database_url: str) -> None:  # type: ignore[no-untyped-def]
@@ -106,10 +126,10 @@ def test_a_game_stored_with_numeric_durations_still_runs(cli, database_url: str)
 # --- unknown names, bad adapters, unreachable stores --------------------------------------
 
 
-def test_an_unknown_dealer_variable_is_reported_at_start(cli, caplog) -> None:  # type: ignore[no-untyped-def]
-    cli.env["DEALER_DATABSE_URL"] = "sqlite:///elsewhere.db"
+def test_an_unknown_dealer_variable_is_reported_at_start(offline, caplog) -> None:  # type: ignore[no-untyped-def]
+    offline.env["DEALER_DATABSE_URL"] = "sqlite:///elsewhere.db"
     with caplog.at_level(logging.WARNING, logger="dealer.settings"):
-        cli("game", "list")
+        offline("game", "new", "hall", "--help-settings")
     assert [r.getMessage() for r in caplog.records if r.name == "dealer.settings"] == [
         "DEALER_DATABSE_URL (in the environment) is not a dealer setting; did you mean DEALER_DATABASE_URL?"
     ]
@@ -132,38 +152,44 @@ def one_error_line(result) -> str:  # type: ignore[no-untyped-def]
         ("DEALER_PUBLISH", "dir:/dev/null/outbox", "Error: DEALER_PUBLISH: cannot use 'dir:/dev/null/outbox': Not a directory"),
     ],
 )
-def test_a_bad_inbox_or_publisher_ends_run_with_one_line(cli, name, value, expected) -> None:  # type: ignore[no-untyped-def]
-    cli.env[name] = value
-    assert one_error_line(cli("run", "--once", ok=False)).startswith(expected)
+def test_a_bad_inbox_or_publisher_ends_run_with_one_line(offline, name, value, expected) -> None:  # type: ignore[no-untyped-def]
+    offline.env[name] = value
+    assert one_error_line(offline("run", "--once", ok=False)).startswith(expected)
 
 
-def test_submit_names_a_bad_inbox(cli) -> None:  # type: ignore[no-untyped-def]
-    cli.env["DEALER_INBOX"] = "dir:/dev/null/inbox"
-    line = one_error_line(cli("submit", "--from", "alice", "hi", ok=False))
+def test_submit_names_a_bad_inbox(offline) -> None:  # type: ignore[no-untyped-def]
+    offline.env["DEALER_INBOX"] = "dir:/dev/null/inbox"
+    line = one_error_line(offline("submit", "--from", "alice", "hi", ok=False))
     assert line.startswith("Error: DEALER_INBOX: cannot use 'dir:/dev/null/inbox'")
 
 
-@pytest.mark.parametrize("command", [("migrate",), ("run", "--once"), ("game", "list"), ("player", "add", "zed")])
+UNREACHABLE = "postgresql://dealer:secret@127.0.0.1:1/dealer"
+
+
 @pytest.mark.parametrize(
-    ("url", "expected"),
+    ("command", "url", "expected"),
     [
-        ("postgresql://dealer:secret@127.0.0.1:1/dealer",
+        (("game", "list"), UNREACHABLE,
          "Error: DEALER_DATABASE_URL: cannot reach postgresql://dealer:***@127.0.0.1:1/dealer: connection failed"),
-        ("sqlite:////dev/null/dealer.db", "Error: DEALER_DATABASE_URL: cannot reach sqlite:////dev/null/dealer.db: "),
-        ("not a url", "Error: DEALER_DATABASE_URL: not a database URL dealer can use: "),
-        ("mysql+nodriver://x/y", "Error: DEALER_DATABASE_URL: not a database URL dealer can use: "),
+        (("migrate",), UNREACHABLE, "Error: DEALER_DATABASE_URL: cannot reach postgresql://dealer:***@"),
+        (("run", "--once"), UNREACHABLE, "Error: DEALER_DATABASE_URL: cannot reach postgresql://dealer:***@"),
+        (("player", "add", "zed"), UNREACHABLE, "Error: DEALER_DATABASE_URL: cannot reach postgresql://dealer:***@"),
+        (("game", "list"), "sqlite:////dev/null/dealer.db",
+         "Error: DEALER_DATABASE_URL: cannot reach sqlite:////dev/null/dealer.db: File exists (/dev/null)"),
+        (("migrate",), "not a url", "Error: DEALER_DATABASE_URL: not a database URL dealer can use: "),
+        (("run", "--once"), "mysql+nodriver://x/y", "Error: DEALER_DATABASE_URL: not a database URL dealer can use: "),
     ],
 )
-def test_a_store_that_cannot_be_reached_ends_with_one_line(cli, command, url, expected) -> None:  # type: ignore[no-untyped-def]
-    cli.env["DEALER_DATABASE_URL"] = url
-    line = one_error_line(cli(*command, ok=False))
+def test_a_store_that_cannot_be_reached_ends_with_one_line(offline, command, url, expected) -> None:  # type: ignore[no-untyped-def]
+    offline.env["DEALER_DATABASE_URL"] = url
+    line = one_error_line(offline(*command, ok=False))
     assert line.startswith(expected)
     assert "secret" not in line
 
 
-def test_a_malformed_setting_is_named(cli) -> None:  # type: ignore[no-untyped-def]
-    cli.env["DEALER_POLL_INTERVAL"] = "often"
-    assert one_error_line(cli("game", "list", ok=False)).startswith("Error: DEALER_POLL_INTERVAL: ")
+def test_a_malformed_setting_is_named(offline) -> None:  # type: ignore[no-untyped-def]
+    offline.env["DEALER_POLL_INTERVAL"] = "often"
+    assert one_error_line(offline("game", "list", ok=False)).startswith("Error: DEALER_POLL_INTERVAL: ")
 
 
 # --- one data folder, found from any sub-folder --------------------------------------------

@@ -170,3 +170,32 @@ def harness_time(hhmm: str):  # type: ignore[no-untyped-def]
     from dealer.clock import parse_time
 
     return parse_time(f"2026-12-01T{hhmm}:00Z")
+
+
+def test_at_for_a_game_with_several_deadlines_needs_the_name(cli) -> None:  # type: ignore[no-untyped-def]
+    # A roulette phase has its deadline and two reminders (I-12): one time for all three
+    # is never what is meant.
+    cli("player", "add", "alice", "--chips", "100")
+    cli("player", "add", "bob", "--chips", "100")
+    cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", T0)
+    at(cli, "10:00")
+    result = cli("deadline", "at", "r1", "2026-12-03T00:00:00Z", ok=False)
+    assert ("r1 has several pending deadlines (reminder-preparation-6h, reminder-preparation-1h, "
+            "preparation): name one, as r1:DEADLINE") in result.output
+    cli("deadline", "at", "r1:preparation", "2026-12-03T00:00:00Z")
+    at(cli, "10:01")
+    view = json.loads(cli("game", "show", "r1", "--json").output)
+    assert {d["name"]: d["due_at"] for d in view["deadlines"]}["preparation"] == "2026-12-03T00:00:00Z"
+
+
+def test_the_file_is_replaced_whole_and_an_unwritable_one_is_named(cli) -> None:  # type: ignore[no-untyped-def]
+    tally(cli)
+    cli("deadline", "pause", "t1")
+    home = Path(cli.env["DEALER_HOME"])
+    assert not list(home.glob("*.tmp")) and not list(home.glob(".*.tmp"))
+    text = (home / "overrides.env").read_text(encoding="utf-8")
+    assert text.startswith("# Admin deadline overrides") and text.endswith("\nt1=pause\n")
+    cli.env["DEALER_OVERRIDES_FILE"] = "/dev/null/overrides.env"
+    result = cli("deadline", "extend", "t1", "+1h", ok=False)
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: DEALER_OVERRIDES_FILE: ")
