@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import pytest
 
 from dealer.daemon import Dealer
 from dealer.overrides import parse_overrides, read_file
@@ -76,23 +75,23 @@ def test_now_and_at(cli) -> None:  # type: ignore[no-untyped-def]
     assert show(cli)["status"] == "finished"
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (("extend", "t1", "12"), "extend by '12': write the change like +12h, -30m, +1h30m or +2d"),
-        (("extend", "t1", "+soon"), "write the change like +12h"),
-        (("extend", "ghost", "+1h"), "there is no game 'ghost'"),
-        (("extend", "t1:round-9", "+1h"), "t1 has no pending deadline 'round-9'; its deadlines: close"),
-        (("at", "t1", "tomorrow"), "is not an ISO time"),
-        (("pause", "t1:close"), "'t1:close': write GAME"),
-        (("resume", "t1"), "t1 is not paused"),
-    ],
-)
-def test_mistakes_are_refused_and_change_nothing(cli, args, message) -> None:  # type: ignore[no-untyped-def]
+MISTAKES = [
+    (("extend", "t1", "12"), "extend by '12': write the change like +12h, -30m, +1h30m or +2d"),
+    (("extend", "t1", "+soon"), "write the change like +12h"),
+    (("extend", "ghost", "+1h"), "there is no game 'ghost'"),
+    (("extend", "t1:round-9", "+1h"), "t1 has no pending deadline 'round-9'; its deadlines: close"),
+    (("at", "t1", "tomorrow"), "is not an ISO time"),
+    (("pause", "t1:close"), "'t1:close': write GAME"),
+    (("resume", "t1"), "t1 is not paused"),
+]
+
+
+def test_mistakes_are_refused_and_change_nothing(cli) -> None:  # type: ignore[no-untyped-def]
     tally(cli)
-    result = cli("deadline", *args, ok=False)
-    assert result.exit_code != 0
-    assert message in result.output
+    for args, message in MISTAKES:
+        result = cli("deadline", *args, ok=False)
+        assert result.exit_code != 0, args
+        assert message in result.output, (args, result.output)
     assert entries(cli) == []
 
 
