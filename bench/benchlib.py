@@ -155,6 +155,7 @@ class Bench:
         self.inbox_dir = self.store.root / "inbox"
         self.outbox_dir = self.store.root / "outbox"
         settings = Settings(
+            home=str(self.store.root),
             database_url=self.store.url,
             inbox=f"dir:{self.inbox_dir}",
             publish=f"dir:{self.outbox_dir}" if self.publisher == "dir" else "memory",

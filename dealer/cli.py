@@ -7,23 +7,73 @@ import logging
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
-from dealer.clock import format_utc, iso_exact, parse_time, utcnow
-from dealer.settings import Settings
+from dealer.clock import format_utc, iso, iso_exact, parse_time, utcnow
+from dealer.settings import Settings, env_name, find_env_file, unknown_settings
 from dealer.text import plural
 
 
 def _settings() -> Settings:
-    from dealer.render import set_fairness_url
+    """The settings, read once per command; a bad one ends it with one line naming it."""
+    ctx = click.get_current_context(silent=True)
+    meta = ctx.find_root().meta if ctx is not None else {}
+    if "dealer.settings" not in meta:
+        from dealer.render import set_fairness_url
 
-    settings = Settings()
-    set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
-    return settings
+        settings = meta["dealer.settings"] = _read_settings()
+        set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
+    return meta["dealer.settings"]
+
+
+def _read_settings() -> Settings:
+    from pydantic import ValidationError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{env_name(str(e['loc'][0])) if e['loc'] else 'a setting'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise click.ClickException(problems) from None
+
+
+def _setting_error(name: str, what: str, exc: BaseException) -> click.ClickException:
+    """One line naming the setting (``DEALER_INBOX``), what was wrong and why."""
+    reason = getattr(exc, "orig", None) or exc
+    lines = (getattr(reason, "strerror", None) or str(reason)).strip().splitlines()
+    detail = lines[0] if lines else type(reason).__name__
+    if isinstance(reason, OSError) and reason.filename:
+        detail += f" ({reason.filename})"
+    return click.ClickException(f"{env_name(name)}: {what + ': ' if what else ''}{detail}")
+
+
+@contextmanager
+def _database(settings: Settings) -> Iterator[None]:
+    """Turn a store that cannot be opened or reached into one line naming the setting."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+
+    from dealer.store.db import SchemaOutOfDate
+
+    try:
+        yield
+    except SchemaOutOfDate as exc:
+        raise click.ClickException(str(exc)) from None
+    except (ArgumentError, NoSuchModuleError) as exc:
+        raise _setting_error("database_url", "not a database URL dealer can use", exc) from None
+    except (DBAPIError, OSError) as exc:
+        try:
+            shown = make_url(settings.database_url).render_as_string(hide_password=True)
+        except ArgumentError:
+            shown = "the store"
+        raise _setting_error("database_url", f"cannot reach {shown}", exc) from None
 
 
 def _time(value: str | None, option: str) -> datetime | None:
@@ -36,14 +86,12 @@ def _time(value: str | None, option: str) -> datetime | None:
 
 
 def _store(settings: Settings, check: bool = True):  # type: ignore[no-untyped-def]
-    from dealer.store.db import SchemaOutOfDate, check_schema, make_engine, session_factory
+    from dealer.store.db import check_schema, make_engine, session_factory
 
-    engine = make_engine(settings.database_url)
-    if check:
-        try:
+    with _database(settings):
+        engine = make_engine(settings.database_url)
+        if check:
             check_schema(engine)
-        except SchemaOutOfDate as exc:
-            raise click.ClickException(str(exc)) from None
     return session_factory(engine)
 
 
@@ -66,12 +114,34 @@ def _admin(fn: Callable[..., Any]) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Dealer(click.Group):
+    """The top-level group: its help ends by saying where the data folder is."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        from pydantic import ValidationError
+
+        try:
+            settings = Settings()
+        except ValidationError as exc:
+            lines = [f"Data folder: unknown, the settings cannot be read ({exc.error_count()} problem(s))."]
+        else:
+            found = str(settings.env_file) if settings.env_file else f"none found in {Path.cwd()} or above"
+            lines = [f"Data folder (DEALER_HOME): {settings.home}", f"Settings file (.env): {found}"]
+        formatter.write_paragraph()
+        for line in lines:  # written whole: a path is never wrapped
+            formatter.write(line + "\n")
+
+
+@click.group(cls=_Dealer, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", is_flag=True, help="Log every step.")
 def main(verbose: bool) -> None:
     """dealer: moderates forum, Discord and PM casino games.
 
-    Settings come from the environment or .env (prefix DEALER_; see .env.example).
+    Settings come from the environment or .env (prefix DEALER_; see .env.example). The
+    .env is the nearest one in the current folder or above it; the data folder
+    (DEALER_HOME, default ./var beside that .env) holds the SQLite store, the inbox, the
+    outbox and the overrides file unless a setting puts them elsewhere.
     """
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
@@ -80,6 +150,8 @@ def main(verbose: bool) -> None:
     )
     for noisy in ("apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    for warning in unknown_settings(env_file=find_env_file()):
+        logging.getLogger("dealer.settings").warning(warning)
 
 
 @main.command()
@@ -87,9 +159,11 @@ def migrate() -> None:
     """Create or upgrade the store's schema."""
     from dealer.store.db import current_revision, make_engine, migrate as do_migrate
 
-    engine = make_engine(_settings().database_url)
-    before = current_revision(engine)
-    after = do_migrate(engine)
+    settings = _settings()
+    with _database(settings):
+        engine = make_engine(settings.database_url)
+        before = current_revision(engine)
+        after = do_migrate(engine)
     if before == after:
         click.echo(f"schema already at revision {after}")
     else:
@@ -102,23 +176,44 @@ def migrate() -> None:
 def run(once: bool, now_text: str | None) -> None:
     """Run the daemon (or one pass of it with --once)."""
     from dealer.daemon import Dealer
-    from dealer.store.db import SchemaOutOfDate
+    from dealer.pidfile import pid_file
 
     now = _time(now_text, "--now")
     if now and not once:
         raise click.UsageError("--now goes with --once")
-    dealer = Dealer(_settings(), clock=(lambda: now) if now else utcnow)
-    try:
+    settings = _settings()
+    inbox, publisher = _adapters(settings)
+    with _database(settings):
+        dealer = Dealer(settings, inbox=inbox, publisher=publisher, clock=(lambda: now) if now else utcnow)
         dealer.check()
-    except SchemaOutOfDate as exc:
-        raise click.ClickException(str(exc)) from None
     if once:
         report = dealer.run_pass()
         click.echo(report.line())
         for change in report.overrides:
             click.echo(f"override: {change}")
     else:
-        dealer.run_forever()
+        with pid_file(settings.pid_file):
+            dealer.run_forever()
+
+
+def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
+    """The inbox and the publisher the settings name; a bad one ends the command."""
+    from dealer.inbox import open_inbox
+    from dealer.publish import open_publisher
+
+    try:
+        inbox = open_inbox(settings.inbox, settings.max_message_bytes)
+    except ValueError as exc:
+        raise _setting_error("inbox", "", exc) from None
+    except OSError as exc:
+        raise _setting_error("inbox", f"cannot use {settings.inbox!r}", exc) from None
+    try:
+        publisher = open_publisher(settings.publish)
+    except ValueError as exc:
+        raise _setting_error("publish", "", exc) from None
+    except OSError as exc:
+        raise _setting_error("publish", f"cannot use {settings.publish!r}", exc) from None
+    return inbox, publisher
 
 
 @main.group()
@@ -191,15 +286,25 @@ def game() -> None:
 
 @game.command("new")
 @click.argument("kind")
-@click.option("--id", "game_id", required=True, help="The game's id, used in commands and posts.")
+@click.option("--id", "game_id", help="The game's id, used in commands and posts (required).")
 @click.option("--players", default="", help='Comma-separated player names: --players "alice,Thunder Bob".')
 @click.option("--start", "start_text", metavar="ISO-TIME", help="When the game starts (default now).")
-@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable).")
+@click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable); see --help-settings.")
 @click.option("--channel", help="The game's public channel (default per game).")
-def game_new(kind: str, game_id: str, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None) -> None:
+@click.option("--help-settings", is_flag=True, help="List KIND's settings, their defaults and rules, and exit.")
+def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
     """Create a game of KIND: roulette, races or hall."""
-    from dealer.registry import create_game, game_view, parse_settings
+    from dealer.registry import AdminError, create_game, game_view, parse_settings, settings_help
 
+    if help_settings:
+        try:
+            rows = settings_help(kind)
+        except AdminError as exc:
+            raise click.ClickException(str(exc)) from None
+        _print_settings(kind, rows)
+        return
+    if not game_id:
+        raise click.UsageError("Missing option '--id'.")
     start = _time(start_text, "--start")
     names = [p.strip() for p in players.split(",") if p.strip()]
 
@@ -214,6 +319,20 @@ def game_new(kind: str, game_id: str, players: str, start_text: str | None, set_
     click.echo(f"game {view['id']} ({view['title']}) created: {view['status']} in {view['channel']}")
     for d in view["deadlines"]:
         click.echo(f"  {d['name']}: {d['due_at']}")
+
+
+def _print_settings(kind: str, rows: list[dict[str, str]]) -> None:
+    """``--help-settings``: one line per setting, in columns."""
+    header = {"name": "setting", "default": "default", "rule": "rule", "meaning": "meaning"}
+    width = {k: max(len(r[k]) for r in [header, *rows]) for k in ("name", "default", "rule")}
+    click.echo(f"Settings of {kind} (dealer game new {kind} --set KEY=VALUE):")
+    for row in [header, *rows]:
+        click.echo(
+            f"  {row['name']:<{width['name']}}  {row['default']:<{width['default']}}  "
+            f"{row['rule']:<{width['rule']}}  {row['meaning']}".rstrip()
+        )
+    click.echo("Durations are written like 24h, 90m, 1h30m or 2d. Rules: docs/RULES.md; "
+               "I-n: the game's own page in docs/.")
 
 
 @game.command("list")
@@ -303,8 +422,11 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
                                "sent_at": iso_exact(sent)}
     if game_id:
         message["game"] = game_id
-    folder = Path(path or "./var/inbox")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _setting_error("inbox", f"cannot use {settings.inbox!r}", exc) from None
     # The inbox reads files by modification time, then name: the name is the moment the file
     # was written (to the nanosecond), so two messages forwarded within one tick of the file
     # system's clock are still read, and their exact sent_at ties broken, in the order given.
@@ -359,6 +481,180 @@ def demo(database: str | None) -> None:
     from dealer.demo import run_demo
 
     run_demo(database)
+
+
+@main.group()
+def deadline() -> None:
+    """Admin deadline overrides: extend, pause, resume, now, at; list shows them.
+
+    Each command rewrites the overrides file (DEALER_OVERRIDES_FILE, default
+    HOME/overrides.env) and wakes a running `dealer run` (SIGHUP), which applies the
+    change and announces it in the game's channel. GAME[:DEADLINE] is every pending
+    deadline of GAME, or the one named (as `dealer game show` lists them).
+    """
+
+
+@deadline.command("extend", context_settings={"ignore_unknown_options": True})
+@click.argument("target", metavar="GAME[:DEADLINE]")
+@click.argument("change", metavar="+12h")
+def deadline_extend(target: str, change: str) -> None:
+    """Move the game's pending deadlines (or the one named) later by a change such as
+    +12h, 90m, 1h30m or 2d; -30m brings them earlier. Asking twice moves twice."""
+    from dealer.overrides import check_duration
+
+    sign = "-" if change.startswith("-") else "+"
+    _override(target, sign + _checked(lambda: check_duration(change.lstrip("+-"), f"extend by {change!r}")), moving=True)
+
+
+@deadline.command("now")
+@click.argument("target", metavar="GAME[:DEADLINE]")
+def deadline_now(target: str) -> None:
+    """Make the game's pending deadlines (or the one named) due now: the daemon
+    adjudicates on its next pass."""
+    _override(target, "now", moving=True)
+
+
+@deadline.command("at")
+@click.argument("target", metavar="GAME[:DEADLINE]")
+@click.argument("when", metavar="ISO-TIME")
+def deadline_at(target: str, when: str) -> None:
+    """Move one deadline to a UTC time such as 2026-12-02T18:00:00Z (GAME alone when
+    the game has a single pending deadline)."""
+    at = _time(when, "ISO-TIME")
+    assert at is not None
+    _override(target, iso(at), moving=True, one_deadline=True)
+
+
+@deadline.command("pause")
+@click.argument("game_id", metavar="GAME")
+def deadline_pause(game_id: str) -> None:
+    """Pause GAME: it accepts submissions but fires no deadline until `resume`."""
+    _override(game_id, "pause", moving=False)
+
+
+@deadline.command("resume")
+@click.argument("game_id", metavar="GAME")
+def deadline_resume(game_id: str) -> None:
+    """End GAME's pause; its deadlines move later by the time it was paused."""
+    from dealer.overrides import parse_overrides, withdraw
+
+    settings = _settings()
+    path = Path(settings.overrides_file)
+    from_variable = {s.key: s.value for s in _checked(lambda: parse_overrides(settings.deadline_overrides))}
+    from_file = {s.key: s.value for s in _checked(lambda: _file_entries(path))}
+    if from_variable.get(game_id) == "pause" and from_file.get(game_id, "pause") == "pause":
+        raise click.ClickException(
+            f"{game_id} is paused by DEALER_DEADLINE_OVERRIDES ({_variable_origin(settings)}), "
+            "not by the overrides file: remove the entry there, then restart the daemon"
+        )
+    if from_file.get(game_id) != "pause":
+        raise click.ClickException(f"{game_id} is not paused")
+    _checked(lambda: withdraw(path, game_id))
+    click.echo(f"{path}: removed {game_id}=pause")
+    _wake(settings)
+
+
+@deadline.command("list")
+def deadline_list() -> None:
+    """Show the overrides in force, where each comes from, and whether a daemon runs."""
+    from dealer.overrides import parse_overrides
+    from dealer.pidfile import running_daemon
+
+    settings = _settings()
+    path = Path(settings.overrides_file)
+    from_variable = _checked(lambda: parse_overrides(settings.deadline_overrides))
+    from_file = _checked(lambda: _file_entries(path))
+    in_file = {spec.key for spec in from_file}
+    click.echo(f"overrides file: {path}{'' if path.exists() else ' (none yet)'}")
+    for spec in from_variable:
+        shadowed = " (the file's entry wins)" if spec.key in in_file else ""
+        click.echo(f"  {spec.key}={spec.value}  from DEALER_DEADLINE_OVERRIDES{shadowed}")
+    for spec in from_file:
+        click.echo(f"  {spec.key}={spec.value}  from the file")
+    if not from_variable and not from_file:
+        click.echo("  no overrides")
+    pid = running_daemon(settings.pid_file)
+    click.echo(f"daemon: {'running, pid ' + str(pid) if pid else 'not running'}")
+
+
+def _override(target: str, value: str, moving: bool, one_deadline: bool = False) -> None:
+    """Write ``target=value`` into the overrides file and wake the daemon."""
+    from dealer.overrides import BadOverride, applied_overrides, make_spec, parse_overrides, request, tagged
+
+    settings = _settings()
+    path = Path(settings.overrides_file)
+    game_id, _, name = target.partition(":")
+    if "@" in target or (not moving and name):
+        raise click.UsageError(f"{target!r}: write GAME{'[:DEADLINE]' if moving else ''}")
+    _check_target(game_id, name or None, moving, one_deadline)
+    try:
+        # A moving change is tagged with the time it was asked for: asking twice moves twice.
+        spec = make_spec(tagged(target, utcnow()) if moving else target, value)
+    except BadOverride as exc:
+        raise click.ClickException(str(exc)) from None
+    if not moving and any(e.key == spec.key and e.value == "pause" for e in _checked(lambda: _file_entries(path))):
+        click.echo(f"{game_id} is already paused ({path})")
+        return
+    applied = _admin(applied_overrides)
+    _checked(lambda: request(path, spec, applied))
+    click.echo(f"{path}: {spec.key}={spec.value}")
+    variable = {s.key: s.value for s in _checked(lambda: parse_overrides(settings.deadline_overrides))}
+    if not moving and variable.get(game_id) == "pause":
+        click.echo(f"note: DEALER_DEADLINE_OVERRIDES ({_variable_origin(settings)}) pauses {game_id} too")
+    _wake(settings)
+
+
+def _check_target(game_id: str, name: str | None, moving: bool, one_deadline: bool) -> None:
+    """Refuse a game that does not exist or is over, and a deadline it does not have.
+
+    An absolute time for a whole game would put all its deadlines (reminders included)
+    at that one time, which is never what is meant: ``at`` then needs the deadline's name.
+    """
+    from dealer.registry import game_view
+
+    view = _admin(lambda s: game_view(s, game_id))
+    if view["status"] == "finished":
+        raise click.ClickException(f"{game_id} is finished: it has no deadline left to change")
+    pending = [d["name"] for d in view["deadlines"]]
+    if moving and not pending:
+        raise click.ClickException(f"{game_id} has no pending deadline")
+    if name is not None and name not in pending:
+        raise click.ClickException(
+            f"{game_id} has no pending deadline {name!r}; its deadlines: {', '.join(pending)}"
+        )
+    if one_deadline and name is None and len(pending) > 1:
+        raise click.ClickException(
+            f"{game_id} has several pending deadlines ({', '.join(pending)}): name one, "
+            f"as {game_id}:DEADLINE"
+        )
+
+
+def _file_entries(path: Path):  # type: ignore[no-untyped-def]
+    from dealer.overrides import parse_overrides, read_file
+
+    return parse_overrides(read_file(path), source=str(path))
+
+
+def _checked(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; a malformed override source or an unwritable file is one clear line."""
+    from dealer.overrides import BadOverride
+
+    try:
+        return fn()
+    except BadOverride as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise _setting_error("overrides_file", "", exc) from None
+
+
+def _variable_origin(settings: Settings) -> str:
+    return f"the environment or {settings.env_file}" if settings.env_file else "the environment"
+
+
+def _wake(settings: Settings) -> None:
+    from dealer.pidfile import wake_daemon
+
+    click.echo(wake_daemon(settings.pid_file))
 
 
 if __name__ == "__main__":

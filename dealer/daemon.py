@@ -27,7 +27,7 @@ from dealer.clock import utcnow
 from dealer.inbox import Inbox, open_inbox
 from dealer.inbox.base import Delivery
 from dealer.messages import process_inbound
-from dealer.overrides import BadOverride, apply_overrides, parse_overrides
+from dealer.overrides import BadOverride, apply_overrides, read_overrides
 from dealer.publish import DeliveryFailed, Publisher, open_publisher
 from dealer.publish.base import OutgoingPost
 from dealer.render import set_fairness_url
@@ -106,9 +106,10 @@ class Dealer:
         return report
 
     def apply_overrides(self, now: datetime) -> list[str]:
-        """Apply ``DEALER_DEADLINE_OVERRIDES``; a malformed setting is logged, not fatal."""
+        """Apply ``DEALER_DEADLINE_OVERRIDES`` and the overrides file (read afresh on every
+        pass); a malformed one is logged, not fatal, and changes nothing."""
         try:
-            specs = parse_overrides(self.settings.deadline_overrides)
+            specs = read_overrides(self.settings.deadline_overrides, self.settings.overrides_file)
         except BadOverride as exc:
             log.error("deadline overrides not applied: %s", exc)
             return [f"error: {exc}"]
@@ -445,7 +446,11 @@ class Dealer:
             signal.signal(signal.SIGHUP, reload)
 
     def _reload_settings(self) -> None:
-        fresh = Settings()
+        try:
+            fresh = self.settings.reread()
+        except ValueError as exc:  # pydantic's ValidationError: keep the settings in force
+            log.error("settings not re-read: %s", exc)
+            return
         self.settings = self.settings.model_copy(
             update={"deadline_overrides": fresh.deadline_overrides}
         )

@@ -41,7 +41,8 @@ def run_demo(database: str | None = None) -> None:
     """Play the demo game and print every post as the daemon publishes it."""
     with tempfile.TemporaryDirectory(prefix="dealer-demo-") as scratch:
         path = Path(database) if database else Path(scratch) / "demo.db"
-        settings = Settings(database_url=f"sqlite:///{path}", inbox="memory", publish="stdout", _env_file=None)
+        settings = Settings(home=scratch, database_url=f"sqlite:///{path}", inbox="memory", publish="stdout",
+                            deadline_overrides="", _env_file=None)
         engine = make_engine(settings.database_url)
         migrate(engine)
         engine.dispose()

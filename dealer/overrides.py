@@ -1,14 +1,26 @@
 """Admin deadline overrides from configuration (DESIGN.md, "Admin deadline overrides").
 
-``DEALER_DEADLINE_OVERRIDES`` maps ``GAME`` or ``GAME:DEADLINE`` to one of:
+The overrides come from two places, both re-read on SIGHUP, the file also on every pass:
+
+- ``DEALER_DEADLINE_OVERRIDES`` (the environment or ``.env``);
+- the overrides file, ``DEALER_OVERRIDES_FILE`` (default ``HOME/overrides.env``), which
+  ``dealer deadline ...`` writes. Under systemd the variable sits in the unit's
+  environment and cannot change without a restart; the file can. When both name the same
+  key, **the file wins**: it holds the admin's latest word.
+
+Each maps ``GAME`` or ``GAME:DEADLINE`` to one of:
 
 - an absolute UTC time (``2026-12-02T18:00:00Z``): the deadline moves there;
-- ``+12h`` / ``-30m`` (any duration ``clock.parse_duration`` reads): it moves by that much;
+- ``+12h`` / ``-30m`` (written like ``24h``, ``90m``, ``1h30m`` or ``2d``; a bare number
+  is refused): it moves by that much;
 - ``now``: it fires at once;
 - ``pause``: the game accepts submissions but fires no deadline while the entry stays.
 
 It is written as JSON (``{"g1": "pause", "g2:round-3": "+12h"}``) or as
-``g1=pause; g2:round-3=+12h`` (``;``, ``,`` or new lines between entries).
+``g1=pause; g2:round-3=+12h`` (``;``, ``,`` or new lines between entries; a line starting
+with ``#`` is a comment). A key may end with ``@TAG`` (``g1@2=+12h``): entries with
+different tags are different requests, so the same change can be asked for again;
+``dealer deadline`` tags each change it writes with the time it was asked for.
 
 Interpretations (written down here and in the README, and tested):
 
@@ -19,18 +31,25 @@ Interpretations (written down here and in the README, and tested):
   value.
 - A ``GAME`` key applies to every pending deadline of the game (reminders included, so
   they keep their distance to the deadline they announce).
-- ``pause`` holds while the entry stays. When it is removed, every deadline of the game
-  moves later by the time the game was paused, so no player loses time to the pause.
+- ``pause`` holds while the entry stays (a pause takes no tag). When it is removed, every
+  deadline of the game moves later by the time the game was paused, so no player loses
+  time to the pause.
 - Every change is recorded in the game's history and announced once in its channel.
+- A source that cannot be read or understood changes nothing (the pass applies neither
+  source, so a typo never resumes a paused game); the error is logged and reported.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Callable, Iterator
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -55,6 +74,7 @@ class OverrideSpec:
     game_id: str
     deadline: str | None
     value: str
+    tag: str | None = None
 
     @property
     def action(self) -> str:
@@ -68,8 +88,12 @@ class OverrideSpec:
         return "at"
 
 
-def parse_overrides(text: str) -> list[OverrideSpec]:
-    """Parse the setting; raise :class:`BadOverride` naming the entry that is wrong."""
+VARIABLE = "DEALER_DEADLINE_OVERRIDES"
+
+
+def parse_overrides(text: str, source: str = VARIABLE) -> list[OverrideSpec]:
+    """Parse one source's text; raise :class:`BadOverride` naming the source and the entry."""
+    text = "\n".join(line for line in text.splitlines() if not line.strip().startswith("#"))
     text = text.strip()
     if not text:
         return []
@@ -77,9 +101,9 @@ def parse_overrides(text: str) -> list[OverrideSpec]:
         try:
             mapping = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise BadOverride(f"DEALER_DEADLINE_OVERRIDES is not valid JSON: {exc}") from None
+            raise BadOverride(f"{source} is not valid JSON: {exc}") from None
         if not isinstance(mapping, dict):
-            raise BadOverride("DEALER_DEADLINE_OVERRIDES must be a JSON object")
+            raise BadOverride(f"{source} must be a JSON object")
         pairs = [(str(k), str(v)) for k, v in mapping.items()]
     else:
         pairs = []
@@ -88,23 +112,25 @@ def parse_overrides(text: str) -> list[OverrideSpec]:
                 continue
             key, sep, value = entry.partition("=")
             if not sep:
-                raise BadOverride(f"override {entry.strip()!r} needs the form KEY=VALUE")
+                raise BadOverride(f"{source}: override {entry.strip()!r} needs the form KEY=VALUE")
             pairs.append((key, value))
-    return [_spec(key.strip(), value.strip()) for key, value in pairs]
+    try:
+        return [make_spec(key.strip(), value.strip()) for key, value in pairs]
+    except BadOverride as exc:
+        raise BadOverride(f"{source}: {exc}") from None
 
 
-def _spec(key: str, value: str) -> OverrideSpec:
-    if not key:
+def make_spec(key: str, value: str) -> OverrideSpec:
+    """One entry, checked as the daemon will read it (raises :class:`BadOverride`)."""
+    target, _, tag = key.partition("@")
+    if not target:
         raise BadOverride("an override has an empty key")
-    game_id, _, deadline = key.partition(":")
+    game_id, _, deadline = target.partition(":")
     value_l = value.lower()
     if value_l in ("pause", "now"):
         value = value_l
     elif value[:1] in "+-":
-        try:
-            parse_duration(value[1:])
-        except ValueError:
-            raise BadOverride(f"override {key}={value}: write the change like +12h or -30m") from None
+        value = value[0] + check_duration(value[1:], f"override {key}={value}")
     else:
         try:
             value = iso(parse_time(value))
@@ -112,7 +138,117 @@ def _spec(key: str, value: str) -> OverrideSpec:
             raise BadOverride(
                 f"override {key}={value}: use an ISO UTC time, +12h/-30m, pause or now"
             ) from None
-    return OverrideSpec(key, game_id, deadline or None, value)
+    if tag and value == "pause":
+        raise BadOverride(f"override {key}={value}: a pause holds while its entry stays; it takes no @tag")
+    return OverrideSpec(key, game_id, deadline or None, value, tag or None)
+
+
+def check_duration(text: str, what: str) -> str:
+    """``text`` if it is a duration such as ``12h`` (a bare number is refused), else
+    :class:`BadOverride` saying how to write one."""
+    cleaned = text.strip()
+    try:
+        if not cleaned or cleaned.isdigit():
+            raise ValueError(cleaned)
+        parse_duration(cleaned)
+    except ValueError:
+        raise BadOverride(f"{what}: write the change like +12h, -30m, +1h30m or +2d") from None
+    return cleaned
+
+
+def read_overrides(variable: str, path: Path | str | None) -> list[OverrideSpec]:
+    """The overrides in force: the variable's, then the file's; the file wins on a key."""
+    merged = {spec.key: spec for spec in parse_overrides(variable)}
+    if path:
+        for spec in parse_overrides(read_file(Path(path)), source=str(path)):
+            merged[spec.key] = spec
+    return list(merged.values())
+
+
+def read_file(path: Path) -> str:
+    """The overrides file's text; a missing file holds no overrides."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadOverride(f"{path} cannot be read: {exc}") from None
+
+
+FILE_HEADER = """\
+# Admin deadline overrides, same syntax as DEALER_DEADLINE_OVERRIDES; an entry here wins
+# over the variable's entry for the same key. Written by `dealer deadline ...` (which
+# rewrites this file whole); the daemon re-reads it on every pass and on SIGHUP.
+"""
+
+
+def edit_file(
+    path: Path, change: Callable[[list[OverrideSpec]], list[OverrideSpec]]
+) -> list[OverrideSpec]:
+    """Rewrite the overrides file with ``change(entries)``; return the new entries.
+
+    The file is replaced atomically (a temporary file, then a rename), under a lock so
+    that two admins editing at once do not lose a change.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path):
+        entries = change(parse_overrides(read_file(path), source=str(path)))
+        text = FILE_HEADER + "".join(f"{spec.key}={spec.value}\n" for spec in entries)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        if path.exists():
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    return entries
+
+
+def tagged(key: str, asked_at: datetime) -> str:
+    """``key`` with a tag naming when the change was asked for (``r1@20261201T100500.123456Z``)."""
+    return f"{key}@{asked_at:%Y%m%dT%H%M%S.%fZ}"
+
+
+def request(path: Path, spec: OverrideSpec, applied: dict[str, str]) -> list[OverrideSpec]:
+    """Put ``spec`` into the overrides file, in place of any entry with its key.
+
+    Tagged entries the daemon has already applied (``applied``, from
+    :func:`applied_overrides`) are one-off requests that are done: they are dropped, so
+    the file holds only what is still in force or still to come.
+    """
+
+    def change(entries: list[OverrideSpec]) -> list[OverrideSpec]:
+        kept = [
+            e for e in entries
+            if e.key != spec.key and not (e.tag and applied.get(e.key) == e.value)
+        ]
+        return [*kept, spec]
+
+    return edit_file(path, change)
+
+
+def withdraw(path: Path, key: str) -> list[OverrideSpec]:
+    """Take the entry ``key`` out of the overrides file (a removed pause resumes the game)."""
+    return edit_file(path, lambda entries: [e for e in entries if e.key != key])
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    lock_path = path.with_name(f".{path.name}.lock")
+    with open(lock_path, "a") as lock:
+        try:
+            import fcntl
+        except ImportError:  # no advisory locks on this platform: edit unlocked
+            yield
+            return
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def applied_overrides(session: Session) -> dict[str, str]:
+    """The entries the daemon has seen and applied, key to value."""
+    return {row.key: row.value for row in session.scalars(select(Override))}
 
 
 def game_is_paused(session: Session, game_id: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import datetime
 from typing import Any
@@ -191,14 +192,65 @@ def player_view(session: Session, name: str, game_id: str | None = None) -> dict
 
 
 def parse_settings(pairs: list[str]) -> dict[str, str]:
-    """``KEY=VALUE`` pairs from ``--set``."""
+    """``KEY=VALUE`` pairs from ``--set``; a key given twice is refused."""
     result: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise AdminError(f"--set {pair!r}: write it as KEY=VALUE")
-        result[key.strip()] = value.strip()
+        if key in result:
+            raise AdminError(f"--set {key} is given twice")
+        result[key] = value.strip()
     return result
+
+
+def settings_help(kind: str) -> list[dict[str, str]]:
+    """Each setting of ``kind``: its ``name``, ``default`` (as ``--set`` writes it), the
+    ``rule`` it sets and what it ``means`` (from the field descriptions, "SR-1: ...")."""
+    rules = _rules(kind)
+    defaults = rules.Settings().model_dump(mode="json")
+    rows = []
+    for name, field in rules.Settings.model_fields.items():
+        rule, _, meaning = (field.description or "").partition(": ")
+        rows.append(
+            {"name": name, "default": _setting_text(defaults[name]), "rule": rule, "meaning": meaning}
+        )
+    return rows
+
+
+def _setting_text(value: Any) -> str:
+    if value is None:
+        return "off"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _rules(kind: str):  # type: ignore[no-untyped-def]
+    try:
+        return rules_for(kind)
+    except KeyError as exc:
+        raise AdminError(str(exc.args[0])) from None
+
+
+def _settings_problems(kind: str, names: list[str], exc: ValidationError) -> str:
+    """One line per wrong ``--set``: an unknown key names the valid ones."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(where, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            problems.append(
+                f"{where}: no such setting{hint}; the settings of {kind} are {', '.join(names)}"
+                f" (`dealer game new {kind} --help-settings` shows each)"
+            )
+        elif error["type"] == "value_error":
+            problems.append(f"{where}: {error['ctx']['error']}")
+        else:
+            problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)
 
 
 def create_game(
@@ -214,10 +266,7 @@ def create_game(
     server_seed: str | None = None,
 ) -> Game:
     """Create a game and run its ruleset's start (opening posts, first deadlines)."""
-    try:
-        rules = rules_for(kind)
-    except KeyError as exc:
-        raise AdminError(str(exc.args[0])) from None
+    rules = _rules(kind)
     if not GAME_ID.match(game_id):
         raise AdminError(
             f"{game_id!r} is not a valid game id: 1 to 64 letters, digits, '_' or '-'"
@@ -230,9 +279,7 @@ def create_game(
     try:
         parsed = rules.Settings.model_validate(settings or {})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
+        problems = _settings_problems(kind, list(rules.Settings.model_fields), exc)
         raise AdminError(f"bad --set for {kind}: {problems}") from None
     game = Game(
         id=game_id, kind=kind, status="pending", channel=channel or rules.default_channel,

@@ -1,34 +1,90 @@
-"""Settings: the environment or ``.env``, prefix ``DEALER_`` (DESIGN.md, "Settings")."""
+"""Settings: the environment or ``.env``, prefix ``DEALER_`` (DESIGN.md, "Settings").
+
+Where things are: the ``.env`` file is the nearest one in the current folder or a parent
+folder (so a command run from a sub-folder of the project reads the project's ``.env``).
+The *base folder* is the folder of that ``.env``, or the current folder when there is none.
+``DEALER_HOME``, the data folder, defaults to ``var`` in the base folder; the store, the
+inbox, the outbox, the overrides file and the daemon's pid file default to places inside
+it. A relative path in any setting is taken relative to the base folder, not to wherever
+the command happens to run, so no command ever creates a second ``./var/``.
+"""
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
-from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
 
-from pydantic import Field, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+
+ENV_FILE = ".env"
+PREFIX = "DEALER_"
+PID_FILE = "dealer.pid"
+
+OTHER_NAMES = {
+    "DEALER_TEST_DATABASE_URL": "the Postgres database the test suite also runs on",
+    "DEALER_FAULT": "fault injection for the crash tests",
+}
+"""``DEALER_*`` variables dealer reads that are not settings of the daemon."""
+
+_SEARCH: Any = object()
+
+
+def find_env_file(start: Path | None = None) -> Path | None:
+    """The nearest ``.env`` in ``start`` (default the current folder) or a parent folder."""
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        path = candidate / ENV_FILE
+        if path.is_file():
+            return path
+    return None
 
 
 class Settings(BaseSettings):
-    """Every setting of the daemon; ``.env.example`` documents each one."""
+    """Every setting of the daemon; ``.env.example`` documents each one.
+
+    ``Settings()`` finds ``.env`` upward from the current folder; ``_env_file=PATH`` (or
+    ``None``) names it instead. The empty defaults below are filled in from ``home``.
+    """
 
     model_config = SettingsConfigDict(
-        env_prefix="DEALER_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix=PREFIX, env_file=None, env_file_encoding="utf-8", extra="ignore"
     )
 
-    database_url: str = Field(
-        default="sqlite:///./var/dealer.db",
-        description="SQLAlchemy URL of the store; postgresql+psycopg://... in production.",
+    home: str = Field(
+        default="",
+        description="The data folder; default ./var beside .env (or the current folder).",
     )
-    inbox: str = Field(default="dir:./var/inbox", description="Where messages come from.")
+    database_url: str = Field(
+        default="",
+        description=(
+            "SQLAlchemy URL of the store (default sqlite:///HOME/dealer.db); "
+            "postgresql+psycopg://... in production."
+        ),
+    )
+    inbox: str = Field(
+        default="", description="Where messages come from: dir:PATH (default dir:HOME/inbox)."
+    )
     publish: str = Field(
-        default="dir:./var/outbox", description="Where posts go: dir:PATH or stdout."
+        default="",
+        description="Where posts go: dir:PATH (default dir:HOME/outbox) or stdout.",
     )
     deadline_overrides: str = Field(
         default="",
         description=(
             "Admin deadline overrides: JSON object or 'KEY=VALUE;KEY=VALUE', keys GAME or "
             "GAME:DEADLINE, values an ISO UTC time, +12h / -30m, pause or now."
+        ),
+    )
+    overrides_file: str = Field(
+        default="",
+        description=(
+            "A file of admin deadline overrides, same syntax, written by `dealer deadline` "
+            "(default HOME/overrides.env); it wins over DEADLINE_OVERRIDES for the same key."
         ),
     )
     poll_interval: float = Field(
@@ -59,11 +115,117 @@ class Settings(BaseSettings):
             )
         return value
 
+    _env_path: Path | None = PrivateAttr(default=None)
+    _base: Path = PrivateAttr(default_factory=Path.cwd)
+
+    def __init__(self, **values: Any) -> None:
+        env_file = values.pop("_env_file", _SEARCH)
+        if env_file is _SEARCH:
+            env_file = find_env_file()
+        env_path = Path(env_file).resolve() if env_file else None
+        super().__init__(_env_file=env_path, **values)
+        self._env_path = env_path
+        self._base = env_path.parent if env_path else Path.cwd().resolve()
+        self._resolve()
+
+    def _resolve(self) -> None:
+        """Fill in the defaults from ``home`` and anchor relative paths at the base folder."""
+        home = self._path(self.home or "var")
+        self.home = str(home)
+        self.database_url = self._database(self.database_url or f"sqlite:///{home / 'dealer.db'}")
+        self.inbox = self._folder_spec(self.inbox, home / "inbox")
+        self.publish = self._folder_spec(self.publish, home / "outbox")
+        self.overrides_file = str(self._path(self.overrides_file or home / "overrides.env"))
+
+    def _path(self, value: str | Path) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else self._base / path
+
+    def _folder_spec(self, spec: str, default: Path) -> str:
+        kind, sep, arg = (spec or f"dir:{default}").partition(":")
+        if kind != "dir":
+            return spec
+        return f"dir:{self._path(arg) if arg else default}"
+
+    def _database(self, url: str) -> str:
+        try:
+            parsed = make_url(url)
+        except Exception:  # a malformed URL is reported when the store is opened
+            return url
+        database = parsed.database
+        if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+            return url
+        if database.startswith("file:") or Path(database).is_absolute():
+            return url
+        return parsed.set(database=str(self._path(database))).render_as_string(
+            hide_password=False
+        )
+
+    @property
+    def env_file(self) -> Path | None:
+        """The ``.env`` file these settings were read from, if any."""
+        return self._env_path
+
+    @property
+    def base(self) -> Path:
+        """The folder relative paths are taken from: the ``.env``'s, or the current one."""
+        return self._base
+
+    @property
+    def pid_file(self) -> Path:
+        """Where ``dealer run`` writes its process id (for ``dealer deadline``)."""
+        return Path(self.home) / PID_FILE
+
+    def reread(self) -> "Settings":
+        """The settings read again from the environment and the same ``.env`` (SIGHUP)."""
+        return Settings(_env_file=self._env_path)
+
 
 _URL = re.compile(r"^https?://[^\s<>\"'`]+$")
 
 
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """The process's settings (read once; tests build their own ``Settings``)."""
-    return Settings()
+def env_name(field: str) -> str:
+    """``database_url`` -> ``DEALER_DATABASE_URL``."""
+    return PREFIX + field.upper()
+
+
+def known_names() -> list[str]:
+    """Every ``DEALER_*`` name dealer reads."""
+    return sorted([env_name(name) for name in Settings.model_fields] + list(OTHER_NAMES))
+
+
+def unknown_names(names: Iterable[str]) -> list[tuple[str, str]]:
+    """Each ``DEALER_*`` name that dealer does not read, with the closest one it does.
+
+    Names are compared without case, as the settings themselves are read.
+    """
+    known = known_names()
+    found = []
+    for name in names:
+        upper = name.upper()
+        if not upper.startswith(PREFIX) or upper in known:
+            continue
+        closest = difflib.get_close_matches(upper, known, n=1, cutoff=0.0)
+        found.append((name, closest[0] if closest else ""))
+    return found
+
+
+def unknown_settings(
+    environ: Mapping[str, str] | None = None, env_file: Path | None = None
+) -> list[str]:
+    """Warnings for ``DEALER_*`` names in the environment or ``.env`` that are no setting
+    (a typo such as ``DEALER_DATABSE_URL`` would otherwise be ignored in silence)."""
+    from dotenv import dotenv_values
+
+    environ = os.environ if environ is None else environ
+    warnings = [
+        f"{name} (in the environment) is not a dealer setting; did you mean {closest}?"
+        for name, closest in unknown_names(environ)
+    ]
+    if env_file is not None and env_file.is_file():
+        keys = [key for key in dotenv_values(env_file) if key]
+        warnings += [
+            f"{name} (in {env_file}) is not a dealer setting; did you mean {closest}?"
+            for name, closest in unknown_names(keys)
+        ]
+    return warnings

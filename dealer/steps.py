@@ -58,7 +58,7 @@ class StepResult:
 def load_state(game: Game | Row[Any]) -> tuple[Rules, GameState]:
     """The ruleset of ``game`` (a Game or a games row) and its state, parsed."""
     rules = rules_for(game.kind)
-    return rules, rules.State.model_validate(game.state)
+    return rules, rules.State.from_stored(game.state)
 
 
 def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:

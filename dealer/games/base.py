@@ -23,23 +23,53 @@ change it in place and return it (no defensive deep copy on the hot path).
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo
 
 from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
 from dealer.ledger import GLOBAL, Ledger, Scope
 
 
-def _duration(value: Any) -> Any:
+DURATION_FORMS = "24h, 90m, 1h30m or 2d"
+"""How a duration is written; quoted in every error about one."""
+
+STORED: dict[str, Any] = {"stored": True}
+"""Validation context for JSON the store wrote (see :meth:`GameState.from_stored`)."""
+
+_BARE_NUMBER = re.compile(r"[+-]?\d+(\.\d*)?")
+
+
+def is_bare_number(text: str) -> bool:
+    """Whether ``text`` is a number without a unit (``2``, ``1.5``)."""
+    return _BARE_NUMBER.fullmatch(text.strip()) is not None
+
+
+def setting_duration(text: str) -> timedelta:
+    """A duration a user wrote in a setting: ``24h``, ``90m``, ``1h30m``, ``2d``.
+
+    A bare number is refused, not read as seconds: ``--set round_length=2`` was never
+    meant as a 2-second round.
+    """
+    if is_bare_number(text):
+        raise ValueError(f"{text.strip()!r} has no unit: write a duration like {DURATION_FORMS}")
+    return parse_duration(text)
+
+
+def _duration(value: Any, info: ValidationInfo) -> Any:
     if isinstance(value, str):
-        return parse_duration(value)
-    if isinstance(value, (int, float)):
-        return timedelta(seconds=value)
+        return setting_duration(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # Older versions stored durations as numbers of seconds; only the store's own JSON
+        # may still say so, never a setting given by a user.
+        if info.context and info.context.get("stored"):
+            return timedelta(seconds=value)
+        raise ValueError(f"{value!r} has no unit: write a duration like {DURATION_FORMS}")
     return value
 
 
@@ -53,14 +83,19 @@ def _format_duration(value: timedelta) -> str:
 
 
 Duration = Annotated[timedelta, BeforeValidator(_duration), PlainSerializer(_format_duration)]
-"""A setting written ``24h``, ``90m``, ``1h30m`` or ``2d``."""
+"""A setting written ``24h``, ``90m``, ``1h30m`` or ``2d``; a bare number is refused (in
+the store's own JSON, read with :data:`STORED`, a number is seconds)."""
 
 UtcTime = Annotated[datetime, BeforeValidator(lambda v: as_utc(v) if isinstance(v, datetime) else v)]
 """A UTC-aware datetime in a state model."""
 
 
 class GameSettings(BaseModel):
-    """Per-game settings (``dealer game new ... --set KEY=VALUE``); rulesets extend it."""
+    """Per-game settings (``dealer game new ... --set KEY=VALUE``); rulesets extend it.
+
+    Each field's description starts with the rule it sets and a colon (``"SR-1: number of
+    rounds"``); ``dealer game new KIND --help-settings`` lists them.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -69,6 +104,11 @@ class GameState(BaseModel):
     """A ruleset's state; stored as JSON between steps."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def from_stored(cls, data: Any) -> "GameState":
+        """The state from the JSON the store holds, written by this or an older version."""
+        return cls.model_validate(data, context=STORED)
 
 
 class Rejected(Exception):

@@ -26,6 +26,7 @@ class Harness:
         self.inbox_dir = root / "inbox"
         self.outbox_dir = root / "outbox"
         self.settings = Settings(
+            home=str(root),
             database_url=database_url,
             inbox=f"dir:{self.inbox_dir}",
             publish=f"dir:{self.outbox_dir}",
@@ -98,6 +99,7 @@ def cli(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     runner = CliRunner()
     env = {
+        "DEALER_HOME": str(tmp_path),
         "DEALER_DATABASE_URL": database_url,
         "DEALER_INBOX": f"dir:{tmp_path / 'inbox'}",
         "DEALER_PUBLISH": f"dir:{tmp_path / 'outbox'}",
@@ -112,4 +114,5 @@ def cli(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
 
     invoke.inbox = tmp_path / "inbox"  # type: ignore[attr-defined]
     invoke.outbox = tmp_path / "outbox"  # type: ignore[attr-defined]
+    invoke.env = env  # type: ignore[attr-defined]
     return invoke

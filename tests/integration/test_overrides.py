@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -117,3 +118,45 @@ def test_a_malformed_setting_changes_nothing_and_says_why(make_harness) -> None:
     assert report.overrides and report.overrides[0].startswith("error:")
     assert deadlines(h) == {"close": "2026-12-01T11:00:00Z"}
     assert h.admin(lambda s: s.scalars(select(Event).where(Event.type == "admin.override")).all()) == []
+
+
+def test_comments_tags_and_bare_numbers() -> None:
+    specs = parse_overrides("# paused for the holidays\ng1=pause\ng1@2=+12h\ng1:close@x=now\n")
+    assert [(s.key, s.game_id, s.deadline, s.value, s.tag) for s in specs] == [
+        ("g1", "g1", None, "pause", None),
+        ("g1@2", "g1", None, "+12h", "2"),
+        ("g1:close@x", "g1", "close", "now", "x"),
+    ]
+    with pytest.raises(BadOverride, match="write the change like"):
+        parse_overrides("g1=+12")  # a bare number is no duration
+    with pytest.raises(BadOverride, match="takes no @tag"):
+        parse_overrides("g1@1=pause")
+    with pytest.raises(BadOverride, match="^/etc/o.env: override 'g1' needs the form KEY=VALUE$"):
+        parse_overrides("g1", source="/etc/o.env")
+
+
+def test_the_file_is_read_on_every_pass_and_wins_over_the_variable(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides="t1=+1h; t1:close=+2h")
+    setup(h)
+    path = Path(h.settings.overrides_file)
+    assert path == h.root / "overrides.env"
+    path.write_text("# written by hand\nt1=+3h\n", encoding="utf-8")
+    h.run(T0)
+    # t1: the file's +3h wins over the variable's +1h; t1:close comes from the variable.
+    assert deadlines(h) == {"close": "2026-12-01T16:00:00Z"}
+    path.write_text("t1=+3h\nt1@again=+30m\n", encoding="utf-8")  # no restart, no signal
+    h.run(T0 + timedelta(minutes=1))
+    assert deadlines(h) == {"close": "2026-12-01T16:30:00Z"}
+
+
+def test_a_malformed_file_changes_nothing_not_even_a_pause(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness()
+    setup(h)
+    path = Path(h.settings.overrides_file)
+    path.write_text("t1=pause\n", encoding="utf-8")
+    h.run(T0)
+    path.write_text("t1=pause\nt1=whenever\n", encoding="utf-8")
+    report = h.run(T0 + 2 * HOUR)
+    assert report.overrides[0].startswith(f"error: {path}: override t1=whenever")
+    view = h.admin(lambda s: game_view(s, "t1"))
+    assert view["status"] == "running" and view["deadlines"][0]["paused"] is True

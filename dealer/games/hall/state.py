@@ -13,10 +13,10 @@ from dealer.games.base import Duration, GameSettings, GameState, UtcTime
 class HallSettings(GameSettings):
     """Per-cycle settings; every default is the rule's own number."""
 
-    phase_length: Duration = Field(default=timedelta(hours=24), description="GH-6")
-    holo_percent: int = Field(default=5, ge=0, le=100, description="GH-3")
-    croupier_holo_percent: int = Field(default=10, ge=0, le=100, description="GH-5")
-    victory_chips: int = Field(default=25, ge=1, description="GH-8")
+    phase_length: Duration = Field(default=timedelta(hours=24), description="GH-6: length of a phase")
+    holo_percent: int = Field(default=5, ge=0, le=100, description="GH-3: chance that a random card is holographic")
+    croupier_holo_percent: int = Field(default=10, ge=0, le=100, description="GH-5: the same for a card bought from the Croupier")
+    victory_chips: int = Field(default=25, ge=1, description="GH-8: chips that win the cycle")
     starting_chips: int = Field(default=0, ge=0, description="GH-1: chips a member starts with")
     starting_vertebrae: int = Field(default=0, ge=0,
                                     description="GH-1: vertebrae a member starts with")

@@ -21,11 +21,22 @@ _OFF = {"", "off", "none", "no", "0", "false"}
 class RacesSettings(GameSettings):
     """Per-table settings; every default is the rule's own number."""
 
-    seating_window: Duration = timedelta(hours=1)  # OR-3
-    min_horses: int = Field(default=4, ge=1, le=52)  # OR-4 (the NPC deck has 52 cards)
-    betting_window: Duration = timedelta(hours=1)  # OR-5
-    house_share_percent: int = Field(default=10, ge=0, le=100)  # OR-5
-    idle_action_after: Duration | None = None  # OR-11: None means off
+    seating_window: Duration = Field(
+        timedelta(hours=1), description="OR-3: runs from the first player's `sit`"
+    )
+    min_horses: int = Field(  # the NPC deck has 52 cards
+        default=4, ge=1, le=52, description="OR-4: NPCs are drawn up to this many horses"
+    )
+    betting_window: Duration = Field(
+        timedelta(hours=1),
+        description="OR-5: betting closes this long after the last bet (or its opening)",
+    )
+    house_share_percent: int = Field(
+        default=10, ge=0, le=100, description="OR-5: floor(pool x percent / 100) goes to the house"
+    )
+    idle_action_after: Duration | None = Field(  # None means off
+        None, description="OR-11: dealer acts itself after this long idle; off or empty = off"
+    )
 
     @field_validator("idle_action_after", mode="before")
     @classmethod

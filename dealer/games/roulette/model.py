@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from dealer.clock import parse_duration
-from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.games.base import Duration, GameSettings, GameState, UtcTime, setting_duration
 
 GOLD, SILVER, BLACK = "gold", "silver", "black"
 COLOURS = (GOLD, SILVER, BLACK)
@@ -47,14 +46,24 @@ def phase_title(phase: int) -> str:
 class RouletteSettings(GameSettings):
     """Per-game settings (RULES marks them *setting*); every field has the rule's default."""
 
-    rounds: int = Field(10, ge=1, le=100)  # SR-1
-    round_length: Duration = timedelta(hours=24)  # SR-1
-    preparation_length: Duration = timedelta(hours=24)  # SR-1
-    layout_public: bool = True  # SR-7
-    min_stack: int = Field(0, ge=0)  # SR-12
-    early_close: bool = False
-    remind_before: str = "6h,1h"
-    colour_limit: int = Field(5, ge=1)  # SR-4
+    rounds: int = Field(10, ge=1, le=100, description="SR-1: number of rounds")
+    round_length: Duration = Field(timedelta(hours=24), description="SR-1: length of a round")
+    preparation_length: Duration = Field(
+        timedelta(hours=24), description="SR-1: length of the preparation phase"
+    )
+    layout_public: bool = Field(True, description="SR-7: announce each active roulette's layout")
+    min_stack: int = Field(
+        0, ge=0, description="SR-12: creation is refused if a player has fewer chips"
+    )
+    early_close: bool = Field(
+        False, description="I-14: close a phase as soon as every submission due in it is in"
+    )
+    remind_before: str = Field(
+        "6h,1h", description="I-12: PM reminders this long before each deadline; empty = none"
+    )
+    colour_limit: int = Field(
+        5, ge=1, description="SR-4: times each colour may be prepared as the winning colour"
+    )
 
     @field_validator("round_length", "preparation_length")
     @classmethod
@@ -65,8 +74,11 @@ class RouletteSettings(GameSettings):
 
     @field_validator("remind_before")
     @classmethod
-    def _reminders_parse(cls, value: str) -> str:
-        reminder_offsets(value)  # raises ValueError for a malformed list
+    def _reminders_parse(cls, value: str, info: ValidationInfo) -> str:
+        if info.context and info.context.get("stored"):
+            # Older versions read a bare number as seconds; a stored game keeps that meaning.
+            value = ",".join(f"{p.strip()}s" if p.strip().isdigit() else p for p in value.split(","))
+        reminder_offsets(value)  # raises ValueError for a malformed list or a bare number
         return value
 
 
@@ -80,7 +92,7 @@ def reminder_offsets(text: str) -> list[tuple[str, timedelta]]:
         label = part.strip().lower().replace(" ", "")
         if not label:
             continue
-        offset = parse_duration(label)
+        offset = setting_duration(label)
         if offset <= timedelta(0):
             raise ValueError(f"a reminder comes before the deadline, not {label!r}")
         found.setdefault(offset, label)
