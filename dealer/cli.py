@@ -228,7 +228,7 @@ def _not_handled(report: Any) -> str:
         n = len(report.failed_messages)
         ids = " ".join(str(i) for i in report.failed_messages)
         parts.append(
-            f"{n} message{'s' if n != 1 else ''} could not be handled ({ids}): stored as failed, "
+            f"{n} message{'s' if n != 1 else ''} could not be handled (id{'s' if n != 1 else ''} {ids}): stored as failed, "
             "each sender told. See the log above; once the cause is fixed, "
             f"`dealer inbox retry {ids if n == 1 else '--all'}` replays "
             f"{'it' if n == 1 else 'them'} on the next pass (`dealer inbox list --failed` shows them)."
@@ -251,7 +251,7 @@ def _mention_failed(dealer: Any) -> None:
         waiting = count_failed(session)
     if waiting:
         click.echo(
-            f"note: {waiting} failed message{'s' if waiting != 1 else ''} wait for "
+            f"note: {waiting} failed message{'s wait' if waiting != 1 else ' waits'} for "
             "`dealer inbox retry` (`dealer inbox list --failed`)",
             err=True,
         )

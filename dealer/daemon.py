@@ -284,8 +284,8 @@ class Dealer:
                             break
             report.messages += applied
         except Exception as exc:
-            if not isinstance(exc, GameHeld):
-                log.warning("a group of messages failed; applying them one by one", exc_info=True)
+            if not isinstance(exc, GameHeld):  # the faulty message's own log has the traceback
+                log.warning("a group of messages failed (%s); applying them one by one", _describe(exc))
             for message_id, _ in messages[: reached + 1]:
                 result = self.process_message(message_id, report)
                 if result in (None, "held"):
@@ -501,7 +501,9 @@ class Dealer:
                     self.reload_requested = False
                     self._reload_settings()
                 report = self.run_pass()
-                if report.ingested or report.deadlines or report.delivered or report.overrides:
+                if not report.ok:
+                    log.error("pass: %s", report.line())
+                elif report.ingested or report.deadlines or report.delivered or report.overrides:
                     log.info("pass: %s", report.line())
                 self.sync_timers(scheduler, after=report.now)
                 self.wake.wait(timeout=self.settings.poll_interval)

@@ -71,7 +71,7 @@ def test_a_failed_message_is_loud_answered_once_and_replayed_once_fixed(harness,
         result = cli("run", "--once", "--now", iso(T0 + timedelta(minutes=5)), ok=False)
     assert result.exit_code == 1
     (failed_id,) = [i for i, status, _ in inbound_rows(harness) if status == "failed"]
-    assert "1 message could not be handled" in result.output
+    assert f"1 message could not be handled (id {failed_id})" in result.output
     assert f"dealer inbox retry {failed_id}" in result.output
     assert "NOT HANDLED: messages 1, deadlines 0, held 0" in result.output
     loud = [r for r in caplog.records if r.levelno == logging.ERROR and r.exc_info]
@@ -101,7 +101,7 @@ def test_a_failed_message_is_loud_answered_once_and_replayed_once_fixed(harness,
     assert len(json.loads(cli("inbox", "list", "--json").output)) == 3
     # A later pass with nothing new exits 0 and reminds the host of what waits.
     later = cli("run", "--once", "--now", iso(T0 + timedelta(minutes=6)))
-    assert "1 failed message wait for `dealer inbox retry`" in later.output
+    assert "1 failed message waits for `dealer inbox retry`" in later.output
 
     # Fixed: the retry puts it back to pending, and the next pass applies it, at its sent_at.
     buggy_seven.fix()
