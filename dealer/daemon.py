@@ -316,7 +316,7 @@ class Dealer:
                 self._record(session, inbound_id, outcome.status, outcome.lines)
             return outcome.status
         except GameHeld as held:
-            log.warning("message %s waits, pending: %s", inbound_id, held)
+            log.info("message %s waits, pending: %s", inbound_id, held)
             if report is not None:
                 report.held += 1
             return "held"
@@ -394,7 +394,7 @@ class Dealer:
                 log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)
             return "fired"
         except GameHeld as held:
-            log.warning("deadline %s waits, pending: %s", deadline_id, held)
+            log.info("deadline %s waits, pending: %s", deadline_id, held)
             if report is not None:
                 report.held += 1
             return "held"
