@@ -89,7 +89,8 @@ def test_a_failed_message_is_loud_answered_once_and_replayed_once_fixed(harness,
     assert failure[0]["subject"] == "Not handled: add 7" and failure[0]["channel"] == "pm"
     assert failure[0]["body"].startswith(NOT_HANDLED + "\n> add 7\n")
     assert "no need to send it again" in failure[0]["body"]
-    assert bodies(harness, "bob") == ["Added 2; your total is 2."]
+    (bob,) = bodies(harness, "bob")
+    assert "Added 2; your total is 2." in bob
 
     listed = cli("inbox", "list", "--failed").output
     assert f"{failed_id}  failed  2026-12-01T10:02:00Z  from alice (pm)  id seven" in listed
@@ -112,7 +113,7 @@ def test_a_failed_message_is_loud_answered_once_and_replayed_once_fixed(harness,
     assert [(s, e) for _, s, e in inbound_rows(harness)] == [("applied", None)] * 3
     assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"alice": 8, "bob": 2}
     alice = bodies(harness, "alice")
-    assert alice[0] == "Added 1; your total is 1." and "Added 7; your total is 8." in "\n".join(alice[2:])
+    assert "Added 1; your total is 1." in alice[0] and "Added 7; your total is 8." in alice[-1]
     assert sum(body.startswith(NOT_HANDLED) for body in alice) == 1
     assert cli("inbox", "list", "--failed").output.strip() == "no failed messages"
 
