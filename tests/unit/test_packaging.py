@@ -48,11 +48,10 @@ def test_templates_are_found_from_the_package_whatever_the_current_folder(tmp_pa
     assert render.templates_dir() == ROOT / "templates"
     render.environment.cache_clear()
     try:
-        body = render.render("common/error.txt", NOW, game_id=None, line="> x", what="Why.",
-                             rule=None, allowed=[])
+        body = render.render("common/failed.txt", NOW, line="bet gold 30")
     finally:
         render.environment.cache_clear()
-    assert body.startswith("Your line was not accepted")
+    assert body.startswith("dealer could not handle this message; the host has been told.\n> bet gold 30\n")
 
 
 def test_a_wheel_install_reads_the_templates_inside_the_package(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
