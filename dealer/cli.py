@@ -104,13 +104,15 @@ def _json(view: Any, as_json: bool) -> bool:
 
 def _admin(fn: Callable[..., Any]) -> Any:
     """Run ``fn(session)`` in one transaction; an AdminError becomes a clean CLI error."""
+    from dealer.failures import NotRetried
     from dealer.registry import AdminError
+    from dealer.steps import GameHeld
 
     sessions = _store(_settings())
     try:
         with sessions.begin() as session:
             return fn(session)
-    except AdminError as exc:
+    except (AdminError, NotRetried, GameHeld) as exc:
         raise click.ClickException(str(exc)) from None
 
 
@@ -191,6 +193,9 @@ def run(once: bool, now_text: str | None) -> None:
         click.echo(report.line())
         for change in report.overrides:
             click.echo(f"override: {change}")
+        if not report.ok:
+            raise click.ClickException(_not_handled(report))
+        _mention_failed(dealer)
     else:
         with pid_file(settings.pid_file):
             dealer.run_forever()
@@ -214,6 +219,42 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
     except OSError as exc:
         raise _setting_error("publish", f"cannot use {settings.publish!r}", exc) from None
     return inbox, publisher
+
+
+def _not_handled(report: Any) -> str:
+    """What ``run --once`` says when a pass could not handle a message or a deadline."""
+    parts = []
+    if report.failed_messages:
+        n = len(report.failed_messages)
+        ids = " ".join(str(i) for i in report.failed_messages)
+        parts.append(
+            f"{n} message{'s' if n != 1 else ''} could not be handled (id{'s' if n != 1 else ''} {ids}): stored as failed, "
+            "each sender told. See the log above; once the cause is fixed, "
+            f"`dealer inbox retry {ids if n == 1 else '--all'}` replays "
+            f"{'it' if n == 1 else 'them'} on the next pass (`dealer inbox list --failed` shows them)."
+        )
+    if report.failed_deadlines:
+        n = len(report.failed_deadlines)
+        parts.append(
+            f"{n} deadline{'s' if n != 1 else ''} could not be fired "
+            f"({', '.join(report.failed_deadlines)}): still pending, tried again on every pass; "
+            "until then the game waits. See the log above."
+        )
+    return " ".join(parts)
+
+
+def _mention_failed(dealer: Any) -> None:
+    """Remind the host of failed messages from earlier passes (on stderr)."""
+    from dealer.failures import count_failed
+
+    with dealer.sessions() as session:
+        waiting = count_failed(session)
+    if waiting:
+        click.echo(
+            f"note: {waiting} failed message{'s wait' if waiting != 1 else ' waits'} for "
+            "`dealer inbox retry` (`dealer inbox list --failed`)",
+            err=True,
+        )
 
 
 @main.group()
@@ -370,7 +411,8 @@ def game_show(game_id: str, as_json: bool) -> None:
         click.echo(f"winner: {view['winner']}")
     for d in view["deadlines"]:
         paused = " (paused)" if d["paused"] else ""
-        click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}")
+        failing = f" (COULD NOT BE FIRED, retried every pass: {d['error']})" if d.get("error") else ""
+        click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}{failing}")
     if view["history"]:
         click.echo("history:")
         for h in view["history"]:
@@ -442,6 +484,57 @@ def _arrival_stamp() -> str:
     ns = time.time_ns()
     seconds, fraction = divmod(ns, 1_000_000_000)
     return f"{datetime.fromtimestamp(seconds, timezone.utc):%Y%m%dT%H%M%S}.{fraction:09d}Z"
+
+
+@main.group()
+def inbox() -> None:
+    """Stored messages: list them, replay the ones dealer could not handle."""
+
+
+@inbox.command("list")
+@click.option("--failed", is_flag=True, help="Only the messages dealer could not handle, with their error.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def inbox_list(failed: bool, limit: int, as_json: bool) -> None:
+    """List the newest stored messages and what became of them."""
+    from dealer.failures import list_messages
+
+    rows = _admin(lambda s: list_messages(s, failed=failed, limit=limit))
+    if _json(rows, as_json):
+        return
+    if not rows:
+        click.echo("no failed messages" if failed else "no messages stored yet")
+        return
+    for row in rows:
+        first = (row["body"].strip().splitlines() or [""])[0]
+        click.echo(f"{row['id']}  {row['status']}  {row['sent_at']}  from {row['sender']} ({row['channel']})  id {row['message_id']}")
+        click.echo(f"    > {first[:100]}")
+        if row["error"]:
+            click.echo(f"    error: {row['error']}")
+    if any(row["status"] == "failed" for row in rows):
+        click.echo("Once the cause is fixed: `dealer inbox retry ID` (or `--all`), then the next pass applies them.")
+
+
+@inbox.command("retry")
+@click.argument("ids", nargs=-1)
+@click.option("--all", "retry_all", is_flag=True, help="Every failed message.")
+def inbox_retry(ids: tuple[str, ...], retry_all: bool) -> None:
+    """Put failed messages back to pending: the next pass applies them.
+
+    IDS are the numbers `dealer inbox list` shows (or the messages' own ids). Each is
+    applied at its own sent_at, to the game as it stands when the pass runs.
+    """
+    from dealer.failures import retry_messages
+
+    if retry_all == bool(ids):
+        raise click.UsageError("name the messages to retry (IDS), or give --all")
+    rows = _admin(lambda s: retry_messages(s, None if retry_all else list(ids)))
+    if not rows:
+        click.echo("no failed messages to retry")
+        return
+    for row in rows:
+        click.echo(f"message {row['id']} from {row['sender']} is pending again (it had failed: {row['error']})")
+    click.echo("The next pass applies them: `dealer run --once`, or a running `dealer run` within its poll interval.")
 
 
 @main.command()

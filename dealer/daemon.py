@@ -5,6 +5,14 @@ process stored messages and due deadlines interleaved by time (a message sent at
 before a deadline counts for it, even if it was read later), and deliver queued posts.
 ``dealer run --once`` is one pass; ``dealer run`` repeats it, woken by APScheduler timers
 that mirror the pending deadline rows, by the inbox poll interval, and by SIGHUP.
+
+What dealer cannot handle is never silent. A message whose handling crashes (a missing
+template, a bug) is logged with its traceback, stored ``failed`` with its error, and its
+sender gets one private "could not handle" reply; ``dealer inbox retry`` puts it back to
+pending once the cause is fixed. A deadline whose step crashes is logged, keeps its error
+on its row and stays pending: it is retried on every pass, and until it fires its game is
+held (messages and later deadlines of that game wait, pending). Either makes the pass's
+report not ``ok``, so ``dealer run --once`` exits non-zero.
 """
 
 from __future__ import annotations
@@ -32,9 +40,11 @@ from dealer.publish import DeliveryFailed, Publisher, open_publisher
 from dealer.publish.base import OutgoingPost
 from dealer.render import set_fairness_url
 from dealer.settings import Settings
-from dealer.steps import run_step
+from dealer.render import render
+from dealer.steps import GameHeld, run_step
 from dealer.store.db import check_schema, make_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
+from dealer.text import command_lines, escape_post, quote
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +64,33 @@ class PassReport:
     delivered: int = 0
     failed: int = 0
     overrides: list[str] = field(default_factory=list)
+    failed_messages: list[int] = field(default_factory=list)
+    """Store ids of the messages this pass could not handle (now stored ``failed``)."""
+    failed_deadlines: list[str] = field(default_factory=list)
+    """``GAME:DEADLINE`` of each deadline whose step crashed in this pass (still pending)."""
+    held: int = 0
+    """Messages and deadlines left pending because their game waits behind a failed deadline."""
+    now: datetime | None = None
+    """The time the pass acted at."""
+
+    @property
+    def ok(self) -> bool:
+        """True unless a message or a deadline could not be handled in this pass."""
+        return not self.failed_messages and not self.failed_deadlines
 
     def line(self) -> str:
         """A one-line summary for the log."""
-        return (
+        line = (
             f"ingested {self.ingested} (duplicates {self.duplicates}, unreadable {self.unreadable}), "
             f"messages {self.messages}, deadlines {self.deadlines}, "
             f"posts delivered {self.delivered} (failed {self.failed})"
         )
+        if not self.ok or self.held:
+            line += (
+                f"; NOT HANDLED: messages {len(self.failed_messages)}, "
+                f"deadlines {len(self.failed_deadlines)}, held {self.held}"
+            )
+        return line
 
 
 def _fault(point: str) -> None:
@@ -98,7 +127,7 @@ class Dealer:
     def run_pass(self, now: datetime | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery."""
         now = now or self.clock()
-        report = PassReport()
+        report = PassReport(now=now)
         report.overrides = self.apply_overrides(now)
         self.ingest(now, report)
         self.process_due(now, report)
@@ -211,7 +240,8 @@ class Dealer:
             if not messages and deadline is None:
                 return
             if deadline is not None and (not messages or deadline[1] < messages[0][1]):
-                if self.fire_deadline(deadline[0]):
+                result = self.fire_deadline(deadline[0], report)
+                if result == "fired":
                     report.deadlines += 1
                 else:
                     skipped_deadlines.add(deadline[0])
@@ -233,8 +263,9 @@ class Dealer:
         accepted), and a crash before the commit leaves every one of them pending, to be
         applied again. Grouping saves a transaction per message on the hot path. A message
         that moves a deadline ends the group if that deadline now falls before the next
-        message. An unexpected error rolls the group back; its messages are then applied
-        one by one, so a faulty message is marked failed without holding back the others.
+        message. An unexpected error (or a held game) rolls the group back; its messages are
+        then applied one by one, so a faulty message is marked failed, and a message of a
+        held game left pending, without holding back the others.
         """
         reached = applied = 0
         try:
@@ -252,13 +283,14 @@ class Dealer:
                         if nxt is not None and nxt[1] < messages[reached + 1][1]:
                             break
             report.messages += applied
-        except Exception:
-            log.warning("a group of messages failed; applying them one by one", exc_info=True)
+        except Exception as exc:
+            if not isinstance(exc, GameHeld):  # the faulty message's own log has the traceback
+                log.warning("a group of messages failed (%s); applying them one by one", _describe(exc))
             for message_id, _ in messages[: reached + 1]:
-                result = self.process_message(message_id)
-                if result is None:
+                result = self.process_message(message_id, report)
+                if result in (None, "held"):
                     skipped_messages.add(message_id)
-                else:
+                elif result != "failed":
                     report.messages += 1
 
     def _record(self, session: Session, inbound_id: int, status: str, lines: list[Any]) -> None:
@@ -268,10 +300,12 @@ class Dealer:
              "new_processed_at": self.clock()},
         )
 
-    def process_message(self, inbound_id: int) -> bool | None:
+    def process_message(self, inbound_id: int, report: PassReport | None = None) -> str | None:
         """Apply one stored message in one transaction.
 
-        Returns None if another daemon has it, else whether its steps changed deadlines.
+        Returns None if another daemon has it, else what became of it: its outcome's status
+        (``applied``, ``rejected``, ``ignored``), ``held`` (its game waits behind a failed
+        deadline: it stays pending) or ``failed`` (see :meth:`message_failed`).
         """
         try:
             with self.sessions.begin() as session:
@@ -280,19 +314,59 @@ class Dealer:
                     return None
                 outcome = process_inbound(session, inbound)
                 self._record(session, inbound_id, outcome.status, outcome.lines)
-            return outcome.deadlines_changed
+            return outcome.status
+        except GameHeld as held:
+            log.info("message %s waits, pending: %s", inbound_id, held)
+            if report is not None:
+                report.held += 1
+            return "held"
         except Exception as exc:  # a bug must not stop the daemon or lose the message
-            log.exception("message %s could not be processed", inbound_id)
-            with self.sessions.begin() as session:
-                inbound = session.get(Inbound, inbound_id)
-                if inbound is not None and inbound.status == "pending":
-                    inbound.status = "failed"
-                    inbound.outcome = [{"result": "failed", "detail": f"{type(exc).__name__}: {exc}"}]
-                    inbound.processed_at = self.clock()
-            return False
+            log.exception(
+                "message %s could NOT be handled (%s); it is stored as failed and its sender "
+                "told. Fix the cause, then `dealer inbox retry %s`",
+                inbound_id, _describe(exc), inbound_id,
+            )
+            if report is not None:
+                report.failed_messages.append(inbound_id)
+            try:
+                self.message_failed(inbound_id, exc)
+            except Exception:
+                log.exception("message %s could not even be marked failed; it stays pending", inbound_id)
+            return "failed"
 
-    def fire_deadline(self, deadline_id: int) -> bool:
-        """Fire one due deadline in one transaction; False if it is no longer due here."""
+    def message_failed(self, inbound_id: int, exc: BaseException) -> None:
+        """Store a message dealer could not handle as ``failed``, with its error, and queue
+        its sender's one "could not handle" reply (in one transaction)."""
+        now = self.clock()
+        with self.sessions.begin() as session:
+            inbound = session.get(Inbound, inbound_id, with_for_update=True)
+            if inbound is None or inbound.status != "pending":
+                return
+            error = _describe(exc)
+            inbound.status = "failed"
+            inbound.error = error
+            inbound.outcome = [{"result": "failed", "detail": error}]
+            inbound.processed_at = now
+            key = f"in:{inbound_id}:failed"
+            if session.scalar(select(Post.id).where(Post.key == key)) is not None:
+                return  # failed before, retried, failed again: the sender was told once
+            lines = command_lines(inbound.body)
+            first = lines[0] if lines else ""
+            session.add(Post(
+                key=key, game_id=None, channel="pm", recipient=inbound.sender, kind="failed",
+                subject=escape_post(f"Not handled: {quote(first, 60)}" if first else "Not handled"),
+                body=failure_reply(first, now), created_at=now, status="pending", attempts=0,
+            ))
+
+    def fire_deadline(self, deadline_id: int, report: PassReport | None = None) -> str:
+        """Fire one due deadline in one transaction.
+
+        Returns ``fired``; ``gone`` if it is no longer due here (fired, cancelled, paused or
+        taken by another daemon); ``held`` if its game waits behind an earlier failed
+        deadline; ``failed`` if its step crashed: it then stays pending with its error kept
+        on its row, holds its game, and is tried again on the next pass.
+        """
+        name = due = game_id = None
         try:
             with self.sessions.begin() as session:
                 deadline = session.scalars(
@@ -302,22 +376,55 @@ class Dealer:
                     .with_for_update(skip_locked=True)
                 ).first()
                 if deadline is None:
-                    return False
+                    return "gone"
+                name, due, game_id, previous = deadline.name, deadline.due_at, deadline.game_id, deadline.error
                 deadline.status = "fired"
                 deadline.fired_at = self.clock()
+                deadline.error = None
                 session.flush()
-                name, due = deadline.name, deadline.due_at
 
                 def fire(rules, ctx, state):  # type: ignore[no-untyped-def]
                     ctx.record("deadline.fired", deadline=name)
                     return rules.on_deadline(ctx, state, name)
 
-                run_step(session, deadline.game_id, due, fire, origin=f"deadline:{deadline.id}")
+                run_step(session, deadline.game_id, due, fire, origin=f"deadline:{deadline.id}",
+                         firing=deadline.id)
             _fault("after-deadline-commit")
-            return True
-        except Exception:
-            log.exception("deadline %s could not be fired; it stays pending", deadline_id)
-            return False
+            if previous is not None:
+                log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)
+            return "fired"
+        except GameHeld as held:
+            log.info("deadline %s waits, pending: %s", deadline_id, held)
+            if report is not None:
+                report.held += 1
+            return "held"
+        except Exception as exc:
+            error = _describe(exc)
+            if report is not None:
+                report.failed_deadlines.append(f"{game_id}:{name}" if name else f"deadline {deadline_id}")
+            try:
+                previous = self._deadline_failed(deadline_id, error)
+            except Exception:
+                log.exception("the error of deadline %s could not be stored", deadline_id)
+                previous = None
+            if previous == error:
+                # Retried on every pass: its traceback was logged when it first failed.
+                log.error("deadline %s of game %s still cannot be fired: %s", name, game_id, error)
+            else:
+                log.exception(
+                    "deadline %s of game %s (due %s) could NOT be fired (%s); it stays pending, "
+                    "holds its game and is retried on every pass", name, game_id, due, error,
+                )
+            return "failed"
+
+    def _deadline_failed(self, deadline_id: int, error: str) -> str | None:
+        """Keep ``error`` on a pending deadline's row; return the error it had before."""
+        with self.sessions.begin() as session:
+            deadline = session.get(Deadline, deadline_id, with_for_update=True)
+            if deadline is None or deadline.status != "pending":
+                return None
+            previous, deadline.error = deadline.error, error
+            return previous
 
     def deliver(self, report: PassReport | None = None) -> int:
         """Send queued posts in order; a failure stops this round (order is kept).
@@ -394,25 +501,33 @@ class Dealer:
                     self.reload_requested = False
                     self._reload_settings()
                 report = self.run_pass()
-                if report.ingested or report.deadlines or report.delivered or report.overrides:
+                if not report.ok:
+                    log.error("pass: %s", report.line())
+                elif report.ingested or report.deadlines or report.delivered or report.overrides:
                     log.info("pass: %s", report.line())
-                self.sync_timers(scheduler)
+                self.sync_timers(scheduler, after=report.now)
                 self.wake.wait(timeout=self.settings.poll_interval)
                 self.wake.clear()
         finally:
             scheduler.shutdown(wait=False)
             log.info("dealer stopped")
 
-    def sync_timers(self, scheduler) -> int:  # type: ignore[no-untyped-def]
-        """Make the scheduler hold exactly one timer per pending, unpaused deadline."""
+    def sync_timers(self, scheduler, after: datetime | None = None) -> int:  # type: ignore[no-untyped-def]
+        """Make the scheduler hold exactly one timer per pending, unpaused deadline.
+
+        With ``after`` (the time of the pass just run), deadlines due by then get no timer:
+        that pass saw them due, so one still pending failed or is held, and the next poll
+        retries it. A timer would wake the loop at once, again and again.
+        """
         from apscheduler.triggers.date import DateTrigger
 
+        query = select(Deadline.id, Deadline.due_at).where(
+            Deadline.status == "pending", Deadline.paused.is_(False)
+        )
+        if after is not None:
+            query = query.where(Deadline.due_at > after)
         with self.sessions() as session:
-            rows = session.execute(
-                select(Deadline.id, Deadline.due_at).where(
-                    Deadline.status == "pending", Deadline.paused.is_(False)
-                )
-            ).all()
+            rows = session.execute(query).all()
         wanted = {f"deadline-{row.id}": row.due_at for row in rows}
         for job in scheduler.get_jobs():
             if job.id not in wanted:
@@ -496,6 +611,34 @@ def _insert_message(dialect: str):  # type: ignore[no-untyped-def]
         .on_conflict_do_nothing(index_elements=["source", "external_id"])
         .returning(_inbound.c.id)
     )
+
+
+FAILURE_REPLY = (
+    "dealer could not handle this message; the host has been told.\n\n"
+    "Nothing in it was applied. The host can replay it once the problem is fixed, and you "
+    "will get the usual reply then: there is no need to send it again.\n"
+)
+"""The "could not handle" reply as plain text, for when even its template cannot render."""
+
+
+def failure_reply(line: str, now: datetime) -> str:
+    """The body of the reply to a message dealer could not handle, quoting its first line.
+
+    It is rendered from ``common/failed.txt``, which ships with every install; should even
+    that fail (the fault may be in rendering itself), the reply is the plain
+    :data:`FAILURE_REPLY`.
+    """
+    try:
+        return render("common/failed.txt", now, line=quote(line) if line else "")
+    except Exception:
+        log.exception("common/failed.txt could not be rendered; replying in plain text")
+        return FAILURE_REPLY
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message`` of an error, as stored with what it stopped."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 MESSAGE_BATCH = 200

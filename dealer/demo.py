@@ -37,6 +37,13 @@ def _prepare(colour: str) -> str:
     return f"prepare {colour} {LAYOUTS[colour]}"
 
 
+def _pass(dealer: Dealer, now: datetime) -> None:
+    """One daemon pass; anything it could not handle ends the demo with an error."""
+    report = dealer.run_pass(now)
+    if not report.ok:
+        raise SystemExit(f"dealer demo failed: {report.line()} (the log above says why)")
+
+
 def run_demo(database: str | None = None) -> None:
     """Play the demo game and print every post as the daemon publishes it."""
     with tempfile.TemporaryDirectory(prefix="dealer-demo-") as scratch:
@@ -54,7 +61,7 @@ def run_demo(database: str | None = None) -> None:
             add_player(session, "bob", START, chips=100)
             create_game(session, "roulette", "demo", START, players=["alice", "bob"],
                         start=START, settings={"remind_before": "1h"})
-        dealer.run_pass(START)
+        _pass(dealer, START)
         for phase in range(11):
             phase_start = START + phase * DAY
             sent = phase_start + timedelta(hours=2)
@@ -70,8 +77,8 @@ def run_demo(database: str | None = None) -> None:
                 if lines:
                     inbox.put({"id": f"{sender}-{phase}", "sender": sender, "channel": "pm",
                                "body": "\n".join(lines), "sent_at": iso(sent)})
-            dealer.run_pass(sent)
-            dealer.run_pass(phase_start + DAY)
+            _pass(dealer, sent)
+            _pass(dealer, phase_start + DAY)
             with dealer.sessions() as session:
                 if game_view(session, "demo")["status"] == "finished":
                     break

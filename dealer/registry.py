@@ -311,7 +311,8 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
     rules, state = load_state(game)
     summary = rules.summary(state)
     deadlines = [
-        {"name": d.name, "due_at": iso(d.due_at), "status": d.status, "paused": d.paused}
+        {"name": d.name, "due_at": iso(d.due_at), "status": d.status, "paused": d.paused,
+         "error": d.error}
         for d in session.scalars(
             select(Deadline).where(Deadline.game_id == game.id).order_by(Deadline.due_at, Deadline.id)
         )

@@ -11,12 +11,16 @@ Filters every template may use: ``utc`` and ``iso`` (absolute times), ``signed``
 12 hex digits, for posts that list many) and ``trusted``. Every template also sees
 ``relative(when)`` (``in 23 h 59 min``) and ``fairness_check``, where players find the
 fairness check (the host's ``DEALER_FAIRNESS_URL``, or the host itself).
+
+The templates are found from the package, never from the current directory: see
+:func:`templates_dir`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +31,35 @@ from dealer.clock import format_duration, format_relative, format_utc, iso
 from dealer.games.base import PostDraft
 from dealer.text import escape_post, plural
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+_MARKER = Path("common") / "error.txt"
+"""A template every copy of dealer's templates has: tells them from a stray folder."""
+
+
+class TemplatesMissing(RuntimeError):
+    """dealer's own templates are not installed with the package."""
+
+
+def templates_dir() -> Path:
+    """The folder of dealer's own templates, wherever and however dealer is installed.
+
+    A wheel (``pip install .``, pipx, a packager) carries the repository's top-level
+    ``templates/`` inside the package as ``dealer/templates`` (pyproject.toml maps it
+    there). An editable install or a source checkout has no such folder; the templates are
+    then the repository's own ``templates/`` beside the package. The current directory
+    plays no part.
+    """
+    packaged = resources.files("dealer") / "templates"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    source = Path(__file__).resolve().parent.parent / "templates"
+    if (source / _MARKER).is_file():
+        return source
+    raise TemplatesMissing(
+        f"dealer's templates are not installed: neither {packaged} nor {source} holds them. "
+        "Reinstall dealer from its repository or a wheel built from it."
+    )
+
+
 _EXTRA_DIRS: list[str] = []
 SHORT_HASH = 12
 """How many hex digits of a hash a post shows where it lists many (round results)."""
@@ -95,7 +127,7 @@ def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
     env = Environment(
         loader=ChoiceLoader(
-            [FileSystemLoader(directory or str(TEMPLATES))] + [FileSystemLoader(d) for d in _EXTRA_DIRS]
+            [FileSystemLoader(directory or str(templates_dir()))] + [FileSystemLoader(d) for d in _EXTRA_DIRS]
         ),
         undefined=StrictUndefined,
         finalize=_finalize,

@@ -102,7 +102,9 @@ _CURRENT_SEED = (
     .order_by(_seeds.c.epoch.desc())
     .limit(1)
 )
-_PENDING = select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at).where(
+_PENDING = select(
+    _deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.paused, _deadlines.c.error
+).where(
     _deadlines.c.game_id == bindparam("game_id"), _deadlines.c.status == "pending"
 )
 
@@ -152,12 +154,40 @@ class PendingDeadline:
 
     id: int
     due_at: datetime
+    paused: bool = False
+    error: str | None = None  # why its step last crashed
 
 
 def pending_deadline_rows(session: Session, game_id: str) -> dict[str, PendingDeadline]:
     """The game's pending deadlines by name."""
     rows = session.execute(_PENDING, {"game_id": game_id})
-    return {row.name: PendingDeadline(row.id, row.due_at) for row in rows}
+    return {row.name: PendingDeadline(row.id, row.due_at, row.paused, row.error) for row in rows}
+
+
+class GameHeld(RuntimeError):
+    """The game waits behind one of its deadlines whose step crashed.
+
+    Nothing that comes after that deadline is applied to the game until it fires: a bet
+    sent after a round's end must not land in a round that never closed. The daemon leaves
+    such messages and later deadlines pending and retries them on every pass.
+    """
+
+
+def check_not_held(
+    game_id: str, pending: dict[str, PendingDeadline], now: datetime, firing: int | None = None
+) -> None:
+    """Raise :class:`GameHeld` if a failed, unpaused deadline of the game is due before ``now``.
+
+    ``firing`` is the deadline being fired, which never holds itself. A message sent at a
+    deadline's very time counts before it (as in the pass), so only deadlines due strictly
+    before ``now`` hold.
+    """
+    for name, row in pending.items():
+        if row.error is not None and not row.paused and row.due_at < now and row.id != firing:
+            raise GameHeld(
+                f"game {game_id} waits behind its deadline {name} (due {iso(row.due_at)}), "
+                f"which could not be fired: {row.error}"
+            )
 
 
 def run_step(
@@ -169,11 +199,14 @@ def run_step(
     origin: str,
     actor: str | None = None,
     extra_players: Iterable[str] = (),
+    firing: int | None = None,
 ) -> StepResult:
     """Run ``action`` on ``game`` at ``now`` and stage every effect in ``session``.
 
     ``origin`` names the cause (``in:12:0``, ``deadline:7``, ``create``); it makes the
-    posts' idempotency keys. ``game`` may be given by id. The caller commits.
+    posts' idempotency keys. ``game`` may be given by id; ``firing`` is the id of the
+    deadline this step fires. The caller commits. Raises :class:`GameHeld` (writing
+    nothing) while a deadline of the game that is due before ``now`` cannot be fired.
     """
     game_id = game if isinstance(game, str) else game.id
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
@@ -197,6 +230,7 @@ def run_step(
         seed_factory=new_server_seed,
     )
     pending = pending_deadline_rows(session, game.id)
+    check_not_held(game.id, pending, now, firing)
     ctx = Context(
         game_id=game.id,
         kind=game.kind,

@@ -183,9 +183,11 @@ class Inbound(Base):
     body: Mapped[str] = mapped_column(Text)
     sent_at: Mapped[datetime] = mapped_column(UtcDateTime())
     received_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    status: Mapped[str] = mapped_column(String(16))  # pending|applied|rejected|ignored
+    status: Mapped[str] = mapped_column(String(16))  # pending|applied|rejected|ignored|failed
     outcome: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     processed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Why dealer could not handle it (status failed); cleared by `dealer inbox retry`.
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __mapper_args__ = {"eager_defaults": False}
 
@@ -230,6 +232,8 @@ class Deadline(Base):
     status: Mapped[str] = mapped_column(String(16))  # pending|fired|cancelled
     paused: Mapped[bool] = mapped_column(Boolean, default=False)
     fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Why its step last crashed; it stays pending, holds its game and is retried every pass.
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 Index("ix_deadlines_due", Deadline.status, Deadline.paused, Deadline.due_at)

@@ -1,0 +1,32 @@
+"""A game waits behind a deadline whose step crashed (steps.check_not_held)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from dealer.steps import GameHeld, PendingDeadline, check_not_held
+
+DUE = datetime(2026, 12, 1, 11, 0, tzinfo=timezone.utc)
+LATER = DUE + timedelta(seconds=1)
+
+
+def test_a_failed_deadline_due_before_the_step_holds_the_game() -> None:
+    pending = {"close": PendingDeadline(7, DUE, error="KeyError: 'round'")}
+    with pytest.raises(GameHeld, match="game g1 waits behind its deadline close .* KeyError: 'round'"):
+        check_not_held("g1", pending, LATER)
+
+
+@pytest.mark.parametrize(
+    ("row", "now", "firing"),
+    [
+        (PendingDeadline(7, DUE), LATER, None),  # due, but it never failed: fires in turn
+        (PendingDeadline(7, DUE, error="boom"), DUE, None),  # a message at its very time counts before it
+        (PendingDeadline(7, DUE, error="boom"), DUE - timedelta(minutes=1), None),
+        (PendingDeadline(7, DUE, paused=True, error="boom"), LATER, None),  # paused: the game goes on
+        (PendingDeadline(7, DUE, error="boom"), LATER, 7),  # firing it again is its retry
+    ],
+)
+def test_what_does_not_hold_a_game(row: PendingDeadline, now: datetime, firing: int | None) -> None:
+    check_not_held("g1", {"close": row}, now, firing)
