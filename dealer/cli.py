@@ -104,9 +104,9 @@ def _json(view: Any, as_json: bool) -> bool:
 
 def _admin(fn: Callable[..., Any]) -> Any:
     """Run ``fn(session)`` in one transaction; an AdminError becomes a clean CLI error."""
-    from dealer.failures import NotRetried
-    from dealer.registry import AdminError
-    from dealer.steps import GameHeld
+    from dealer.shell.failures import NotRetried
+    from dealer.shell.registry import AdminError
+    from dealer.shell.steps import GameHeld
 
     sessions = _store(_settings())
     try:
@@ -177,8 +177,8 @@ def migrate() -> None:
 @click.option("--now", "now_text", metavar="ISO-TIME", help="With --once: act as if the clock read this time.")
 def run(once: bool, now_text: str | None) -> None:
     """Run the daemon (or one pass of it with --once)."""
-    from dealer.daemon import Dealer
-    from dealer.pidfile import pid_file
+    from dealer.shell.daemon import Dealer
+    from dealer.shell.pidfile import pid_file
 
     now = _time(now_text, "--now")
     if now and not once:
@@ -245,7 +245,7 @@ def _not_handled(report: Any) -> str:
 
 def _mention_failed(dealer: Any) -> None:
     """Remind the host of failed messages from earlier passes (on stderr)."""
-    from dealer.failures import count_failed
+    from dealer.shell.failures import count_failed
 
     with dealer.sessions() as session:
         waiting = count_failed(session)
@@ -274,7 +274,7 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
     like an existing player's (Cyrillic 'а' for 'a', I for l, 0 for O) is refused. A name
     may not hold '@', ',' or control characters.
     """
-    from dealer.registry import add_player
+    from dealer.shell.registry import add_player
 
     added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
     click.echo(f"player {added} added with {plural(chips, 'chip')} and {plural(vertebrae, 'vertebra', 'vertebrae')}")
@@ -287,7 +287,7 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
 def player_show(name: str, game_id: str | None, as_json: bool) -> None:
     """Show NAME's chips, vertebrae, cards, packs and games (the wallet, or with --game the
     inventory in a Hall cycle: a cycle's inventories are its own)."""
-    from dealer.registry import player_view
+    from dealer.shell.registry import player_view
 
     view = _admin(lambda s: player_view(s, name, game_id))
     if _json(view, as_json):
@@ -313,7 +313,7 @@ def grant(name: str, item: str, amount: int, game_id: str | None) -> None:
     It goes to NAME's wallet, or with --game into NAME's inventory in that Hall cycle.
     """
     from dealer.cards import display
-    from dealer.registry import grant as do_grant
+    from dealer.shell.registry import grant as do_grant
 
     item_id, held = _admin(lambda s: do_grant(s, name, item, amount, utcnow(), game_id))
     where = f" in cycle {game_id}" if game_id else ""
@@ -335,7 +335,7 @@ def game() -> None:
 @click.option("--help-settings", is_flag=True, help="List KIND's settings, their defaults and rules, and exit.")
 def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
     """Create a game of KIND: roulette, races or hall."""
-    from dealer.registry import AdminError, create_game, game_view, parse_settings, settings_help
+    from dealer.shell.registry import AdminError, create_game, game_view, parse_settings, settings_help
 
     if help_settings:
         try:
@@ -380,7 +380,7 @@ def _print_settings(kind: str, rows: list[dict[str, str]]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def game_list(as_json: bool) -> None:
     """List every game."""
-    from dealer.registry import list_games
+    from dealer.shell.registry import list_games
 
     rows = _admin(list_games)
     if _json(rows, as_json):
@@ -398,7 +398,7 @@ def game_list(as_json: bool) -> None:
 def game_show(game_id: str, as_json: bool) -> None:
     """Show a game: status, players, scores, deadlines, the history of deadline changes and
     the fairness record (seeds, and every salt, receipt and commitment in full)."""
-    from dealer.registry import game_view
+    from dealer.shell.registry import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
     if _json(view, as_json):
@@ -497,7 +497,7 @@ def inbox() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def inbox_list(failed: bool, limit: int, as_json: bool) -> None:
     """List the newest stored messages and what became of them."""
-    from dealer.failures import list_messages
+    from dealer.shell.failures import list_messages
 
     rows = _admin(lambda s: list_messages(s, failed=failed, limit=limit))
     if _json(rows, as_json):
@@ -524,7 +524,7 @@ def inbox_retry(ids: tuple[str, ...], retry_all: bool) -> None:
     IDS are the numbers `dealer inbox list` shows (or the messages' own ids). Each is
     applied at its own sent_at, to the game as it stands when the pass runs.
     """
-    from dealer.failures import retry_messages
+    from dealer.shell.failures import retry_messages
 
     if retry_all == bool(ids):
         raise click.UsageError("name the messages to retry (IDS), or give --all")
@@ -593,7 +593,7 @@ def deadline() -> None:
 def deadline_extend(target: str, change: str) -> None:
     """Move the game's pending deadlines (or the one named) later by a change such as
     +12h, 90m, 1h30m or 2d; -30m brings them earlier. Asking twice moves twice."""
-    from dealer.overrides import check_duration
+    from dealer.shell.overrides import check_duration
 
     sign = "-" if change.startswith("-") else "+"
     _override(target, sign + _checked(lambda: check_duration(change.lstrip("+-"), f"extend by {change!r}")), moving=True)
@@ -629,7 +629,7 @@ def deadline_pause(game_id: str) -> None:
 @click.argument("game_id", metavar="GAME")
 def deadline_resume(game_id: str) -> None:
     """End GAME's pause; its deadlines move later by the time it was paused."""
-    from dealer.overrides import parse_overrides, withdraw
+    from dealer.shell.overrides import parse_overrides, withdraw
 
     settings = _settings()
     path = Path(settings.overrides_file)
@@ -650,8 +650,8 @@ def deadline_resume(game_id: str) -> None:
 @deadline.command("list")
 def deadline_list() -> None:
     """Show the overrides in force, where each comes from, and whether a daemon runs."""
-    from dealer.overrides import parse_overrides
-    from dealer.pidfile import running_daemon
+    from dealer.shell.overrides import parse_overrides
+    from dealer.shell.pidfile import running_daemon
 
     settings = _settings()
     path = Path(settings.overrides_file)
@@ -672,7 +672,7 @@ def deadline_list() -> None:
 
 def _override(target: str, value: str, moving: bool, one_deadline: bool = False) -> None:
     """Write ``target=value`` into the overrides file and wake the daemon."""
-    from dealer.overrides import BadOverride, applied_overrides, make_spec, parse_overrides, request, tagged
+    from dealer.shell.overrides import BadOverride, applied_overrides, make_spec, parse_overrides, request, tagged
 
     settings = _settings()
     path = Path(settings.overrides_file)
@@ -703,7 +703,7 @@ def _check_target(game_id: str, name: str | None, moving: bool, one_deadline: bo
     An absolute time for a whole game would put all its deadlines (reminders included)
     at that one time, which is never what is meant: ``at`` then needs the deadline's name.
     """
-    from dealer.registry import game_view
+    from dealer.shell.registry import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
     if view["status"] == "finished":
@@ -723,14 +723,14 @@ def _check_target(game_id: str, name: str | None, moving: bool, one_deadline: bo
 
 
 def _file_entries(path: Path):  # type: ignore[no-untyped-def]
-    from dealer.overrides import parse_overrides, read_file
+    from dealer.shell.overrides import parse_overrides, read_file
 
     return parse_overrides(read_file(path), source=str(path))
 
 
 def _checked(fn: Callable[[], Any]) -> Any:
     """Run ``fn``; a malformed override source or an unwritable file is one clear line."""
-    from dealer.overrides import BadOverride
+    from dealer.shell.overrides import BadOverride
 
     try:
         return fn()
@@ -745,7 +745,7 @@ def _variable_origin(settings: Settings) -> str:
 
 
 def _wake(settings: Settings) -> None:
-    from dealer.pidfile import wake_daemon
+    from dealer.shell.pidfile import wake_daemon
 
     click.echo(wake_daemon(settings.pid_file))
 

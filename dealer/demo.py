@@ -12,9 +12,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from dealer.clock import iso
-from dealer.daemon import Dealer
+from dealer.shell.daemon import Dealer
 from dealer.publish.stdout import StdoutPublisher
-from dealer.registry import add_player, create_game, game_view
+from dealer.shell.registry import add_player, create_game, game_view
 from dealer.settings import Settings
 from dealer.store.db import make_engine, migrate
 from dealer.testing import MemoryInbox

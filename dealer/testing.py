@@ -119,7 +119,7 @@ class Sent:
 class RulesShell:
     """Drive one game of any :class:`~dealer.games.base.Rules` through time, in memory.
 
-    It does around the pure ruleset what the real shell (:mod:`dealer.steps`, the daemon)
+    It does around the pure ruleset what the real shell (:mod:`dealer.shell.steps`, the daemon)
     does, without a database or a clock; every time is given by the test:
 
     - every step gets a fresh :class:`~dealer.games.base.Context` carrying the balances,

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import tally  # noqa: E402,F401  (registers the test ruleset "tally")
 
 from dealer.clock import iso_exact  # noqa: E402
-from dealer.daemon import Dealer  # noqa: E402
+from dealer.shell.daemon import Dealer  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Iterator
 
 
-from dealer.daemon import Dealer
-from dealer.overrides import parse_overrides, read_file
-from dealer.pidfile import pid_file
+from dealer.shell.daemon import Dealer
+from dealer.shell.overrides import parse_overrides, read_file
+from dealer.shell.pidfile import pid_file
 
 T0 = "2026-12-01T10:00:00Z"
 

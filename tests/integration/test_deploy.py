@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from dealer.cli import main
 from dealer.clock import parse_time
-from dealer.daemon import Dealer
-from dealer.pidfile import pid_file
+from dealer.shell.daemon import Dealer
+from dealer.shell.pidfile import pid_file
 from dealer.settings import Settings
 
 DEPLOY = Path(__file__).parents[2] / "deploy"

@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy import select
 
 import tally
-from dealer import daemon
+from dealer.shell import daemon
 from dealer.clock import iso
-from dealer.registry import add_player, create_game, game_view
+from dealer.shell.registry import add_player, create_game, game_view
 from dealer.store.models import Deadline, Inbound
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import func, select
 
-from dealer.registry import add_player, create_game, game_view, grant, player_view
+from dealer.shell.registry import add_player, create_game, game_view, grant, player_view
 from dealer.store.models import Draw, Holding, LedgerEntry
 from dealer.verify import verify_game
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dealer.clock import iso_exact
-from dealer.daemon import _pending_messages
+from dealer.shell.daemon import _pending_messages
 from dealer.inbox.directory import DirectoryInbox
-from dealer.registry import add_player, create_game
+from dealer.shell.registry import add_player, create_game
 from dealer.store.models import Game, Inbound
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from dealer.overrides import BadOverride, parse_overrides
-from dealer.registry import add_player, create_game, game_view
+from dealer.shell.overrides import BadOverride, parse_overrides
+from dealer.shell.registry import add_player, create_game, game_view
 from dealer.store.models import Event
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import select
 
-from dealer.registry import add_player, create_game, game_view
+from dealer.shell.registry import add_player, create_game, game_view
 from dealer.store.models import Game, Inbound, Post
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dealer.pidfile import pid_file, running_daemon, wake_daemon
+from dealer.shell.pidfile import pid_file, running_daemon, wake_daemon
 
 
 def test_the_pid_file_names_the_running_daemon_and_goes_away(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ from sqlalchemy.orm import Session
 
 from dealer.clock import iso, parse_duration, parse_time
 from dealer.games.base import PostDraft
-from dealer.steps import append_event, queue_posts
+from dealer.shell.steps import append_event, queue_posts
 from dealer.store.models import Deadline, Game, Override
 
 log = logging.getLogger(__name__)

@@ -34,14 +34,14 @@ from sqlalchemy.orm import Session
 from dealer.clock import utcnow
 from dealer.inbox import Inbox, open_inbox
 from dealer.inbox.base import Delivery
-from dealer.messages import process_inbound
-from dealer.overrides import BadOverride, apply_overrides, read_overrides
+from dealer.shell.messages import process_inbound
+from dealer.shell.overrides import BadOverride, apply_overrides, read_overrides
 from dealer.publish import DeliveryFailed, Publisher, open_publisher
 from dealer.publish.base import OutgoingPost
 from dealer.render import set_fairness_url
 from dealer.settings import Settings
 from dealer.render import render
-from dealer.steps import GameHeld, run_step
+from dealer.shell.steps import GameHeld, run_step
 from dealer.store.db import check_schema, make_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
 from dealer.text import command_lines, escape_post, quote

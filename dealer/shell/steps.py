@@ -389,7 +389,7 @@ def apply_deadline_changes(
             continue
         if row is None:
             if paused is None:
-                from dealer.overrides import game_is_paused  # overrides imports this module
+                from dealer.shell.overrides import game_is_paused  # overrides imports this module
 
                 paused = game_is_paused(session, game.id)
             session.execute(

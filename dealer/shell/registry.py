@@ -16,7 +16,7 @@ from dealer.cards import card_of_item, display, parse_card, UnknownCard
 from dealer.clock import iso
 from dealer.games import rules_for
 from dealer.games.base import Rejected
-from dealer.steps import apply_transfers, load_state, new_seed_row, run_step
+from dealer.shell.steps import apply_transfers, load_state, new_seed_row, run_step
 from dealer.store.models import Deadline, Event, Game, GamePlayer, Holding, Player, Seed
 from dealer.text import BadName, look_alike_keys, player_key, player_name
 

@@ -1,7 +1,7 @@
 """What dealer could not handle, for the host: list failed messages and replay them.
 
 A message whose handling crashed is stored ``failed`` with its error (see
-:mod:`dealer.daemon`). Once the cause is fixed, :func:`retry_messages` puts it back to
+:mod:`dealer.shell.daemon`). Once the cause is fixed, :func:`retry_messages` puts it back to
 ``pending`` and the next pass applies it like any stored message: at its own ``sent_at``,
 to the game as it stands then.
 """

@@ -27,7 +27,7 @@ from dealer.fairness import client_hash
 from dealer.games import command_words, rules_for
 from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules
 from dealer.render import render, render_post
-from dealer.steps import Action, load_state, queue_posts, run_step
+from dealer.shell.steps import Action, load_state, queue_posts, run_step
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.text import (
     MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, escape_post, player_key, quote,
