@@ -518,7 +518,7 @@ def test_a_payment_for_a_missing_bet_is_limited_by_the_chips_on_hand():
     body = sh.posts("round_result")[0].body
     assert "bob pays alice 25 chips of the 40 owed, limited by chips on hand." in body
     final = sh.posts("final_result")[0].body
-    assert "floor(55 / 10) = 5 chips are due, but bob has no chips on hand: nothing moves" in final
+    assert "floor(55 / 10) = 5 chips due, but bob has no chips on hand: nothing moves" in final
     assert "pays alice 0" not in final
 
 
