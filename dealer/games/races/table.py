@@ -197,13 +197,16 @@ def _help(state: RacesState, actor: str) -> list[str]:
             lines.append("interested — betting will wait for your bet or pass (OR-5)")
         if seated:
             lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
-    elif state.phase == "racing" and seated:
+    elif state.phase == "racing" and state.horse_of(actor) is not None:
+        # OR-7: every player with a horse in the race acts, seated or not.
         if state.lap_owed:
             lines.append("lap — draw a card; every horse sharing its suit, rank or colour "
                          "moves back 1 (OR-8)")
         else:
             lines.append("race — draw a card; every horse sharing its suit, rank or colour "
                          "moves 1 forward, or all do if none shares (OR-7)")
-        lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
+        if seated:
+            lines.append("stand — leave the table; your horse races on, your winnings go to "
+                         "void (OR-9)")
     return lines
 
