@@ -46,7 +46,8 @@ def sit(ctx: Context, state: RacesState, actor: str) -> RacesState:
     _seat(ctx, state, actor, ctx.now)
     closes_at = seating_closes_at(ctx, state)
     ctx.record("seated", player=actor)
-    confirm(ctx, actor, "reply_sat", "you are seated", closes_at=closes_at)
+    confirm(ctx, actor, "reply_sat", "you are seated", closes_at=closes_at,
+            stood_before=actor in state.left)
     announce(ctx, "seated", "a player sat down", who=actor, seated=list(state.seated), closes_at=closes_at)
     return state
 
@@ -72,8 +73,9 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
     """OR-1: leave the table; what it means depends on the phase (docs/RACES.md).
 
     While seating is open the player's entry is withdrawn with it (the field is not set
-    yet); once seating closed, its horse keeps racing but its winnings will go to void
-    (OR-9). When the last seated player stands, the table ends (OR-10).
+    yet); once seating closed, its horse keeps racing (OR-7: its owner may still race
+    and lap). In every phase the player's winnings at this table go to void (OR-9).
+    When the last seated player stands, the table ends (OR-10).
     """
     if actor not in state.seated:
         raise Rejected("you are not seated at this table", "OR-1")
@@ -83,8 +85,7 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
     if withdrawn:
         state.ready = [p for p in state.ready if p != actor]
         state.horses = [h for h in state.horses if h.owner != actor]
-    else:
-        state.left.append(actor)
+    _stood_up(state, actor)
     ctx.record("stood", player=actor, withdrawn=withdrawn)
     horse_name = horse.name if horse else None
     confirm(ctx, actor, "reply_stood", "you stood up", phase=state.phase, horse=horse_name,
@@ -100,6 +101,17 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
     if state.phase == "betting":
         return betting.maybe_close(ctx, state)
     return state
+
+
+def _stood_up(state: RacesState, name: str) -> None:
+    """OR-9: ``name`` sat and stood up before the race ended, so its winnings go to void.
+
+    Interpretation (docs/RACES.md): this holds for a stand in any phase, seating included,
+    for a player the dealer stood up at the close of seating (OR-3: no horse), and still
+    after the player sits again while seating is open: it did sit and stand up.
+    """
+    if name not in state.left:
+        state.left.append(name)
 
 
 def enter_horse(ctx: Context, state: RacesState, actor: str, command: EnterHorse) -> RacesState:
@@ -179,6 +191,8 @@ def close(ctx: Context, state: RacesState) -> RacesState:
         ctx.cancel_deadline(SEATING)
     unhorsed = [p for p in state.seated if state.horse_of(p) is None]
     state.seated = [p for p in state.seated if p not in unhorsed]
+    for name in unhorsed:
+        _stood_up(state, name)
     if not state.horses:
         return ending.no_race(ctx, state, unhorsed)
     npcs, draws = draw_npcs(ctx.rng, state.horses, state.settings.min_horses)
