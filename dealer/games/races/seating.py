@@ -8,7 +8,7 @@ from dealer.cards import BY_CODE
 from dealer.games.base import Context, Rejected
 from dealer.games.races import betting, ending
 from dealer.games.races.commands import EnterHorse
-from dealer.games.races.field import check_entry, draw_npcs, owns
+from dealer.games.races.field import check_entry, draw_npcs, entry_suggestions, owns
 from dealer.games.races.posts import announce, confirm, duration_text, field_view
 from dealer.games.races.state import Horse, PhaseMark, RacesState
 from dealer.games.races.track import race_length
@@ -121,12 +121,19 @@ def enter_horse(ctx: Context, state: RacesState, actor: str, command: EnterHorse
     if actor not in state.seated:
         raise Rejected("only a seated player enters a horse: sit first", "OR-2", ["sit"])
     card = BY_CODE[command.card]
-    check_entry(state.horses, actor, command.name, card)
-    if not owns(ctx.ledger, actor, card):
-        raise Rejected(
-            f"you do not own the {card.name}: a horse runs as a card from your own inventory",
-            "OR-2",
-        )
+    try:
+        check_entry(state.horses, actor, command.name, card)
+        if not owns(ctx.ledger, actor, card):
+            raise Rejected(
+                f"you do not own the {card.name}: a horse runs as a card from your own "
+                "inventory",
+                "OR-2",
+            )
+    except Rejected as refused:
+        # What to send instead is worked out from the actor's own cards and the names
+        # still free, so it never offers the very entry just refused.
+        refused.allowed = entry_suggestions(ctx.ledger, state.horses, actor, command.name, card)
+        raise
     # Interpretation (docs/RACES.md): entering again before seating closes replaces the
     # earlier horse, in its place in the field; a 'ready' already said stays.
     earlier = state.horse_of(actor)
@@ -153,7 +160,7 @@ def ready(ctx: Context, state: RacesState, actor: str) -> RacesState:
         raise Rejected("you are not seated at this table", "OR-3", ["sit"])
     if state.horse_of(actor) is None:
         raise Rejected("enter your horse before saying ready", "OR-3",
-                       ["horse Thunder Hooves card king of spades"])
+                       entry_suggestions(ctx.ledger, state.horses, actor))
     if actor in state.ready:
         raise Rejected("you already said ready", "OR-3")
     state.ready.append(actor)

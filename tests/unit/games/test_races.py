@@ -93,7 +93,8 @@ def test_every_example_and_help_line_parses():
     for shell, who in [(two_horse_table(), "alice"), (two_horse_table(), "carol"),
                        (betting_table(), "bob"), (racing_table(), "bob")]:
         for line in RULES.help(shell.state, who):
-            RULES.parse(line.split(" — ")[0])
+            # help cannot see the inventory, so the horse line leaves CARD to the player
+            RULES.parse(line.split(" — ")[0].replace(" card CARD", " card 7H"))
 
 
 @pytest.mark.parametrize("name", ["\u2800", "\u3164 \u3164", "\u200b"])
@@ -188,6 +189,43 @@ def test_entering_again_replaces_the_horse():
     # Its old name is free again, for anyone.
     shell.accept("carol", "sit", T0 + minutes(6))
     shell.accept("carol", "horse Thunder Hooves card red joker", T0 + minutes(7))
+
+
+def test_a_refused_entry_is_never_offered_again_and_help_offers_a_free_name():
+    # carol owns K♠ and the Red Joker; alice's Thunder Hooves runs as K♠.
+    shell = two_horse_table()
+    shell.accept("carol", "sit", T0 + minutes(7))
+    refused_line = "horse Thunder Hooves card king of spades"
+    rejected = shell.refuse("carol", refused_line, T0 + minutes(8))
+    offered = [line.split(" — ")[0] for line in rejected.allowed]
+    # The name is taken and so is the card: a free name with carol's only free card.
+    assert offered == ["horse Silver Blaze card Red Joker"]
+    help_lines = RULES.help(shell.state, "carol")
+    assert not any(line.startswith(refused_line) for line in help_lines)
+    entry = next(line for line in help_lines if line.startswith("horse "))
+    assert entry.startswith("horse Silver Blaze card CARD — ")
+    assert "already taken: Thunder Hooves (K♠), Lightning (2♥)" in entry
+    # What was offered is accepted as it stands.
+    shell.accept("carol", offered[0], T0 + minutes(9))
+
+
+def test_a_refused_card_keeps_the_free_name_and_offers_the_players_own_cards():
+    shell = RaceShell.create(cards={"alice": ["7H", "holo 9C", "QD"]})
+    shell.accept("alice", "sit", T0)
+    rejected = shell.refuse("alice", "horse Sprinter card 8h", T0 + minutes(1))
+    assert [line.split(" — ")[0] for line in rejected.allowed] == [
+        "horse Sprinter card 7 of Hearts", "horse Sprinter card Queen of Diamonds",
+        "horse Sprinter card 9 of Clubs"]
+    # A player with no card free to run is told so, and offered to stand.
+    shell = RaceShell.create(cards={"alice": ["KS"]})
+    shell.accept("alice", "sit", T0)
+    shell.accept("bob", "sit", T0 + minutes(1))
+    shell.accept("alice", "horse Thunder card KS", T0 + minutes(2))
+    rejected = shell.refuse("bob", "horse Echo card KS", T0 + minutes(3))
+    assert len(rejected.allowed) == 1 and rejected.allowed[0].startswith("stand — ")
+    assert "you hold no card" in rejected.allowed[0]
+    ready = shell.refuse("bob", "ready", T0 + minutes(4))
+    assert ready.allowed == rejected.allowed
 
 
 def test_ready_needs_a_horse():
