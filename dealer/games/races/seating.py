@@ -46,8 +46,11 @@ def sit(ctx: Context, state: RacesState, actor: str) -> RacesState:
     _seat(ctx, state, actor, ctx.now)
     closes_at = seating_closes_at(ctx, state)
     ctx.record("seated", player=actor)
+    # The example is an entry this player could send now (its own card, a free name).
+    offered = entry_suggestions(ctx.ledger, state.horses, actor)[0].split(" — ")[0]
     confirm(ctx, actor, "reply_sat", "you are seated", closes_at=closes_at,
-            stood_before=actor in state.left)
+            stood_before=actor in state.left,
+            example=offered if offered.startswith("horse ") else None)
     announce(ctx, "seated", "a player sat down", who=actor, seated=list(state.seated), closes_at=closes_at)
     return state
 

@@ -226,6 +226,16 @@ def test_a_refused_card_keeps_the_free_name_and_offers_the_players_own_cards():
     assert "you hold no card" in rejected.allowed[0]
     ready = shell.refuse("bob", "ready", T0 + minutes(4))
     assert ready.allowed == rejected.allowed
+    assert "you hold no card that another horse does not already run as" in (
+        shell.replies("bob", "reply_sat")[0].body)
+
+
+def test_the_sit_reply_offers_an_entry_the_player_could_send():
+    # carol sits after alice's Thunder Hooves (K♠) is in: her example is a free name and
+    # the first card she holds that no other horse runs as (the Red Joker, not her K♠).
+    shell = two_horse_table()
+    shell.accept("carol", "sit", T0 + minutes(7))
+    assert "e.g. `horse Silver Blaze card Red Joker`" in shell.replies("carol", "reply_sat")[0].body
 
 
 def test_ready_needs_a_horse():
