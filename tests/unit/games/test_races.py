@@ -614,7 +614,7 @@ def test_a_player_who_stood_up_during_seating_wins_nothing():
     assert (shell.chips("carol"), shell.chips("bob"), shell.chips("alice")) == (80, 124, 50)
     assert (shell.chips("void"), shell.chips("pool")) == (36, 0)
     result = shell.posts("result")[0].body
-    assert "carol bet 20 on Thunder Hooves: receives 0 chips (36 of winnings to void" in result
+    assert "carol bet 20 on Thunder Hooves: receives 0 chips (36 chips of winnings to void" in result
     assert "the winnings of carol on Thunder Hooves, who stood up before the race ended" in result
 
 
