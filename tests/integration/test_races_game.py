@@ -65,3 +65,32 @@ def test_a_table_from_sitting_to_payout(harness) -> None:  # type: ignore[no-unt
         lambda s: dict(s.execute(select(Holding.item, func.sum(Holding.amount)).group_by(Holding.item)).all())
     )["chips"]
     assert chips == 0
+
+
+def test_help_after_a_refused_entry_never_offers_that_entry(harness) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        add_player(session, "alice", T0, chips=50)
+        add_player(session, "bob", T0, chips=50)
+        grant(session, "alice", "king of spades", 1, T0)
+        grant(session, "bob", "7H", 1, T0)
+        create_game(session, "races", "derby", T0)
+    harness.admin(setup)
+    at = T0 + timedelta(minutes=1)
+    refused = "horse Thunder Hooves card king of spades"
+    harness.send("alice", "sit\n" + refused, at, channel=RACEWAY)
+    # bob copies alice's line: the name is taken and he does not hold the card.
+    harness.send("bob", "sit\n" + refused, at + timedelta(minutes=1), channel=RACEWAY)
+    harness.send("bob", "help", at + timedelta(minutes=2), game="derby")
+    harness.run(at + timedelta(minutes=3))
+    bodies = [p["body"] for p in harness.pms("bob")]
+    error = next(b for b in bodies if "already entered" in b)
+    assert "horse Silver Blaze card 7 of Hearts" in error
+    help_reply = next(b for b in bodies if "Commands for game derby" in b)
+    assert "horse Silver Blaze card CARD" in help_reply
+    for body in (error, help_reply):
+        assert "- " + refused not in body
+    # The suggestion is accepted as offered.
+    harness.send("bob", "horse Silver Blaze card 7 of Hearts", at + timedelta(minutes=4), channel=RACEWAY)
+    harness.run(at + timedelta(minutes=5))
+    view = harness.admin(lambda s: game_view(s, "derby"))
+    assert [h["name"] for h in view["detail"]["horses"]] == ["Thunder Hooves", "Silver Blaze"]

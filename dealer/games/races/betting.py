@@ -103,7 +103,7 @@ def close(ctx: Context, state: RacesState, early: bool = False) -> RacesState:
         ctx, "betting_closed", "betting closed, the race begins",
         early=early, pool=state.pool, house_share=state.house_share, prize=state.prize,
         house_share_percent=state.settings.house_share_percent, bets=bets_view(state),
-        horses=field_view(state), length=state.length, riders=list(state.seated),
+        horses=field_view(state), length=state.length, riders=racing.riders(state),
         idle_at=ctx.deadlines.get(racing.IDLE),
     )
     return state

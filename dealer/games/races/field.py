@@ -6,7 +6,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from dealer.cards import BY_CODE, STANDARD_DECK, Card
+from dealer.cards import BY_CODE, CATALOGUE, STANDARD_DECK, Card
 from dealer.fairness import FairSource
 from dealer.games.base import Rejected
 from dealer.games.races.state import Horse
@@ -76,6 +76,58 @@ def check_entry(horses: Sequence[Horse], owner: str, name: str, card: Card) -> N
     same_card = next((h for h in others if h.card == card.code), None)
     if same_card is not None:
         raise Rejected(f"another horse already runs as the {card.name}", "OR-2")
+
+
+# Example names for help lines and suggestions; the first one free is offered.
+EXAMPLE_NAMES = ("Thunder Hooves", "Silver Blaze", "Lucky Star", "Dust Devil", "Night Owl")
+MAX_SUGGESTIONS = 3
+
+
+def free_name(horses: Sequence[Horse], owner: str, avoid: Sequence[str] = ()) -> str:
+    """An example name that no other player's horse has (OR-2) and that is not in ``avoid``."""
+    others = [h for h in horses if h.owner != owner]
+    avoided = {name_key(a) for a in avoid}
+    candidates = [*EXAMPLE_NAMES, *(f"Horse {n}" for n in range(2, len(horses) + len(avoid) + 3))]
+    return next(
+        name for name in candidates
+        if find_horse(others, name) is None and name_key(name) not in avoided
+    )
+
+
+def free_cards(ledger: Ledger, horses: Sequence[Horse], owner: str) -> list[Card]:
+    """The cards ``owner`` holds that no other player's horse runs as (OR-2), catalogue order."""
+    taken = {h.card for h in horses if h.owner != owner}
+    return [card for card in CATALOGUE if card.code not in taken and owns(ledger, owner, card)]
+
+
+def entry_suggestions(
+    ledger: Ledger, horses: Sequence[Horse], owner: str, name: str | None = None,
+    card: Card | None = None,
+) -> list[str]:
+    """Entries ``owner`` could send instead of a refused ``horse NAME card CARD``.
+
+    Each suggestion is valid now: the refused name is kept only if no other horse has it,
+    the refused card only if the owner holds it and no other horse runs as it, so a
+    suggestion is never the very entry just refused. Cards come from the owner's inventory.
+    """
+    others = [h for h in horses if h.owner != owner]
+    if name is not None and find_horse(others, name) is None:
+        keep_name = name
+    else:
+        keep_name = free_name(horses, owner, [name] if name else [])
+    cards = free_cards(ledger, horses, owner)
+    if not cards:
+        return [
+            "stand — leave the table: you hold no card that another horse does not already "
+            "run as, so you cannot enter a horse (OR-2)"
+        ]
+    if card is not None and card in cards:
+        cards = [card]
+    return [
+        f"horse {keep_name} card {c.name} — enter {keep_name} running as the {c.name}, "
+        "a card you own that no other horse runs as (OR-2)"
+        for c in cards[:MAX_SUGGESTIONS]
+    ]
 
 
 @dataclass(frozen=True)

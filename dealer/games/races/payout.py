@@ -45,8 +45,8 @@ def payout(
 
     Each winning horse is allocated floor(P / W); a bettor with B chips on it out of T gets
     floor(allocation x B / T). To void: P - W x floor(P / W), the allocation of an NPC horse
-    or of a horse nobody bet on, the winnings of a seated player who stood up before the
-    race ended (``left``), and each horse's rounding remainder.
+    or of a horse nobody bet on, the winnings of any player who sat at the table and stood
+    up at any time before the race ended (``left``), and each horse's rounding remainder.
     """
     allocation = prize // len(winners)
     payments = [

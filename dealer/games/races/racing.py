@@ -49,8 +49,10 @@ def _check_may_act(state: RacesState, actor: str | None, kind: Kind) -> None:
     """OR-7/OR-8: who may act, and which action is owed."""
     if state.phase != "racing":
         raise Rejected("the race has not begun yet: it starts when betting closes", "OR-7")
-    if actor is not None and (actor not in state.seated or state.horse_of(actor) is None):
-        raise Rejected("only a seated player with a horse in the race may race or lap", "OR-7")
+    # OR-7: any player with a horse in the race acts, seated or not: a horse whose owner
+    # stood up keeps racing, and its owner may still move the race on.
+    if actor is not None and state.horse_of(actor) is None:
+        raise Rejected("only a player with a horse in the race may race or lap", "OR-7")
     if kind == "race" and state.lap_owed:
         raise Rejected("a Lap is owed: no Race Action until someone does it", "OR-8", ["lap"])
     if kind == "lap" and not state.lap_owed:
@@ -80,8 +82,13 @@ def _apply(ctx: Context, state: RacesState, action: Action, actor: str | None) -
     if action.winners:
         ending.finish_race(ctx, state, [state.horses[i] for i in action.winners])
     elif action.lap_at is not None:
-        announce(ctx, "lap_owed", "a Lap is owed", k=action.lap_at, riders=list(state.seated),
+        announce(ctx, "lap_owed", "a Lap is owed", k=action.lap_at, riders=riders(state),
                  idle_at=ctx.deadlines.get(IDLE))
+
+
+def riders(state: RacesState) -> list[str]:
+    """OR-7: the players who may race or lap: every owner of a horse in the field."""
+    return [h.owner for h in state.horses if h.owner]
 
 
 def _schedule_idle(ctx: Context, state: RacesState) -> None:

@@ -8,7 +8,7 @@ from dealer.cards import BY_CODE
 from dealer.games.base import Context, Rejected
 from dealer.games.races import betting, ending
 from dealer.games.races.commands import EnterHorse
-from dealer.games.races.field import check_entry, draw_npcs, owns
+from dealer.games.races.field import check_entry, draw_npcs, entry_suggestions, owns
 from dealer.games.races.posts import announce, confirm, duration_text, field_view
 from dealer.games.races.state import Horse, PhaseMark, RacesState
 from dealer.games.races.track import race_length
@@ -46,7 +46,11 @@ def sit(ctx: Context, state: RacesState, actor: str) -> RacesState:
     _seat(ctx, state, actor, ctx.now)
     closes_at = seating_closes_at(ctx, state)
     ctx.record("seated", player=actor)
-    confirm(ctx, actor, "reply_sat", "you are seated", closes_at=closes_at)
+    # The example is an entry this player could send now (its own card, a free name).
+    offered = entry_suggestions(ctx.ledger, state.horses, actor)[0].split(" — ")[0]
+    confirm(ctx, actor, "reply_sat", "you are seated", closes_at=closes_at,
+            stood_before=actor in state.left,
+            example=offered if offered.startswith("horse ") else None)
     announce(ctx, "seated", "a player sat down", who=actor, seated=list(state.seated), closes_at=closes_at)
     return state
 
@@ -72,8 +76,9 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
     """OR-1: leave the table; what it means depends on the phase (docs/RACES.md).
 
     While seating is open the player's entry is withdrawn with it (the field is not set
-    yet); once seating closed, its horse keeps racing but its winnings will go to void
-    (OR-9). When the last seated player stands, the table ends (OR-10).
+    yet); once seating closed, its horse keeps racing (OR-7: its owner may still race
+    and lap). In every phase the player's winnings at this table go to void (OR-9).
+    When the last seated player stands, the table ends (OR-10).
     """
     if actor not in state.seated:
         raise Rejected("you are not seated at this table", "OR-1")
@@ -83,8 +88,7 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
     if withdrawn:
         state.ready = [p for p in state.ready if p != actor]
         state.horses = [h for h in state.horses if h.owner != actor]
-    else:
-        state.left.append(actor)
+    _stood_up(state, actor)
     ctx.record("stood", player=actor, withdrawn=withdrawn)
     horse_name = horse.name if horse else None
     confirm(ctx, actor, "reply_stood", "you stood up", phase=state.phase, horse=horse_name,
@@ -102,6 +106,17 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
     return state
 
 
+def _stood_up(state: RacesState, name: str) -> None:
+    """OR-9: ``name`` sat and stood up before the race ended, so its winnings go to void.
+
+    Interpretation (docs/RACES.md): this holds for a stand in any phase, seating included,
+    for a player the dealer stood up at the close of seating (OR-3: no horse), and still
+    after the player sits again while seating is open: it did sit and stand up.
+    """
+    if name not in state.left:
+        state.left.append(name)
+
+
 def enter_horse(ctx: Context, state: RacesState, actor: str, command: EnterHorse) -> RacesState:
     """OR-2: enter (or re-enter, replacing the earlier entry) the actor's horse."""
     if state.phase != "seating":
@@ -109,12 +124,19 @@ def enter_horse(ctx: Context, state: RacesState, actor: str, command: EnterHorse
     if actor not in state.seated:
         raise Rejected("only a seated player enters a horse: sit first", "OR-2", ["sit"])
     card = BY_CODE[command.card]
-    check_entry(state.horses, actor, command.name, card)
-    if not owns(ctx.ledger, actor, card):
-        raise Rejected(
-            f"you do not own the {card.name}: a horse runs as a card from your own inventory",
-            "OR-2",
-        )
+    try:
+        check_entry(state.horses, actor, command.name, card)
+        if not owns(ctx.ledger, actor, card):
+            raise Rejected(
+                f"you do not own the {card.name}: a horse runs as a card from your own "
+                "inventory",
+                "OR-2",
+            )
+    except Rejected as refused:
+        # What to send instead is worked out from the actor's own cards and the names
+        # still free, so it never offers the very entry just refused.
+        refused.allowed = entry_suggestions(ctx.ledger, state.horses, actor, command.name, card)
+        raise
     # Interpretation (docs/RACES.md): entering again before seating closes replaces the
     # earlier horse, in its place in the field; a 'ready' already said stays.
     earlier = state.horse_of(actor)
@@ -141,7 +163,7 @@ def ready(ctx: Context, state: RacesState, actor: str) -> RacesState:
         raise Rejected("you are not seated at this table", "OR-3", ["sit"])
     if state.horse_of(actor) is None:
         raise Rejected("enter your horse before saying ready", "OR-3",
-                       ["horse Thunder Hooves card king of spades"])
+                       entry_suggestions(ctx.ledger, state.horses, actor))
     if actor in state.ready:
         raise Rejected("you already said ready", "OR-3")
     state.ready.append(actor)
@@ -179,6 +201,8 @@ def close(ctx: Context, state: RacesState) -> RacesState:
         ctx.cancel_deadline(SEATING)
     unhorsed = [p for p in state.seated if state.horse_of(p) is None]
     state.seated = [p for p in state.seated if p not in unhorsed]
+    for name in unhorsed:
+        _stood_up(state, name)
     if not state.horses:
         return ending.no_race(ctx, state, unhorsed)
     npcs, draws = draw_npcs(ctx.rng, state.horses, state.settings.min_horses)

@@ -104,7 +104,8 @@ class RacesState(GameState):
     horses: list[Horse] = Field(default_factory=list)
     interested: list[str] = Field(default_factory=list)
     passed: list[str] = Field(default_factory=list)
-    # Seated players who stood up after seating closed: their winnings go to void (OR-9).
+    # Players who sat and stood up before the race ended (by `stand` in any phase, or
+    # stood up at the close of seating for having no horse): their winnings go to void (OR-9).
     left: list[str] = Field(default_factory=list)
     bets: list[Bet] = Field(default_factory=list)
     pool: int = 0  # every chip bet, before the house's share

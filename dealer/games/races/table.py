@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
+from dealer.cards import BY_CODE
 from dealer.clock import as_utc, format_utc
 from dealer.games import register
 from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
@@ -27,6 +28,7 @@ from dealer.games.races.commands import (
     Stand,
     parse,
 )
+from dealer.games.races.field import free_name
 from dealer.games.races.posts import announce, bets_view
 from dealer.games.races.state import PhaseMark, RacesSettings, RacesState
 
@@ -181,8 +183,7 @@ def _help(state: RacesState, actor: str) -> list[str]:
         if not seated:
             lines.append("sit — take a seat at the table, then enter a horse (OR-1)")
         else:
-            lines.append("horse Thunder Hooves card king of spades — enter (or change) your "
-                         "horse: a name of 1 to 18 characters and a card you own (OR-2)")
+            lines.append(_entry_help(state, actor))
             if state.horse_of(actor) is not None and actor not in state.ready:
                 lines.append("ready — your horse is set; seating closes once everyone is ready (OR-3)")
             lines.append("stand — leave the table; your entry is withdrawn (OR-1)")
@@ -197,13 +198,34 @@ def _help(state: RacesState, actor: str) -> list[str]:
             lines.append("interested — betting will wait for your bet or pass (OR-5)")
         if seated:
             lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
-    elif state.phase == "racing" and seated:
+    elif state.phase == "racing" and state.horse_of(actor) is not None:
+        # OR-7: every player with a horse in the race acts, seated or not.
         if state.lap_owed:
             lines.append("lap — draw a card; every horse sharing its suit, rank or colour "
                          "moves back 1 (OR-8)")
         else:
             lines.append("race — draw a card; every horse sharing its suit, rank or colour "
                          "moves 1 forward, or all do if none shares (OR-7)")
-        lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
+        if seated:
+            lines.append("stand — leave the table; your horse races on, your winnings go to "
+                         "void (OR-9)")
     return lines
+
+
+def _entry_help(state: RacesState, actor: str) -> str:
+    """The ``horse`` line of help: a name still free, the card left to the player.
+
+    ``help`` does not see the player's inventory, so CARD stays a placeholder rather than
+    a card the player may not hold (a refused entry's reply lists the player's own free
+    cards); the name is one no other horse has, so help never offers a taken name.
+    """
+    others = [h for h in state.horses if h.owner != actor]
+    taken = "; already taken: " + ", ".join(
+        f"{h.name} ({BY_CODE[h.card].short})" for h in others
+    ) if others else ""
+    return (
+        f"horse {free_name(state.horses, actor)} card CARD — enter (or change) your horse: a "
+        "name of 1 to 18 characters that no other horse has, and CARD, a card from your "
+        f"inventory that no other horse runs as, written like 7H or queen of hearts (OR-2){taken}"
+    )
 

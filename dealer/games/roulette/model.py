@@ -194,6 +194,8 @@ class RouletteState(GameState):
     starting_stacks: dict[str, int]
     points: dict[str, int]
     black_losses: dict[str, int]  # SR-9: chips lost through black, capped at 100
+    # SR-10, I-20: chips paid through black for rounds without a valid bet (not capped)
+    idle_black: dict[str, int] = Field(default_factory=dict)
     chips_stolen: dict[str, int]  # SR-11 tiebreak: chips received through black
     colours_used: dict[str, dict[str, int]]  # SR-4: locked-in winning colours
     active: dict[str, Roulette | None] = Field(default_factory=dict)  # by preparer

@@ -40,6 +40,7 @@ def standings(ctx: Context, state: RouletteState) -> list[dict[str, Any]]:
             "chips": ctx.ledger.balance(player(name), CHIPS),
             "start_chips": state.starting_stacks[name],
             "black_losses": state.black_losses[name],
+            "idle_black": state.idle_black.get(name, 0),
             "chips_stolen": state.chips_stolen[name],
         }
         for name in state.players
@@ -231,6 +232,7 @@ def transfer_card(transfer: BlackTransfer | None) -> dict[str, Any] | None:
         "owed": transfer.owed,
         "paid": transfer.paid,
         "limited_by": transfer.limited_by,
+        "counted": transfer.counted,
         "gross": [{"player": p, "owed": n} for p, n in transfer.gross.items()],
     }
 
@@ -277,6 +279,7 @@ def round_record(
         "fees": dict(fees),
         "points": dict(state.points),
         "black_losses": dict(state.black_losses),
+        "idle_black": {p: state.idle_black.get(p, 0) for p in state.players},
         "chips_stolen": dict(state.chips_stolen),
     }
 

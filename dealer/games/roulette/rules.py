@@ -97,6 +97,7 @@ class StationaryRoulette(Rules):
             starting_stacks=stacks,
             points={p: 0 for p in players},
             black_losses={p: 0 for p in players},
+            idle_black={p: 0 for p in players},
             chips_stolen={p: 0 for p in players},
             colours_used={p: {c: 0 for c in COLOURS} for p in players},
         )
@@ -475,6 +476,7 @@ class StationaryRoulette(Rules):
                 "phase": phase_name(state.phase) if state.status == "running" else state.status,
                 "tournament_points": {p: _half(v) for p, v in state.tournament_points.items()},
                 "black_losses": dict(state.black_losses),
+                "idle_black": {p: state.idle_black.get(p, 0) for p in state.players},
                 "chips_stolen": dict(state.chips_stolen),
                 "forfeited": state.forfeited,
                 "draw": state.status == "finished" and state.winner is None,

@@ -86,47 +86,68 @@ class BlackTransfer:
     paid: int
     limited_by: str | None = None
     gross: dict[str, int] = field(default_factory=dict)  # both black: what each owed
+    counted: bool = True  # False: paid for a round without a bet, not towards the cap (SR-10)
 
 
 def settle_black(
     ledger: Ledger, state: RouletteState, scores: list[RouletteScore], memo: str
 ) -> BlackTransfer | None:
-    """SR-9: move the chips owed through black, net when both roulettes are black."""
+    """SR-9: move the chips owed through black, net when both roulettes are black.
+
+    SR-10 (interpretation I-20, docs/ROULETTE.md): what a bettor pays for a round in which
+    it placed no valid bet does not count towards the cap. With both roulettes black the
+    payer is the one owing more; a bettor with no bet owes 40, the most anyone can owe,
+    so it is the payer whenever the other one did bet (with both missing, both owe 40 and
+    nothing moves). The whole net difference it pays is then paid for a round without a
+    bet of its own, so none of it counts towards its cap; it is still limited by the chips
+    on hand. A payer that did bet has every chip it pays counted, whatever the other did.
+    """
     blacks = [s for s in scores if s.roulette.colour == BLACK]
     if not blacks:
         return None
     if len(blacks) == 1:
         only = blacks[0]
         bettor, preparer = only.roulette.bettor, only.roulette.preparer
-        return pay_black(ledger, state, bettor, preparer, only.owed, memo)
+        return pay_black(ledger, state, bettor, preparer, only.owed, memo,
+                         counts=not only.missing_bet)
     # SR-9: both black, only the net difference moves, from the one owing more
     # (I-7: equal amounts move nothing).
     gross = {s.roulette.bettor: s.owed for s in blacks}
+    missing = {s.roulette.bettor: s.missing_bet for s in blacks}
     first, second = state.players
     payer, payee = (first, second) if gross[first] >= gross[second] else (second, first)
-    transfer = pay_black(ledger, state, payer, payee, gross[payer] - gross[payee], memo)
+    transfer = pay_black(ledger, state, payer, payee, gross[payer] - gross[payee], memo,
+                         counts=not missing[payer])
     transfer.gross = gross
     return transfer
 
 
 def pay_black(
-    ledger: Ledger, state: RouletteState, payer: str, payee: str, owed: int, memo: str
+    ledger: Ledger, state: RouletteState, payer: str, payee: str, owed: int, memo: str,
+    counts: bool = True,
 ) -> BlackTransfer:
     """Move ``owed`` chips through black, limited by chips on hand and the cap (SR-9).
 
     Interpretations I-5 and I-6 (docs/ROULETTE.md): the cap and the tiebreak tally count
-    the chips that actually moved, so in a both-black round the net amount.
+    the chips that actually moved, so in a both-black round the net amount. With
+    ``counts`` False the payment is an inactivity payment (SR-10, I-20): only the chips on
+    hand limit it, it is tallied apart and never brings the payer nearer the cap; the
+    payee still received it through black (SR-11's tiebreak).
     """
     on_hand = ledger.balance(player(payer), CHIPS)
-    room = BLACK_LOSS_CAP - state.black_losses[payer]
+    room = BLACK_LOSS_CAP - state.black_losses[payer] if counts else owed
     paid = max(0, min(owed, on_hand, room))
     limited_by = None
     if paid < owed:
         limited_by = CAP if room <= on_hand else ON_HAND
-    ledger.move(player(payer), player(payee), CHIPS, paid, f"{memo}: black (SR-9)")
-    state.black_losses[payer] += paid
+    why = "black (SR-9)" if counts else "black, no bet placed (SR-9, SR-10)"
+    ledger.move(player(payer), player(payee), CHIPS, paid, f"{memo}: {why}")
+    if counts:
+        state.black_losses[payer] += paid
+    else:
+        state.idle_black[payer] = state.idle_black.get(payer, 0) + paid
     state.chips_stolen[payee] += paid
-    return BlackTransfer(payer, payee, owed, paid, limited_by)
+    return BlackTransfer(payer, payee, owed, paid, limited_by, counted=counts)
 
 
 def black_fees(

@@ -93,7 +93,8 @@ def test_every_example_and_help_line_parses():
     for shell, who in [(two_horse_table(), "alice"), (two_horse_table(), "carol"),
                        (betting_table(), "bob"), (racing_table(), "bob")]:
         for line in RULES.help(shell.state, who):
-            RULES.parse(line.split(" — ")[0])
+            # help cannot see the inventory, so the horse line leaves CARD to the player
+            RULES.parse(line.split(" — ")[0].replace(" card CARD", " card 7H"))
 
 
 @pytest.mark.parametrize("name", ["\u2800", "\u3164 \u3164", "\u200b"])
@@ -190,6 +191,53 @@ def test_entering_again_replaces_the_horse():
     shell.accept("carol", "horse Thunder Hooves card red joker", T0 + minutes(7))
 
 
+def test_a_refused_entry_is_never_offered_again_and_help_offers_a_free_name():
+    # carol owns K♠ and the Red Joker; alice's Thunder Hooves runs as K♠.
+    shell = two_horse_table()
+    shell.accept("carol", "sit", T0 + minutes(7))
+    refused_line = "horse Thunder Hooves card king of spades"
+    rejected = shell.refuse("carol", refused_line, T0 + minutes(8))
+    offered = [line.split(" — ")[0] for line in rejected.allowed]
+    # The name is taken and so is the card: a free name with carol's only free card.
+    assert offered == ["horse Silver Blaze card Red Joker"]
+    help_lines = RULES.help(shell.state, "carol")
+    assert not any(line.startswith(refused_line) for line in help_lines)
+    entry = next(line for line in help_lines if line.startswith("horse "))
+    assert entry.startswith("horse Silver Blaze card CARD — ")
+    assert "already taken: Thunder Hooves (K♠), Lightning (2♥)" in entry
+    # What was offered is accepted as it stands.
+    shell.accept("carol", offered[0], T0 + minutes(9))
+
+
+def test_a_refused_card_keeps_the_free_name_and_offers_the_players_own_cards():
+    shell = RaceShell.create(cards={"alice": ["7H", "holo 9C", "QD"]})
+    shell.accept("alice", "sit", T0)
+    rejected = shell.refuse("alice", "horse Sprinter card 8h", T0 + minutes(1))
+    assert [line.split(" — ")[0] for line in rejected.allowed] == [
+        "horse Sprinter card 7 of Hearts", "horse Sprinter card Queen of Diamonds",
+        "horse Sprinter card 9 of Clubs"]
+    # A player with no card free to run is told so, and offered to stand.
+    shell = RaceShell.create(cards={"alice": ["KS"]})
+    shell.accept("alice", "sit", T0)
+    shell.accept("bob", "sit", T0 + minutes(1))
+    shell.accept("alice", "horse Thunder card KS", T0 + minutes(2))
+    rejected = shell.refuse("bob", "horse Echo card KS", T0 + minutes(3))
+    assert len(rejected.allowed) == 1 and rejected.allowed[0].startswith("stand — ")
+    assert "you hold no card" in rejected.allowed[0]
+    ready = shell.refuse("bob", "ready", T0 + minutes(4))
+    assert ready.allowed == rejected.allowed
+    assert "you hold no card that another horse does not already run as" in (
+        shell.replies("bob", "reply_sat")[0].body)
+
+
+def test_the_sit_reply_offers_an_entry_the_player_could_send():
+    # carol sits after alice's Thunder Hooves (K♠) is in: her example is a free name and
+    # the first card she holds that no other horse runs as (the Red Joker, not her K♠).
+    shell = two_horse_table()
+    shell.accept("carol", "sit", T0 + minutes(7))
+    assert "e.g. `horse Silver Blaze card Red Joker`" in shell.replies("carol", "reply_sat")[0].body
+
+
 def test_ready_needs_a_horse():
     shell = RaceShell.create()
     shell.accept("alice", "sit", T0)
@@ -235,7 +283,10 @@ def test_a_player_without_a_horse_when_the_window_ends_is_stood_up():
     assert shell.state.phase == "betting" and shell.state.seated == ["alice"]
     assert len(shell.state.horses) == 4  # 1 entered + 3 NPCs
     assert "Stood up for having no horse: bob" in shell.posts("seating_closed")[0].body
-    assert RULES.summary(shell.state).players == ["alice"]
+    # OR-9: bob sat and was stood up, so he stays one of the table's players (his bets
+    # are routed here) and any winnings of his go to void.
+    assert shell.state.left == ["bob"]
+    assert RULES.summary(shell.state).players == ["alice", "bob"]
 
 
 def test_no_horse_at_all_closes_the_table_without_a_race():
@@ -476,18 +527,19 @@ def test_two_winners_and_an_npc_winner_at_once():
 
 
 def test_a_winner_who_stood_up_gets_nothing_but_its_horse_races_on():
-    # alice stands during the race: Thunder Hooves keeps racing and wins; alice's
-    # floor(99 x 30 / 50) = 59 go to void, carol gets floor(99 x 20 / 50) = 39; bob is
-    # the only seated player left and does the actions. void = 59 + 1 (rounding) = 60.
+    # alice stands during the race: Thunder Hooves keeps racing and wins. OR-7: alice, whose
+    # horse is still in the race, may race although she stood up; she and bob take turns.
     shell = racing_table()
     shell.accept("alice", "stand", T0 + minutes(15))
-    assert shell.state.left == ["alice"]
-    assert shell.refuse("alice", "race", T0 + minutes(16)).rule == "OR-7"
+    assert shell.state.left == ["alice"] and shell.state.seated == ["bob"]
     shell.script(*["KS"] * 9)
     at = T0 + minutes(20)
+    racer = "alice"
     while shell.state.phase == "racing":
         at += minutes(1)
-        shell.accept("bob", "race", at)
+        shell.accept(racer, "race", at)
+        racer = "bob" if racer == "alice" else "alice"
+    assert "by alice" in shell.posts("race_action")[0].body
     assert shell.state.winners == ["Thunder Hooves", "5 of Clubs"]  # K♠ black moves 5♣ too
     # W = 2: allocation floor(99 / 2) = 49, 1 to void. Thunder: alice floor(49 x 30 / 50) =
     # 29 to void (stood up), carol floor(49 x 20 / 50) = 19, rounding 1. NPC: 49 to void.
@@ -497,10 +549,131 @@ def test_a_winner_who_stood_up_gets_nothing_but_its_horse_races_on():
     assert RULES.summary(shell.state).winner == "alice"  # the winning horse's owner
 
 
-def test_only_seated_players_with_a_horse_may_race():
+def test_only_players_with_a_horse_may_race():
     shell = racing_table()
-    assert shell.refuse("carol", "race", T0 + minutes(20)).rule == "OR-7"
+    rejected = shell.refuse("carol", "race", T0 + minutes(20))
+    assert rejected.rule == "OR-7" and "only a player with a horse in the race" in rejected.what
     assert shell.refuse("alice", "sit", T0 + minutes(20)).rule == "OR-3"
+
+
+def test_an_owner_who_stood_up_may_still_race_and_lap():
+    # OR-7: alice stood up during betting; her horse Thunder Hooves races on and she may
+    # race and lap. Field K♠ 2♥ 5♣ 6♥: race K♥ -> (1,1,0,1); race K♣ -> (2,1,1,1), every
+    # horse beyond 0: a Lap is owed (OR-8); lap 3♦ -> 2♥ and 6♥ back: (2,0,1,0).
+    shell = betting_table()
+    shell.accept("alice", "stand", T0 + minutes(8))
+    shell.accept("bob", "bet 10 on Lightning", T0 + minutes(9))  # bob was the last waited for
+    assert shell.state.phase == "racing" and shell.state.seated == ["bob"]
+    assert "Players with a horse in the race (alice, bob, seated or not)" in (
+        shell.posts("betting_closed")[0].body)
+    assert [line.split(" — ")[0] for line in RULES.help(shell.state, "alice")] == ["race"]
+    shell.script("KH", "KC", "3D")
+    shell.accept("alice", "race", T0 + minutes(10))
+    shell.accept("alice", "race", T0 + minutes(11))
+    assert shell.state.lap_owed
+    assert "until a player with a horse in the race (alice, bob) says `lap`" in (
+        shell.posts("lap_owed")[0].body)
+    assert [line.split(" — ")[0] for line in RULES.help(shell.state, "alice")] == ["lap"]
+    shell.accept("alice", "lap", T0 + minutes(12))
+    assert tuple(h.position for h in shell.state.horses) == (2, 0, 1, 0)
+    assert "stays in the race and you may still `race` and `lap` (OR-7)" in (
+        shell.replies("alice", "reply_stood")[0].body)
+
+
+def _race_thunder_home(shell: RaceShell, start: int = 20) -> None:
+    """Run the race of ``test_a_full_race_with_laps_and_its_payout``: Thunder Hooves (K♠)
+    wins alone, over the field K♠ 2♥ 5♣ 6♥ of length 8."""
+    shell.script("KH", "KC", "3D", "KH", "KC", "KH", "3D", "KH", "KC", "KH", "3D", "KS")
+    at = T0 + minutes(start)
+    while shell.state.phase == "racing":
+        at += minutes(1)
+        shell.accept("alice", "lap" if shell.state.lap_owed else "race", at)
+    assert shell.state.winners == ["Thunder Hooves"]
+
+
+def test_a_player_who_stood_up_during_seating_wins_nothing():
+    # OR-9: carol sits and stands while seating is open, then bets as an outsider.
+    # Bets: carol 20 and bob 30 on Thunder Hooves, alice 50 on Lightning: pool 100, house
+    # floor(10 %) = 10, P = 90. Thunder Hooves wins alone: allocation 90, T = 50:
+    # carol floor(90 x 20 / 50) = 36 -> void (she stood up); bob floor(90 x 30 / 50) = 54.
+    # Chips: carol 100 - 20 = 80, bob 100 - 30 + 54 = 124, alice 50, void 36, house 10.
+    shell = two_horse_table()
+    shell.accept("carol", "sit", T0 + minutes(5.5))
+    shell.accept("carol", "stand", T0 + minutes(5.6))
+    assert shell.state.left == ["carol"]
+    assert "any winnings of yours at this table now go to void" in (
+        shell.replies("carol", "reply_stood")[0].body)
+    assert "Any winnings carol would have at this table go to void" in shell.posts("stood")[0].body
+    shell.script("5C", "6H")
+    shell.accept("bob", "ready", T0 + minutes(6))
+    shell.accept("carol", "bet 20 on Thunder Hooves", T0 + minutes(10))
+    shell.accept("bob", "bet 30 on Thunder Hooves", T0 + minutes(11))
+    shell.accept("alice", "bet 50 on Lightning", T0 + minutes(12))
+    assert shell.state.phase == "racing" and shell.chips("house") == 10
+    _race_thunder_home(shell)
+    assert (shell.chips("carol"), shell.chips("bob"), shell.chips("alice")) == (80, 124, 50)
+    assert (shell.chips("void"), shell.chips("pool")) == (36, 0)
+    result = shell.posts("result")[0].body
+    assert "carol bet 20 on Thunder Hooves: receives 0 chips (36 chips of winnings to void" in result
+    assert "the winnings of carol on Thunder Hooves, who stood up before the race ended" in result
+
+
+def test_sitting_again_after_standing_up_in_seating_still_wins_nothing():
+    # OR-9: bob stands during seating (Lightning is withdrawn), sits again and re-enters it:
+    # he did sit and stand up before the race ended. Same bets and race as above, with
+    # carol 20 and bob 30 on Thunder Hooves and alice 50 on Lightning: bob's 54 -> void,
+    # carol floor(90 x 20 / 50) = 36. Chips: carol 116, bob 70, alice 50, void 54.
+    shell = RaceShell.create(
+        chips={"alice": 100, "bob": 100, "carol": 100},
+        cards={"alice": ["KS"], "bob": ["2H"]},
+    )
+    shell.accept("alice", "sit", T0 + minutes(1))
+    shell.accept("bob", "sit", T0 + minutes(2))
+    shell.accept("alice", "horse Thunder Hooves card king of spades", T0 + minutes(3))
+    shell.accept("bob", "horse Lightning card 2h", T0 + minutes(4))
+    shell.accept("bob", "stand", T0 + minutes(4.5))
+    shell.accept("bob", "sit", T0 + minutes(4.6))
+    assert "You stood up from this table earlier" in shell.replies("bob", "reply_sat")[-1].body
+    shell.accept("bob", "horse Lightning card 2h", T0 + minutes(4.7))
+    shell.accept("alice", "ready", T0 + minutes(5))
+    shell.script("5C", "6H")
+    shell.accept("bob", "ready", T0 + minutes(6))
+    assert [h.name for h in shell.state.horses][:2] == ["Thunder Hooves", "Lightning"]
+    assert shell.state.left == ["bob"] and shell.state.seated == ["alice", "bob"]
+    shell.accept("carol", "bet 20 on Thunder Hooves", T0 + minutes(10))
+    shell.accept("bob", "bet 30 on Thunder Hooves", T0 + minutes(11))
+    shell.accept("alice", "bet 50 on Lightning", T0 + minutes(12))
+    _race_thunder_home(shell)
+    assert (shell.chips("carol"), shell.chips("bob"), shell.chips("alice")) == (116, 70, 50)
+    assert shell.chips("void") == 54
+
+
+def test_a_player_stood_up_for_having_no_horse_wins_nothing():
+    # OR-3 stands bob up at the close of seating; OR-9: he sat and stood up before the race
+    # ended. Field: alice's K♠ and NPCs 5♥, 6♥, 7♦ (length 8). bob 30 and carol 20 on
+    # Thunder: pool 50, house 5, P 45; Thunder wins alone: bob floor(45 x 30 / 50) = 27 ->
+    # void, carol floor(45 x 20 / 50) = 18. Chips: bob 70, carol 98, void 27.
+    shell = RaceShell.create(chips={"bob": 100, "carol": 100}, cards={"alice": ["KS"]})
+    shell.accept("alice", "sit", T0)
+    shell.accept("bob", "sit", T0 + minutes(5))
+    shell.accept("alice", "horse Thunder Hooves card KS", T0 + minutes(10))
+    shell.script("5H", "6H", "7D")
+    shell.fire_due(T0 + HOUR)
+    assert shell.state.left == ["bob"]
+    assert "Any winnings they would have at this table go to void (OR-9)" in (
+        shell.posts("seating_closed")[0].body)
+    shell.accept("bob", "bet 30 on Thunder Hooves", T0 + minutes(61))
+    shell.accept("carol", "bet 20 on Thunder Hooves", T0 + minutes(62))
+    shell.accept("alice", "pass", T0 + minutes(63))
+    assert shell.state.phase == "racing" and shell.chips("house") == 5
+    # K♠ moves only Thunder (the NPCs are red, none a spade or a king): 9 draws -> 9 > 8.
+    shell.script(*["KS"] * 9)
+    at = T0 + minutes(70)
+    while shell.state.phase == "racing":
+        at += minutes(1)
+        shell.accept("alice", "race", at)
+    assert shell.state.winners == ["Thunder Hooves"]
+    assert (shell.chips("bob"), shell.chips("carol"), shell.chips("void")) == (70, 98, 27)
 
 
 def test_a_race_action_before_the_race_is_refused():
@@ -665,6 +838,10 @@ def _check_invariants(shell: RaceShell) -> None:
         assert all(h.position <= state.length for h in state.horses)
     if state.phase == "finished":
         assert shell.chips("pool") == 0 and shell.deadlines == {}
+    # Who ever sat, and who of them has been seen not seated (stood up, in any phase).
+    sat, stood = shell.__dict__.setdefault("sat", set()), shell.__dict__.setdefault("stood", set())
+    stood |= sat - set(state.seated)
+    sat |= set(state.seated)
 
 
 class Clock:
@@ -738,6 +915,11 @@ def test_any_table_conserves_chips_and_ends(seats, seating, betting, racing, wal
             _check_invariants(shell)
     state = shell.state
     assert state.phase == "finished" or (state.phase == "seating" and not state.seated)
+    if state.outcome == "raced":
+        # OR-9: a player who sat and stood up before the race ended got nothing back.
+        for name in shell.stood:
+            staked = sum(b.amount for b in state.bets if b.bettor == name)
+            assert shell.chips(name) == wallets[EVERYONE.index(name)] - staked, name
     event(f"outcome: {state.outcome}, {'with' if state.bets else 'no'} bets")
     n = len(state.horses)
     assert state.actions <= 2 * n * state.length + 1 + state.length

@@ -453,6 +453,120 @@ def test_a_missing_bet_counts_as_zero_everywhere():
     assert sh.posts("round_result")[0].body.count("placed no bet: 0 on every colour (SR-10)") == 2
 
 
+def test_a_player_who_never_bets_on_three_black_roulettes_is_not_forfeited():
+    # SR-10: alice prepares black for rounds 1 to 3; bob never bets. bob has 200 chips.
+    # Each round, alice's black roulette: bob's missing bet is 0 everywhere -> he owes 40,
+    #   alice +20 (b[black] = 0, I-17). bob's gold roulette (gold 25 silver 15): alice bets
+    #   gold 40 -> alice 40 + 20 = 60, bob 25. Per round: alice 80, bob 25.
+    # chips per round: bob pays alice 40, not counted towards the cap (no bet, SR-10);
+    #   alice pays the house 10. After round 3: bob 200 - 120 = 80, alice 100 + 120 - 30 =
+    #   190, house 30; bob's black losses 0 (the old reading: 40 + 40 + 20 = 100, forfeit).
+    # End (SR-11): alice 240, bob 75, lead 165 -> floor(165 / 10) = 16: alice 206, bob 64.
+    sh = Shell.create(chips={"alice": 100, "bob": 200}, rounds=3)
+    sh.play_phase(alice=BLACK_PREP, bob=GOLD_PREP)
+    sh.play_phase(alice=["bet gold 40", BLACK_PREP], bob=GOLD_PREP)
+    sh.play_phase(alice=["bet gold 40", BLACK_PREP], bob=GOLD_PREP)
+    sh.play_phase(alice="bet gold 40")
+    assert sh.state.status == "finished" and sh.state.forfeited is None
+    assert sh.state.black_losses == {"alice": 0, "bob": 0}
+    assert sh.state.idle_black == {"alice": 0, "bob": 120}
+    assert sh.state.chips_stolen == {"alice": 120, "bob": 0}
+    assert sh.state.points == {"alice": 240, "bob": 75}
+    assert chips_after_round(sh) == {"alice": 190, "bob": 80} and sh.house() == 30
+    assert sh.chips("alice") == 206 and sh.chips("bob") == 64
+    assert RULES.summary(sh.state).detail["idle_black"] == {"alice": 0, "bob": 120}
+    assert [p.kind for p in sh.posts()][-2:] == ["round_result", "final_result"]
+    body = sh.posts("round_result")[-1].body
+    assert "bob pays alice 40 chips." in body
+    assert "bob placed no bet this round, so these chips do not count towards its 100-chip cap" in body
+    assert "lost through black 0 of 100 (and 120 more in rounds without a bet" in body
+
+
+def test_a_payment_for_a_missing_bet_ignores_the_room_left_under_the_cap():
+    # bob (200 chips) bets gold 40 on alice's black roulettes in rounds 1 and 2: 40 + 40 =
+    # 80 counted. In round 3 he places no bet: he owes 40 and pays all 40 (SR-10: only his
+    # chips on hand limit it; with a bet the cap would have let only 20 move and he would
+    # have forfeited). Losses stay 80.
+    # points: bob's gold roulette (gold 30 silver 10), alice bets silver 40 -> b[gold] = 0:
+    #   bob 30 + 20 per round; alice's black: b[black] = 0 -> alice 20 per round.
+    #   alice 60, bob 150. chips: bob 200 - 120 = 80; alice 100 + 120 - 30 = 190; house 30.
+    # End: lead 90 -> floor(90 / 10) = 9 from alice: alice 181, bob 89.
+    sh = Shell.create(chips={"alice": 100, "bob": 200}, rounds=3)
+    bob_prep = "prepare gold gold 30 silver 10"
+    sh.play_phase(alice=BLACK_PREP, bob=bob_prep)
+    sh.play_phase(alice=["bet silver 40", BLACK_PREP], bob=["bet gold 40", bob_prep])
+    sh.play_phase(alice=["bet silver 40", BLACK_PREP], bob=["bet gold 40", bob_prep])
+    sh.play_phase(alice="bet silver 40")
+    assert sh.state.forfeited is None and sh.state.winner == "bob"
+    assert sh.state.black_losses["bob"] == 80 and sh.state.idle_black["bob"] == 40
+    assert sh.state.points == {"alice": 60, "bob": 150}
+    assert chips_after_round(sh) == {"alice": 190, "bob": 80} and sh.house() == 30
+    assert sh.chips("alice") == 181 and sh.chips("bob") == 89
+    assert "limited by" not in sh.posts("round_result")[-1].body
+
+
+def test_a_payment_for_a_missing_bet_is_limited_by_the_chips_on_hand():
+    # bob has 25 chips and no bet on alice's black roulette: owes 40, pays 25 (on hand);
+    # none of it counts towards his cap. alice +20 (b[black] = 0).
+    # bob's gold roulette (gold 25 silver 15): alice bets gold 40 -> alice 60, bob 25.
+    # alice 80, bob 25; chips alice 100 + 25 - 10 = 115, bob 0, house 10.
+    # End: lead 55 -> floor(55 / 10) = 5 due, bob has none: nothing moves.
+    sh = one_round(BLACK_PREP, GOLD_PREP, "bet gold 40", None, chips={"alice": 100, "bob": 25})
+    assert sh.state.black_losses["bob"] == 0 and sh.state.idle_black["bob"] == 25
+    assert sh.state.points == {"alice": 80, "bob": 25}
+    assert sh.chips("alice") == 115 and sh.chips("bob") == 0 and sh.house() == 10
+    body = sh.posts("round_result")[0].body
+    assert "bob pays alice 25 chips of the 40 owed, limited by chips on hand." in body
+    final = sh.posts("final_result")[0].body
+    assert "floor(55 / 10) = 5 chips due, but bob has no chips on hand: nothing moves" in final
+    assert "pays alice 0" not in final
+
+
+def test_both_black_the_net_paid_by_a_player_without_a_bet_is_not_counted():
+    # I-20. alice's black roulette: bob places no bet -> owes 40; alice +20 (b[black] = 0).
+    # bob's black roulette: alice bets gold 10 black 30 -> owes 40 - 30 = 10; no bonus.
+    # Net: bob pays alice 40 - 10 = 30. bob placed no bet this round, so none of the 30
+    # counts towards his cap; alice received 30 through black (the SR-11 tiebreak tally).
+    # Fees 10 each: alice 100 + 30 - 10 = 120, bob 100 - 30 - 10 = 60, house 20.
+    # End: alice 20, bob 0 -> floor(20 / 10) = 2: alice 122, bob 58.
+    sh = one_round(BLACK_PREP, BLACK_PREP, "bet gold 10 black 30", None)
+    assert sh.state.black_losses == {"alice": 0, "bob": 0}
+    assert sh.state.idle_black == {"alice": 0, "bob": 30}
+    assert sh.state.chips_stolen == {"alice": 30, "bob": 0}
+    assert chips_after_round(sh) == {"alice": 120, "bob": 60} and sh.house() == 20
+    assert sh.chips("alice") == 122 and sh.chips("bob") == 58
+    body = sh.posts("round_result")[0].body
+    assert "bob owed 40, alice owed 10; only the net difference of 30 moves." in body
+    assert "bob pays alice 30 chips." in body and "bob placed no bet this round" in body
+
+
+def test_both_black_a_player_without_a_bet_owes_the_most_so_the_bettor_never_pays():
+    # I-20: alice bets gold 40 on bob's black roulette (owes 40, bob +20); bob places no bet
+    # on alice's (owes 40, alice +20). Equal debts: nothing moves (I-7), nobody's black
+    # tallies change. Fees 10 each: 90 and 90; points 20 - 20, nothing received: a draw.
+    sh = one_round(BLACK_PREP, BLACK_PREP, "bet gold 40", None)
+    assert sh.state.black_losses == {"alice": 0, "bob": 0}
+    assert sh.state.idle_black == {"alice": 0, "bob": 0}
+    assert sh.chips("alice") == 90 and sh.chips("bob") == 90 and sh.house() == 20
+    assert sh.state.winner is None
+    assert "Nothing moves." in sh.posts("round_result")[0].body
+
+
+def test_posts_say_plainly_when_a_payment_finds_no_chips():
+    # bob has 0 chips. alice's black roulette: bob bets gold 40 -> owes 40, alice +20.
+    # bob's black roulette: alice bets black 40 -> owes 0, alice +20 (all 40 on W = black).
+    # Net: bob owes 40 but has nothing: nothing moves. Fees: alice 10, bob has nothing.
+    # alice 90, bob 0, house 10. End: lead 40 -> 4 due, bob has none.
+    sh = one_round(BLACK_PREP, BLACK_PREP, "bet black 40", "bet gold 40",
+                   chips={"alice": 100, "bob": 0})
+    assert sh.state.points == {"alice": 40, "bob": 0}
+    assert sh.chips("alice") == 90 and sh.chips("bob") == 0 and sh.house() == 10
+    body = sh.posts("round_result")[0].body
+    assert "bob owes alice 40 chips but has no chips on hand: nothing moves." in body
+    assert "bob prepared black but has no chips left for the 10-chip house fee: nothing moves" in body
+    assert "pays the house 0" not in body and "pays alice 0" not in body
+
+
 # --- SR-4 colour limit --------------------------------------------------------------------
 
 

@@ -129,7 +129,61 @@ def test_counts_of_one_are_singular_in_every_post():
     assert "bob pays alice 1 chip." in result
     assert "alice prepared black and pays the house 1 chip (all it had left; the fee is 10)" in result
     final = sh.posts("final_result")[0].body
-    assert ("floor(35 / 10) = 3 chips, limited to the 0 chips bob has on hand: "
-            "bob pays alice 0 chips.") in final
+    assert ("floor(35 / 10) = 3 chips due, but bob has no chips on hand: "
+            "nothing moves (SR-11).") in final
     for sent in sh.sent + forfeit_game().sent:
         assert not BAD_PLURALS.search(sent.body), (sent.kind, BAD_PLURALS.search(sent.body))
+
+
+def test_a_round_start_after_a_missed_preparation_asks_a_bet_only_of_who_can_bet():
+    # bob misses his preparation: in round 1 only bob bets (on alice's roulette); alice has
+    # no roulette to bet on, so the post must not ask her for a bet (SR-10, I-8).
+    sh = Shell.create(rounds=2)
+    sh.play_phase(alice=GOLD_PREP)
+    body = sh.posts("phase_start")[-1].body
+    assert "bob missed its preparation (SR-10): alice has no roulette to bet on this round." in body
+    assert "- from bob: a bet of 40 points on alice's roulette" in body
+    assert "- from alice: no bet this round, there is no roulette to bet on." in body
+    assert "- from both players: the roulette for round 2" in body
+    assert "Each player" not in body
+    bet_requests = [line for line in body.splitlines() if "a bet of 40 points" in line]
+    assert len(bet_requests) == 1 and "alice" not in bet_requests[0].split(":")[0]
+
+
+def test_a_round_start_with_both_roulettes_asks_each_bettor_by_name():
+    sh = Shell.create(rounds=2)
+    sh.play_phase(alice=BLACK_PREP, bob=GOLD_PREP)
+    body = sh.posts("phase_start")[-1].body
+    assert "- from bob: a bet of 40 points on alice's roulette" in body
+    assert "- from alice: a bet of 40 points on bob's roulette" in body
+    assert "no roulette to bet on" not in body
+
+
+def test_a_tiebreak_win_says_there_is_no_transfer_for_the_lead():
+    # alice's black roulette: bob bets gold 30 silver 10 -> owes 40, alice +20 (b[black] = 0).
+    # bob's gold roulette (gold 30 silver 10): alice bets gold 10 silver 30 -> alice 10,
+    # bob I[gold] = 30. Points alice 30, bob 30: tied; chips received through black alice
+    # 40, bob 0 -> alice wins on the tiebreak (SR-11) with a lead of 0: nothing moves.
+    sh = Shell.create(rounds=1)
+    sh.play_phase(alice=BLACK_PREP, bob=GOLD_PREP)
+    sh.play_phase(alice="bet gold 10 silver 30", bob="bet gold 30 silver 10")
+    assert sh.state.points == {"alice": 30, "bob": 30} and sh.state.winner == "alice"
+    body = sh.posts("final_result")[0].body
+    assert "alice wins on the tiebreak (SR-11)" in body
+    assert "No chip transfer for the lead: the points are equal, so there is no lead" in body
+    assert "floor(0" not in body and "pays alice 0" not in body
+
+
+def test_a_lead_under_10_points_says_there_is_no_transfer():
+    # alice's gold roulette (gold 30 silver 10): bob bets gold 25 silver 15 -> alice 30,
+    # bob 25. bob's gold roulette (gold 30 silver 10): alice bets gold 30 silver 10 ->
+    # alice 30, bob 30. alice 60, bob 55: lead 5 -> floor(5 / 10) = 0 chips (SR-11).
+    sh = Shell.create(rounds=1)
+    sh.play_phase(alice=GOLD_PREP, bob=GOLD_PREP)
+    sh.play_phase(alice="bet gold 30 silver 10", bob="bet gold 25 silver 15")
+    assert sh.state.points == {"alice": 60, "bob": 55}
+    body = sh.posts("final_result")[0].body
+    assert "alice wins with a lead of 5 points (SR-11)." in body
+    assert ("No chip transfer for the lead: the winner takes 1 chip per full 10 points of "
+            "lead, and the lead is only 5 (SR-11).") in body
+    assert "pays alice 0" not in body

@@ -49,8 +49,10 @@ def check_invariants(sh: Shell, total: int, limit: int) -> None:
         assert 0 <= sh.state.black_losses[name] <= BLACK_LOSS_CAP
         assert sh.state.points[name] >= 0
         assert all(n <= limit for n in sh.state.colours_used[name].values())
-    # chips received through black are exactly the chips lost through black
-    assert sum(sh.state.chips_stolen.values()) == sum(sh.state.black_losses.values())
+    # chips received through black are exactly the chips paid through black: counted
+    # towards the cap (SR-9) or paid for a round without a bet (SR-10, I-20)
+    paid = sum(sh.state.black_losses.values()) + sum(sh.state.idle_black.values())
+    assert sum(sh.state.chips_stolen.values()) == paid
 
 
 def check_result(sh: Shell) -> None:
@@ -161,3 +163,40 @@ def test_diligent_black_heavy_games_respect_the_cap(data, rounds, stacks):
         sh.fire_due(sh.deadlines[phase_name(phase)])
         check_invariants(sh, total, 5)
     check_result(sh)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    rounds=st.integers(3, 10),
+    stacks=st.tuples(st.integers(0, 300), st.integers(0, 300)),
+    bob_prepares=st.booleans(),
+)
+def test_a_player_who_never_bets_is_never_forfeited_through_black(data, rounds, stacks,
+                                                                 bob_prepares):
+    """SR-10: bob never bets (and may never prepare either); alice prepares mostly black
+    roulettes and bets at random. Whatever bob pays through black is an inactivity
+    payment: it never counts towards his cap, so he never forfeits, and chips are still
+    conserved."""
+    chips = dict(zip(PLAYERS, stacks))
+    sh = Shell.create(chips=chips, rounds=rounds, render=False)
+    total = sum(stacks)
+    while sh.state.status == "running":
+        phase = sh.state.phase
+        if phase >= 1 and sh.state.active.get("bob"):
+            sh.send("alice", data.draw(line, label="alice bet"), sh.during(1))
+        if phase < rounds:
+            for text in [data.draw(black_heavy_preparation, label="prep"),
+                         "prepare gold gold 30 silver 10", "prepare silver gold 30 silver 10"]:
+                if sh.send("alice", text, sh.during(2)) is None:
+                    break
+            if bob_prepares:
+                sh.send("bob", data.draw(valid_preparation, label="bob prep"), sh.during(3))
+        assert "bob" not in sh.state.bets
+        sh.fire_due(sh.deadlines[phase_name(phase)])
+        check_invariants(sh, total, 5)
+        assert sh.state.black_losses["bob"] == 0
+    check_result(sh)
+    assert sh.state.forfeited != "bob"
+    # bob paid every black roulette alice prepared, up to his chips on hand
+    assert sh.state.chips_stolen["alice"] == sh.state.idle_black["bob"]
