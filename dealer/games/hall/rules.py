@@ -74,7 +74,7 @@ class Hall(Rules):
             phases.refresh_chips(ctx, state)
         return state
 
-    def ledger_scope(self, game_id: str, state: Any) -> str | None:
+    def ledger_scope(self, game_id: str, state: Any, parent_scope: str | None = None) -> str | None:
         """GH-1: a cycle's inventories are its own, in the scope named after the cycle."""
         return game_id
 
