@@ -63,7 +63,8 @@ class InboxMessage(BaseModel):
         # An edit, a deletion or a reaction names the message it is about; a reaction its
         # emoji. Without them it could reach no game.
         if self.kind != "message" and not (self.target or "").strip():
-            raise ValueError(f"a {self.kind} needs \"target\": the id of the message it is about")
+            article = "an" if self.kind == "edit" else "a"
+            raise ValueError(f"{article} {self.kind} needs \"target\": the id of the message it is about")
         if self.kind == "reaction" and not (self.emoji or "").strip():
             raise ValueError("a reaction needs \"emoji\"")
         if self.removed and self.kind != "reaction":

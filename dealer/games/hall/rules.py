@@ -45,6 +45,9 @@ class Hall(Rules):
     Settings = HallSettings
     State = HallState
     default_channel = "#game-actions"
+    # The Hall also owns the channels where proposals, requests for justice and judge
+    # candidacies are posted (their own rules come with the governance work).
+    channels = ("#proposals", "#request-for-justice", "#judge-elections")
     open_to_all = True
     command_words = frozenset(
         {"join", "inventory", "inv", "show", "my", "open", "buy", "offer", "accept", "decline",
