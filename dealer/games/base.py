@@ -11,7 +11,17 @@ the context, which the shell then commits in one transaction:
   from ``templates/<kind>/<name>.txt``;
 - ``ctx.set_deadline(name, when)`` / ``ctx.cancel_deadline(name)`` keep the game's clock;
 - ``ctx.record(type, **data)`` appends an event to the game's history;
-- ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random.
+- ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random;
+- ``ctx.open_child(kind, id, players, settings)`` opens a child game (a match inside this
+  one) with its own deadlines, fair source, history and posts, its accounts in this game's
+  scope; :meth:`Rules.on_child_finished` tells this game when it ends.
+
+What players send reaches a ruleset as typed inbound events, each with its own id:
+:class:`Message` (:meth:`Rules.on_message`; by default its lines are read one by one as
+commands: :meth:`Rules.parse`, then :meth:`Rules.handle`), and :class:`Edit`,
+:class:`Deletion` and :class:`Reaction`, which name the message they target
+(:meth:`Rules.on_edit`, :meth:`Rules.on_delete`, :meth:`Rules.on_reaction`; ignored by
+default). A game owns its main channel and the :attr:`Rules.channels` its ruleset declares.
 
 A rule that refuses a command raises :class:`Rejected`; the shell then discards everything
 the context collected and answers the player privately with the reason.

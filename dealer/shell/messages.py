@@ -8,6 +8,13 @@ command word of no game (a greeting, a thank-you) are listed once at the end as 
 as commands; a PM with no command at all gets one error with the commands valid now.
 Shell commands (``help``, `'game ID'`, ``seed TEXT``) are answered here, before the rules
 see anything. Public posts of the rules are queued as the rules made them.
+
+A message sent in a game's channel (or with a ``game`` field) is first offered whole to a
+ruleset that reads whole messages (``Rules.on_message``: a proposal); it is read line by
+line only if the rules leave it. An edit, a deletion or a reaction goes to the game of the
+message it targets (``store.queries.game_of_target``) and to that ruleset's ``on_edit``,
+``on_delete`` or ``on_reaction``; a ruleset that does not implement the hook costs no step
+and the event is stored as ignored ("no rule uses it").
 """
 
 from __future__ import annotations

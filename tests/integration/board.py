@@ -9,7 +9,7 @@ NAME`` opens a ``duel`` child game; when a duel ends, the board pays its winner 
 
 ``duel``: a match inside a board. Each player stakes ``stake`` chips from the board's
 inventories into the duel's pool; at its ``end`` deadline the fair source picks the winner,
-who takes the pool.
+who takes the pool, unless a player sends ``concede`` first (``game ID`` chooses the duel).
 """
 
 from __future__ import annotations
@@ -161,6 +161,7 @@ class Duel(Rules):
     Settings = DuelSettings
     State = DuelState
     default_channel = "#duels"
+    command_words = frozenset({"concede"})
 
     def start(self, ctx: Context, players: list[str], settings: DuelSettings, start: datetime) -> DuelState:
         for p in players:
@@ -169,14 +170,21 @@ class Duel(Rules):
         ctx.post("opening", "duel/opening.txt", "Duel opens", players=players, parent=ctx.parent_id)
         return DuelState(players=players, stake=settings.stake)
 
-    def parse(self, line: str) -> Any:
-        raise Rejected("a duel takes no command")
+    def parse(self, line: str) -> str:
+        if line.strip().lower() == "concede":
+            return "concede"
+        raise Rejected(f"{line!r} is not a duel command", allowed=["concede"])
 
-    def handle(self, ctx: Context, state: DuelState, actor: str, command: Any) -> DuelState:
-        raise Rejected("a duel takes no command")
+    def handle(self, ctx: Context, state: DuelState, actor: str, command: str) -> DuelState:
+        if state.finished:
+            raise Rejected("the duel is over")
+        ctx.cancel_deadline("end")
+        return self._win(ctx, state, next(p for p in state.players if p != actor))
 
     def on_deadline(self, ctx: Context, state: DuelState, name: str) -> DuelState:
-        winner = ctx.rng.choice(state.players, "duel winner")
+        return self._win(ctx, state, ctx.rng.choice(state.players, "duel winner"))
+
+    def _win(self, ctx: Context, state: DuelState, winner: str) -> DuelState:
         pool = ctx.scope.pool(ctx.game_id)
         ctx.ledger.move(pool, ctx.scope.player(winner), L.CHIPS, ctx.ledger.balance(pool), "duel won")
         state.winner = winner

@@ -194,3 +194,19 @@ def test_a_child_game_whose_id_is_taken_is_refused_before_anything_is_written(ha
     assert inbound(harness, "d1")[0] == "rejected"
     assert board_state(harness).duels == 0
     assert balances(harness, "b1") == {"b1/player:alice": 5, "b1/player:bob": 5}
+
+
+def test_a_player_reaches_a_child_game_with_its_id_and_the_parent_hears_a_concession(harness) -> None:  # type: ignore[no-untyped-def]
+    setup(harness)
+    harness.send("alice", "duel bob", minutes(1), channel="#board", id="d1")
+    harness.run(minutes(2))
+    # bob plays in the board and its duel: the game line chooses the duel.
+    harness.send("bob", "game b1-duel-1\nconcede", minutes(3), id="c1")
+    harness.run(minutes(4))
+    assert inbound(harness, "c1")[:2] == ("applied", "b1-duel-1")
+    assert harness.admin(lambda s: game_view(s, "b1-duel-1"))["winner"] == "alice"
+    assert board_state(harness).results == {"b1-duel-1": "alice"}
+    assert balances(harness, "b1") == {"b1/player:alice": 8, "b1/player:bob": 3, "b1/pool:b1-duel-1": 0}
+    # The duel's deadline was cancelled with the concession: nothing more happens at its time.
+    harness.run(minutes(61))
+    assert board_state(harness).results == {"b1-duel-1": "alice"}
