@@ -412,7 +412,8 @@ class Rules(ABC):
         Return the new state to take the message whole (``this message is a proposal``:
         ``message.id`` may be kept in the state, for the edits and reactions that will
         name it), or None (this default) to have each of its lines read as a command
-        (:meth:`parse`, then :meth:`handle`, one step per line)."""
+        (:meth:`parse`, then :meth:`handle`, one step per line). The sender may be anyone
+        registered: a ruleset that is not open to all checks ``message.sender`` itself."""
         return None
 
     def on_edit(self, ctx: Context, state: GameState, edit: Edit) -> GameState:
