@@ -11,7 +11,17 @@ the context, which the shell then commits in one transaction:
   from ``templates/<kind>/<name>.txt``;
 - ``ctx.set_deadline(name, when)`` / ``ctx.cancel_deadline(name)`` keep the game's clock;
 - ``ctx.record(type, **data)`` appends an event to the game's history;
-- ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random.
+- ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random;
+- ``ctx.open_child(kind, id, players, settings)`` opens a child game (a match inside this
+  one) with its own deadlines, fair source, history and posts, its accounts in this game's
+  scope; :meth:`Rules.on_child_finished` tells this game when it ends.
+
+What players send reaches a ruleset as typed inbound events, each with its own id:
+:class:`Message` (:meth:`Rules.on_message`; by default its lines are read one by one as
+commands: :meth:`Rules.parse`, then :meth:`Rules.handle`), and :class:`Edit`,
+:class:`Deletion` and :class:`Reaction`, which name the message they target
+(:meth:`Rules.on_edit`, :meth:`Rules.on_delete`, :meth:`Rules.on_reaction`; ignored by
+default). A game owns its main channel and the :attr:`Rules.channels` its ruleset declares.
 
 A rule that refuses a command raises :class:`Rejected`; the shell then discards everything
 the context collected and answers the player privately with the reason.
@@ -158,6 +168,88 @@ class SealedCheck:
     problems: list[str] = field(default_factory=list)
 
 
+# -- inbound events: what reaches a ruleset ---------------------------------------------
+# Every message a transport delivers becomes one of these, carrying its own id (what a
+# later edit, deletion or reaction names as its target) and the sender's registered name.
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message: its inbox id, sender, channel (``pm`` or ``#name``), when it was sent,
+    its whole body and its command lines (cleaned, one command each)."""
+
+    id: str
+    sender: str
+    channel: str
+    sent_at: datetime
+    body: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """The message ``target`` (a player's message, by its inbox id) now reads ``body``."""
+
+    id: str
+    sender: str
+    channel: str
+    sent_at: datetime
+    target: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """The message ``target`` was deleted by ``sender``."""
+
+    id: str
+    sender: str
+    channel: str
+    sent_at: datetime
+    target: str
+
+
+@dataclass(frozen=True)
+class Reaction:
+    """``sender`` added (or, ``removed``, took back) ``emoji`` on the message ``target``: a
+    player's message by its inbox id, or one of dealer's posts by its outbox id."""
+
+    id: str
+    sender: str
+    channel: str
+    sent_at: datetime
+    target: str
+    emoji: str
+    removed: bool = False
+
+
+InboundEvent = Message | Edit | Deletion | Reaction
+"""Any inbound event a ruleset may be handed."""
+
+
+class Ignored(Exception):
+    """Raised by a rule that has nothing to do with an event (a reaction on a message that
+    is no proposal): the shell records the event as ignored, with ``why``, and writes
+    nothing."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+@dataclass
+class ChildDraft:
+    """A child game a step opens (:meth:`Context.open_child`); the shell creates it in the
+    step's transaction."""
+
+    kind: str
+    game_id: str
+    players: list[str]
+    settings: dict[str, Any]
+    start: datetime
+    channel: str | None
+
+
 @dataclass
 class Context:
     """The world as a rule step sees it, and the effects it collects."""
@@ -174,6 +266,9 @@ class Context:
     deadline_changes: dict[str, datetime | None] = field(default_factory=dict)
     scope: Scope = GLOBAL
     """The ledger scope of the game's accounts (see :meth:`Rules.ledger_scope`)."""
+    parent_id: str | None = None
+    """The game this one is a match of (a child game), or None."""
+    children: list[ChildDraft] = field(default_factory=list)
 
     def post(self, kind: str, template: str, subject: str, **context: Any) -> None:
         """Queue a public post in the game's channel."""
@@ -197,6 +292,25 @@ class Context:
         """Drop the pending deadline ``name`` (no error if there is none)."""
         self.deadline_changes[name] = None
         self.deadlines.pop(name, None)
+
+    def open_child(
+        self,
+        kind: str,
+        game_id: str,
+        players: list[str],
+        settings: dict[str, Any] | None = None,
+        *,
+        start: datetime | None = None,
+        channel: str | None = None,
+    ) -> None:
+        """Open a child game (a match inside this game) of ruleset ``kind``, committed with
+        this step: its own deadlines, fair-source epoch, history and posts, its accounts in
+        this game's ledger scope. It starts at ``start`` (default now) and posts in
+        ``channel`` (default this game's channel). When it finishes, this game's
+        :meth:`Rules.on_child_finished` runs."""
+        self.children.append(ChildDraft(
+            kind, game_id, list(players), dict(settings or {}), as_utc(start or self.now), channel,
+        ))
 
     @classmethod
     def standalone(
@@ -230,6 +344,9 @@ class Rules(ABC):
     Settings: ClassVar[type[GameSettings]] = GameSettings
     State: ClassVar[type[GameState]]
     default_channel: ClassVar[str]
+    channels: ClassVar[tuple[str, ...]] = ()
+    """Further channels a game of this ruleset owns beside its main one (the default
+    channel, or ``dealer game new --channel``): messages in any of them are routed to it."""
     open_to_all: ClassVar[bool] = False
     """True when a player not yet in the game may send it commands (join, sit, bet)."""
     command_words: ClassVar[frozenset[str]] = frozenset()
@@ -272,15 +389,56 @@ class Rules(ABC):
     def summary(self, state: GameState) -> Summary:
         """Status, players, scores and winner."""
 
-    def ledger_scope(self, game_id: str, state: GameState | None) -> str | None:
+    def ledger_scope(
+        self, game_id: str, state: GameState | None, parent_scope: str | None = None
+    ) -> str | None:
         """The ledger scope of game ``game_id``'s accounts; None for the global wallets.
 
-        A game whose inventories are its own (GH-1: a Hall cycle) returns its id; a child
-        game (an Exoptosis match of a cycle) will return its parent's, so that its pool and
-        its players' cards live beside the cycle's inventories. ``state`` is None while the
-        game is being created.
+        A game whose inventories are its own (GH-1: a Hall cycle) returns its id. A child
+        game (an Exoptosis match of a cycle) is given its parent's scope as
+        ``parent_scope`` and returns it (this default), so that its pool and its players'
+        cards live beside the cycle's inventories. ``state`` is None while the game is
+        being created.
         """
+        return parent_scope
+
+    # -- inbound events (see :class:`Message`, :class:`Edit`, :class:`Deletion`,
+    # :class:`Reaction`). A hook a ruleset does not override costs nothing: the shell
+    # sees that and runs no step for it.
+
+    def on_message(self, ctx: Context, state: GameState, message: Message) -> GameState | None:
+        """A message sent to the game (in one of its channels, or chosen with ``game ID``).
+
+        Return the new state to take the message whole (``this message is a proposal``:
+        ``message.id`` may be kept in the state, for the edits and reactions that will
+        name it), or None (this default) to have each of its lines read as a command
+        (:meth:`parse`, then :meth:`handle`, one step per line). The sender may be anyone
+        registered: a ruleset that is not open to all checks ``message.sender`` itself."""
         return None
+
+    def on_edit(self, ctx: Context, state: GameState, edit: Edit) -> GameState:
+        """A message of the game was edited; by default nothing happens (the shell records
+        "ignored: no rule uses it"). Raise :class:`Ignored` for an edit that concerns no
+        rule, :class:`Rejected` to refuse it (the sender is told why)."""
+        raise Ignored("no rule uses it")
+
+    def on_delete(self, ctx: Context, state: GameState, deletion: Deletion) -> GameState:
+        """A message of the game was deleted; ignored by default (see :meth:`on_edit`)."""
+        raise Ignored("no rule uses it")
+
+    def on_reaction(self, ctx: Context, state: GameState, reaction: Reaction) -> GameState:
+        """A reaction was added or removed on a message or post of the game; ignored by
+        default (see :meth:`on_edit`)."""
+        raise Ignored("no rule uses it")
+
+    def on_child_finished(
+        self, ctx: Context, state: GameState, child_id: str, summary: Summary
+    ) -> GameState:
+        """The child game ``child_id`` (opened with :meth:`Context.open_child`) has finished
+        with ``summary``. It runs as a step of this game right after the child's finishing
+        step, in the same transaction: rewards handed out here land with the match's end
+        or not at all. By default nothing happens."""
+        return state
 
     def grant(self, ctx: Context, state: GameState, name: str, item: str, amount: int) -> GameState:
         """``dealer grant NAME ITEM N --game ID``: an admin issues ``amount`` of ``item`` from

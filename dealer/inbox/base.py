@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dealer.clock import parse_time
 
@@ -31,6 +31,8 @@ class InboxMessage(BaseModel):
     kind: Literal["message", "edit", "delete", "reaction"] = "message"
     target: str | None = Field(default=None, max_length=200)
     emoji: str | None = Field(default=None, max_length=64)
+    removed: bool = False
+    """For a reaction: true when the reaction is taken back."""
 
     @field_validator("sent_at", mode="before")
     @classmethod
@@ -55,6 +57,19 @@ class InboxMessage(BaseModel):
         if not value.strip():
             raise ValueError("must not be blank")
         return value.strip()
+
+    @model_validator(mode="after")
+    def _target_of_event(self) -> "InboxMessage":
+        # An edit, a deletion or a reaction names the message it is about; a reaction its
+        # emoji. Without them it could reach no game.
+        if self.kind != "message" and not (self.target or "").strip():
+            article = "an" if self.kind == "edit" else "a"
+            raise ValueError(f"{article} {self.kind} needs \"target\": the id of the message it is about")
+        if self.kind == "reaction" and not (self.emoji or "").strip():
+            raise ValueError("a reaction needs \"emoji\"")
+        if self.removed and self.kind != "reaction":
+            raise ValueError("only a reaction can be \"removed\"")
+        return self
 
     @classmethod
     def from_json(cls, text: str) -> "InboxMessage":

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 from dealer.clock import utcnow
 from dealer.inbox import Inbox, open_inbox
 from dealer.inbox.base import Delivery
-from dealer.shell.messages import process_inbound
+from dealer.shell.messages import Outcome, process_inbound
 from dealer.shell.overrides import BadOverride, apply_overrides, read_overrides
 from dealer.publish import DeliveryFailed, Publisher, open_publisher
 from dealer.publish.base import OutgoingPost
@@ -210,6 +210,7 @@ class Dealer:
             kind=message.kind,
             target=message.target,
             emoji=message.emoji,
+            removed=message.removed,
             body=message.body,
             # A message counts when it was sent; one claiming a time still to come counts
             # when it arrived.
@@ -276,7 +277,7 @@ class Dealer:
                         skipped_messages.add(message_id)
                         continue
                     outcome = process_inbound(session, inbound)
-                    self._record(session, message_id, outcome.status, outcome.lines)
+                    self._record(session, message_id, outcome)
                     applied += 1
                     if outcome.deadlines_changed and reached + 1 < len(messages):
                         nxt = _next_deadline(session.connection(), now, skipped_deadlines)
@@ -293,11 +294,11 @@ class Dealer:
                 elif result != "failed":
                     report.messages += 1
 
-    def _record(self, session: Session, inbound_id: int, status: str, lines: list[Any]) -> None:
+    def _record(self, session: Session, inbound_id: int, outcome: Outcome) -> None:
         session.execute(
             _RECORD_OUTCOME,
-            {"inbound_id": inbound_id, "new_status": status, "new_outcome": lines,
-             "new_processed_at": self.clock()},
+            {"inbound_id": inbound_id, "new_status": outcome.status, "new_outcome": outcome.lines,
+             "new_processed_at": self.clock(), "new_game_id": outcome.game_id},
         )
 
     def process_message(self, inbound_id: int, report: PassReport | None = None) -> str | None:
@@ -313,7 +314,7 @@ class Dealer:
                 if inbound is None:
                     return None
                 outcome = process_inbound(session, inbound)
-                self._record(session, inbound_id, outcome.status, outcome.lines)
+                self._record(session, inbound_id, outcome)
             return outcome.status
         except GameHeld as held:
             log.info("message %s waits, pending: %s", inbound_id, held)
@@ -575,7 +576,8 @@ _inbound = Inbound.__table__
 _CLAIM_MESSAGE = (
     select(
         _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
-        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at,
+        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at, _inbound.c.source,
+        _inbound.c.external_id, _inbound.c.target, _inbound.c.emoji, _inbound.c.removed,
     )
     .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
     .with_for_update(skip_locked=True)
@@ -588,6 +590,7 @@ _RECORD_OUTCOME = (
         status=bindparam("new_status"),
         outcome=bindparam("new_outcome"),
         processed_at=bindparam("new_processed_at"),
+        game_id=bindparam("new_game_id"),
     )
 )
 _posts = Post.__table__

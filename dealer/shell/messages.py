@@ -8,6 +8,13 @@ command word of no game (a greeting, a thank-you) are listed once at the end as 
 as commands; a PM with no command at all gets one error with the commands valid now.
 Shell commands (``help``, `'game ID'`, ``seed TEXT``) are answered here, before the rules
 see anything. Public posts of the rules are queued as the rules made them.
+
+A message sent in a game's channel (or with a ``game`` field) is first offered whole to a
+ruleset that reads whole messages (``Rules.on_message``: a proposal); it is read line by
+line only if the rules leave it. An edit, a deletion or a reaction goes to the game of the
+message it targets (``store.queries.game_of_target``) and to that ruleset's ``on_edit``,
+``on_delete`` or ``on_reaction``; a ruleset that does not implement the hook costs no step
+and the event is stored as ignored ("no rule uses it").
 """
 
 from __future__ import annotations
@@ -20,14 +27,17 @@ from datetime import datetime
 from typing import Any
 
 from markupsafe import Markup
-from sqlalchemy import Row, bindparam, func, select
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import Session
 
 from dealer.fairness import client_hash
 from dealer.games import command_words, rules_for
-from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules
+from dealer.games.base import (
+    Context, Deletion, Edit, GameState, Ignored, Message, PostDraft, Reaction, Rejected, Rules,
+)
 from dealer.render import render, render_post
 from dealer.shell.steps import Action, load_state, queue_posts, run_step
+from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.text import (
     MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, escape_post, player_key, quote,
@@ -73,6 +83,14 @@ class Outcome:
         assert self.now is not None, "process_inbound sets the message's time"
         return render(template, self.now, **context)
 
+    @property
+    def game_id(self) -> str | None:
+        """The game the message was applied to (else the first game it was routed to):
+        an edit, deletion or reaction that targets it goes there."""
+        applied = [e["game"] for e in self.lines if e.get("game") and e["result"] == "applied"]
+        routed = [e["game"] for e in self.lines if e.get("game") and e["result"] != "game"]
+        return (applied or routed or [None])[0]
+
     def note(self, line: str | None, result: str, detail: str = "", game: str | None = None) -> None:
         """Record the result of one line (or of the whole message when ``line`` is None)."""
         entry: dict[str, Any] = {"result": result}
@@ -113,8 +131,8 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         _flush(session, outcome, inbound, origin, inbound.sender)
         return outcome
     if inbound.kind != "message":
-        outcome.status = "ignored"
-        outcome.note(None, "ignored", f"{inbound.kind}s are recorded; no running game uses them")
+        _process_event(session, inbound, sender, outcome, origin)
+        _flush(session, outcome, inbound, origin, sender.name)
         return outcome
     if len(inbound.body) > MAX_BODY_CHARS:
         outcome.status = "rejected"
@@ -131,6 +149,14 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         outcome.status = "ignored"
         outcome.note(None, "ignored", "no command in the message")
         return outcome
+    chosen = inbound.game_hint
+    routes: dict[str | None, tuple[GameRef | None, str | None]] = {}
+    if chosen or inbound.channel != "pm":
+        # A whole message is offered to the game of its channel or of its `game` field.
+        routes[chosen] = _route(session, inbound, sender, chosen)
+        if _offer_message(session, inbound, sender, lines, routes[chosen][0], origin, outcome):
+            _flush(session, outcome, inbound, origin, sender.name)
+            return outcome
     if len(lines) > MAX_LINES:
         outcome.status = "rejected"
         outcome.note(None, "rejected", f"{len(lines)} lines")
@@ -141,14 +167,14 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
         _flush(session, outcome, inbound, origin, sender.name)
         return outcome
 
-    chosen = inbound.game_hint
     public = inbound.channel != "pm"
     words = None if public else command_words()
     if words is not None and not any(_is_command(line, words) for line in lines):
-        _no_command(session, inbound, sender, lines, outcome)
+        if chosen not in routes:
+            routes[chosen] = _route(session, inbound, sender, chosen)
+        _no_command(session, inbound, sender, lines, outcome, routes[chosen][0])
         _flush(session, outcome, inbound, origin, sender.name)
         return outcome
-    routes: dict[str | None, tuple[GameRef | None, str | None]] = {}
     applied = rejected = 0
     for index, line in enumerate(lines):
         game_line = _GAME_LINE.match(line)
@@ -298,10 +324,10 @@ class _Answer:
 
 
 def _no_command(
-    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], lines: list[str], outcome: Outcome
+    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], lines: list[str],
+    outcome: Outcome, game: GameRef | None,
 ) -> None:
     """A PM none of whose lines is a command: one error, with the commands valid now."""
-    game, _why = _route(session, inbound, sender, inbound.game_hint)
     outcome.status = "rejected"
     outcome.note(None, "rejected", "no command in the message")
     for line in lines:
@@ -313,28 +339,9 @@ def _no_command(
     )
 
 
-# Routing reads games as Core rows (they have a Game's attributes) with statements built
-# once: it runs for every message.
-_games = Game.__table__
-_members = GamePlayer.__table__
-# Routing needs no state (the step reads it, locked): these rows leave the JSON out.
-_GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel)
-_GAME_BY_ID = select(*_GAME_REF).where(_games.c.id == bindparam("game_id"))
-_GAME_STATE = select(_games.c.kind, _games.c.state).where(_games.c.id == bindparam("game_id"))
-_GAMES_OF_PLAYER = (
-    select(*_GAME_REF)
-    .join(_members, _members.c.game_id == _games.c.id)
-    .where(_members.c.player == bindparam("player"), _games.c.status != "finished")
-    .order_by(_games.c.created_at, _games.c.id)
-)
-_GAMES_ON_CHANNEL = select(*_GAME_REF).where(
-    _games.c.channel == bindparam("channel"), _games.c.status != "finished"
-)
-
-
 def player_games(session: Session, name: str) -> list[Row[Any]]:
     """The unfinished games ``name`` takes part in."""
-    return list(session.execute(_GAMES_OF_PLAYER, {"player": name}))
+    return queries.player_games(session, name)
 
 
 def _route(
@@ -342,14 +349,12 @@ def _route(
 ) -> tuple[GameRef | None, str | None]:
     """The game a line is for, or ``(None, why)``."""
     if chosen:
-        game = session.execute(_GAME_BY_ID, {"game_id": chosen}).first()
-        if game is None:
-            game = session.execute(select(*_GAME_REF).where(func.lower(_games.c.id) == chosen.lower())).first()
+        game = queries.game_by_id(session, chosen)
         if game is None:
             return None, f"There is no game {chosen!r}."
         return game, None
     if inbound.channel != "pm":
-        on_channel = list(session.execute(_GAMES_ON_CHANNEL, {"channel": inbound.channel}))
+        on_channel = queries.games_on_channel(session, inbound.channel)
         if len(on_channel) == 1:
             return on_channel[0], None
         if len(on_channel) > 1:
@@ -439,7 +444,7 @@ def _run_line(
 
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
-    return load_state(session.execute(_GAME_STATE, {"game_id": game.id}).one())
+    return load_state(queries.game_state_row(session, game.id))
 
 
 def _looks_like_command(session: Session, rules: Rules, game: GameRef, actor: str, line: str) -> bool:
@@ -514,3 +519,131 @@ def _add_client_seed(
     outcome.note(line, "applied", "client seed added", game=game.id)
     answer.accepted(outcome, game, line)
     return "applied"
+
+
+class _NotTaken(Exception):
+    """The ruleset's :meth:`~dealer.games.base.Rules.on_message` left the message to be
+    read line by line (the step it ran writes nothing)."""
+
+
+def _overrides(rules: Rules, hook: str) -> bool:
+    """Whether ``rules`` implements ``hook`` itself (a default hook needs no step)."""
+    return getattr(type(rules), hook) is not getattr(Rules, hook)
+
+
+def _offer_message(
+    session: Session,
+    inbound: Inbound | Row[Any],
+    sender: Row[Any],
+    lines: list[str],
+    game: GameRef | None,
+    origin: str,
+    outcome: Outcome,
+) -> bool:
+    """Hand the whole message to the ruleset of the game it was sent to (by channel, by its
+    ``game`` field, or the sender's one game), if that ruleset reads whole messages. True
+    when the rules took it (applied or refused); False to read it line by line."""
+    if game is None or game.status == "finished":
+        return False
+    rules = rules_for(game.kind)
+    if not _overrides(rules, "on_message"):
+        return False
+    message = Message(
+        id=inbound.external_id, sender=sender.name, channel=inbound.channel,
+        sent_at=inbound.sent_at, body=inbound.body, lines=tuple(lines),
+    )
+
+    def take(r: Rules, ctx: Context, state: GameState) -> GameState:
+        new_state = r.on_message(ctx, state, message)
+        if new_state is None:
+            raise _NotTaken
+        return new_state
+
+    answer = _Answer(sender.name)
+    first = lines[0]
+    try:
+        step = run_step(session, game, inbound.sent_at, answer.around(take),
+                        origin=f"{origin}:m", actor=sender.name)
+    except (_NotTaken, Ignored):
+        return False
+    except Rejected as exc:
+        _refused(session, rules, game, sender, first, exc, outcome)
+        outcome.status = "rejected"
+        return True
+    outcome.deadlines_changed |= step.deadlines_changed
+    outcome.note(None, "applied", "message taken by the rules", game=game.id)
+    answer.accepted(outcome, game, first)
+    return True
+
+
+_EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reaction"}
+
+
+def _inbound_event(inbound: Inbound | Row[Any], sender: str) -> Edit | Deletion | Reaction:
+    """The typed event of a stored edit, deletion or reaction."""
+    common = dict(id=inbound.external_id, sender=sender, channel=inbound.channel,
+                  sent_at=inbound.sent_at, target=inbound.target)
+    if inbound.kind == "edit":
+        return Edit(body=inbound.body, **common)
+    if inbound.kind == "delete":
+        return Deletion(**common)
+    return Reaction(emoji=inbound.emoji or "", removed=bool(inbound.removed), **common)
+
+
+def _describe_event(inbound: Inbound | Row[Any]) -> str:
+    """How the reply quotes an edit, a deletion or a reaction."""
+    if inbound.kind == "reaction":
+        verb = "took back" if inbound.removed else "reacted"
+        return f"{verb} {inbound.emoji or ''} on message {inbound.target}"
+    return f"{'edited' if inbound.kind == 'edit' else 'deleted'} message {inbound.target}"
+
+
+def _process_event(
+    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], outcome: Outcome, origin: str
+) -> None:
+    """An edit, a deletion or a reaction: hand it to the game of the message it targets (a
+    player's message: the game it was applied to; one of dealer's posts: the game that
+    posted it). A ruleset that does not implement the hook ignores it, and no step runs."""
+    kind = inbound.kind
+    if not inbound.target:
+        outcome.status = "ignored"
+        outcome.note(None, "ignored", f"the {kind} names no target")
+        return
+    game_id = queries.game_of_target(session, inbound.source, inbound.target)
+    game = queries.game_by_id(session, game_id) if game_id else None
+    if game is None:
+        outcome.status = "ignored"
+        outcome.note(None, "ignored", f"its target {inbound.target!r} belongs to no game")
+        return
+    rules = rules_for(game.kind)
+    hook = _EVENT_HOOKS[kind]
+    if not _overrides(rules, hook):
+        outcome.status = "ignored"
+        outcome.note(None, "ignored", "no rule uses it", game=game.id)
+        return
+    if game.status == "finished":
+        outcome.status = "ignored"
+        outcome.note(None, "ignored", f"game {game.id} has finished", game=game.id)
+        return
+    event = _inbound_event(inbound, sender.name)
+
+    def hand(r: Rules, ctx: Context, state: GameState) -> GameState:
+        return getattr(r, hook)(ctx, state, event)
+
+    answer = _Answer(sender.name)
+    described = _describe_event(inbound)
+    try:
+        step = run_step(session, game, inbound.sent_at, answer.around(hand), origin=origin,
+                        actor=sender.name)
+    except Ignored as exc:
+        outcome.status = "ignored"
+        outcome.note(None, "ignored", exc.why, game=game.id)
+        return
+    except Rejected as exc:
+        outcome.status = "rejected"
+        _reply_error(outcome, game.id, described, exc.what, exc.rule, exc.allowed)
+        outcome.note(None, "rejected", exc.what, game=game.id)
+        return
+    outcome.deadlines_changed |= step.deadlines_changed
+    outcome.note(None, "applied", game=game.id)
+    answer.accepted(outcome, game, described)

@@ -16,7 +16,7 @@ from dealer.cards import card_of_item, display, parse_card, UnknownCard
 from dealer.clock import iso
 from dealer.games import rules_for
 from dealer.games.base import Rejected
-from dealer.shell.steps import apply_transfers, load_state, new_seed_row, run_step
+from dealer.shell.steps import apply_transfers, game_scope, load_state, open_game, run_step
 from dealer.store.models import Deadline, Event, Game, GamePlayer, Holding, Player, Seed
 from dealer.text import BadName, look_alike_keys, player_key, player_name
 
@@ -134,8 +134,8 @@ def _own_inventories(
     game = session.get(Game, game_id, with_for_update=lock)
     if game is None:
         raise AdminError(f"there is no game {game_id!r}; `dealer game list` shows them")
-    rules, state = load_state(game)
-    scope = rules.ledger_scope(game.id, state)
+    rules = rules_for(game.kind)
+    scope = game_scope(session, game.id)  # a child game's are its parent's
     if scope is None:
         raise AdminError(
             f"game {game.id} is {rules.title} ({game.kind}), which keeps no inventories of its "
@@ -281,23 +281,15 @@ def create_game(
     except ValidationError as exc:
         problems = _settings_problems(kind, list(rules.Settings.model_fields), exc)
         raise AdminError(f"bad --set for {kind}: {problems}") from None
-    game = Game(
-        id=game_id, kind=kind, status="pending", channel=channel or rules.default_channel,
-        settings=parsed.model_dump(mode="json"), state={}, created_at=now, updated_at=now,
-        next_event_seq=1,
-    )
-    session.add(game)
-    session.flush()
-    session.execute(Seed.__table__.insert().values(**new_seed_row(game_id, 0, server_seed)))
-    begin = start or now
     try:
-        run_step(
-            session, game, now,
-            lambda r, ctx, _state: r.start(ctx, names, parsed, begin),
-            origin=f"create:{game_id}", extra_players=names,
+        open_game(
+            session, rules, game_id, now, players=names, settings=parsed, start=start or now,
+            channel=channel, server_seed=server_seed,
         )
     except Rejected as exc:
         raise AdminError(f"{exc.what}{f' ({exc.rule})' if exc.rule else ''}") from None
+    game = session.get(Game, game_id)
+    assert game is not None
     return game
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
+from pydantic import ValidationError
 from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -25,7 +26,10 @@ from dealer import ledger as L
 from dealer.clock import iso
 from dealer.fairness import FairSource, commitment, new_server_seed
 from dealer.games import rules_for
-from dealer.games.base import Context, GameState, PostDraft, Rules, Summary
+from dealer.games.base import (
+    ChildDraft, Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary,
+)
+from dealer.store import queries
 from dealer.render import render_post
 from dealer.text import escape_post
 from dealer.store.models import (
@@ -102,6 +106,10 @@ _CURRENT_SEED = (
     .order_by(_seeds.c.epoch.desc())
     .limit(1)
 )
+_SCOPE_OF = select(_games.c.id, _games.c.kind, _games.c.state, _games.c.parent_id).where(
+    _games.c.id == bindparam("game_id")
+)
+_GAME_EXISTS = select(_games.c.id).where(_games.c.id == bindparam("game_id"))
 _PENDING = select(
     _deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.paused, _deadlines.c.error
 ).where(
@@ -215,8 +223,10 @@ def run_step(
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
     players = rules.summary(state).players if state is not None else []
-    # GH-1: a Hall cycle's accounts live in its own scope, apart from the global wallets.
-    scope = L.Scope(rules.ledger_scope(game.id, state))
+    # GH-1: a Hall cycle's accounts live in its own scope, apart from the global wallets;
+    # a child game's (a match of the cycle) in its parent's.
+    parent_scope = game_scope(session, game.parent_id) if game.parent_id else None
+    scope = L.Scope(rules.ledger_scope(game.id, state, parent_scope))
     accounts = [scope.player(p) for p in [*players, *extra_players]]
     if actor:
         accounts.append(scope.player(actor))
@@ -240,11 +250,113 @@ def run_step(
         ledger=ledger_snapshot(session, accounts),
         deadlines={name: row.due_at for name, row in pending.items()},
         scope=scope,
+        parent_id=game.parent_id,
     )
     new_state = action(rules, ctx, state)
     summary = rules.summary(new_state)
+    children = [_check_child(session, child) for child in ctx.children]  # may refuse the step
     commit_effects(session, game, new_state, summary, ctx, seed, origin, players, pending)
+    for draft, (child_rules, settings) in zip(ctx.children, children):
+        open_game(
+            session, child_rules, draft.game_id, now, players=draft.players, settings=settings,
+            start=draft.start, channel=draft.channel or game.channel, parent_id=game.id,
+            origin=f"{origin}:child:{draft.game_id}",
+        )
+    if game.parent_id and summary.status == "finished" and game.status != "finished":
+        _tell_parent(session, game.parent_id, game.id, summary, now, origin)
     return StepResult(summary, len(ctx.posts), list(ctx.events), bool(ctx.deadline_changes))
+
+
+class ChildRefused(RuntimeError):
+    """A child game's ruleset or its parent refused what a step of the other asked, after
+    the step's effects were staged: a fault of the rules, never a player's error. The
+    whole transaction is rolled back and the message or deadline fails loudly."""
+
+
+def game_scope(session: Session, game_id: str) -> str | None:
+    """The ledger scope of game ``game_id``'s accounts (its parent's for a child game)."""
+    row = session.execute(_SCOPE_OF, {"game_id": game_id}).one()
+    rules, state = _state_or_none(row)
+    parent_scope = game_scope(session, row.parent_id) if row.parent_id else None
+    return rules.ledger_scope(row.id, state, parent_scope)
+
+
+def _check_child(session: Session, draft: ChildDraft) -> tuple[Rules, GameSettings]:
+    """A child game a step opens, checked before the step writes anything: its ruleset and
+    settings (raise :class:`Rejected` if it cannot be opened)."""
+    try:
+        rules = rules_for(draft.kind)
+    except KeyError as exc:
+        raise Rejected(str(exc.args[0])) from None
+    if session.execute(_GAME_EXISTS, {"game_id": draft.game_id}).first() is not None:
+        raise Rejected(f"a game {draft.game_id!r} already exists")
+    try:
+        settings = rules.Settings.model_validate(draft.settings)
+    except ValidationError as exc:
+        raise Rejected(f"the settings of {draft.kind} game {draft.game_id} are wrong: {exc}") from None
+    return rules, settings
+
+
+def _tell_parent(
+    session: Session, parent_id: str, child_id: str, summary: Summary, now: datetime, origin: str
+) -> None:
+    """Run the parent's :meth:`~dealer.games.base.Rules.on_child_finished` as its own step,
+    right after the child's finishing step and in the same transaction: the parent's
+    rewards land with the match's end, or neither does."""
+
+    def hear(rules: Rules, ctx: Context, state: GameState) -> GameState:
+        ctx.record("child.finished", game=child_id, winner=summary.winner, status=summary.status)
+        return rules.on_child_finished(ctx, state, child_id, summary)
+
+    try:
+        run_step(session, parent_id, now, hear, origin=f"{origin}:parent")
+    except Rejected as exc:
+        raise ChildRefused(
+            f"game {parent_id} refused the end of its child game {child_id}: {exc.what}"
+        ) from exc
+
+
+def open_game(
+    session: Session,
+    rules: Rules,
+    game_id: str,
+    now: datetime,
+    *,
+    players: list[str],
+    settings: GameSettings,
+    start: datetime,
+    channel: str | None = None,
+    parent_id: str | None = None,
+    server_seed: str | None = None,
+    origin: str | None = None,
+) -> None:
+    """Create game ``game_id`` (its row, channels and first fair-source epoch) and run its
+    ruleset's :meth:`~dealer.games.base.Rules.start` as its first step.
+
+    A top-level game owns its main channel and those its ruleset declares. A child game
+    (``parent_id``) owns none: it posts in ``channel`` (its parent's by default) and is
+    reached by ``game ID`` or as its players' game. Raises :class:`Rejected` if the rules
+    refuse to start a top-level game; a child that refuses raises :class:`ChildRefused`.
+    """
+    main = channel or rules.default_channel
+    session.execute(_games.insert(), {
+        "id": game_id, "kind": rules.kind, "status": "pending", "channel": main,
+        "settings": settings.model_dump(mode="json"), "state": {}, "created_at": now,
+        "updated_at": now, "next_event_seq": 1, "parent_id": parent_id,
+    })
+    if parent_id is None:
+        queries.own_channels(session, game_id, [main, *rules.channels])
+    session.execute(_seeds.insert().values(**new_seed_row(game_id, 0, server_seed)))
+    try:
+        run_step(
+            session, game_id, now,
+            lambda r, ctx, _state: r.start(ctx, players, settings, start),
+            origin=origin or f"create:{game_id}", extra_players=players,
+        )
+    except Rejected as exc:
+        if parent_id is None:
+            raise
+        raise ChildRefused(f"child game {game_id} of {parent_id} could not start: {exc.what}") from exc
 
 
 def commit_effects(

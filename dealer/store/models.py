@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -111,6 +112,19 @@ class Game(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
     next_event_seq: Mapped[int] = mapped_column(Integer, default=1)
+    # A child game (a match inside a game) names its parent; its accounts live in the
+    # parent's ledger scope and the parent hears when it finishes.
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("games.id"), nullable=True, index=True)
+
+
+class GameChannel(Base):
+    """A channel a game owns (its main one, ``games.channel``, and those its ruleset
+    declares): routes the public messages sent there to the game."""
+
+    __tablename__ = "game_channels"
+
+    game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), primary_key=True)
+    channel: Mapped[str] = mapped_column(String(120), primary_key=True, index=True)
 
 
 class GamePlayer(Base):
@@ -180,6 +194,7 @@ class Inbound(Base):
     kind: Mapped[str] = mapped_column(String(16))
     target: Mapped[str | None] = mapped_column(String(200), nullable=True)
     emoji: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    removed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())  # a reaction taken back
     body: Mapped[str] = mapped_column(Text)
     sent_at: Mapped[datetime] = mapped_column(UtcDateTime())
     received_at: Mapped[datetime] = mapped_column(UtcDateTime())
@@ -188,6 +203,9 @@ class Inbound(Base):
     processed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # Why dealer could not handle it (status failed); cleared by `dealer inbox retry`.
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The game the message was applied to (set when processed): an edit, deletion or
+    # reaction that targets this message goes to that game.
+    game_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     __mapper_args__ = {"eager_defaults": False}
 

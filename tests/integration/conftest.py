@@ -12,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tally  # noqa: E402,F401  (registers the test ruleset "tally")
+import board  # noqa: E402,F401  (registers the test rulesets "board" and "duel")
 
 from dealer.clock import iso_exact  # noqa: E402
 from dealer.shell.daemon import Dealer  # noqa: E402

@@ -45,6 +45,9 @@ class Hall(Rules):
     Settings = HallSettings
     State = HallState
     default_channel = "#game-actions"
+    # The Hall also owns the channels where proposals, requests for justice and judge
+    # candidacies are posted (their own rules come with the governance work).
+    channels = ("#proposals", "#request-for-justice", "#judge-elections")
     open_to_all = True
     command_words = frozenset(
         {"join", "inventory", "inv", "show", "my", "open", "buy", "offer", "accept", "decline",
@@ -74,7 +77,7 @@ class Hall(Rules):
             phases.refresh_chips(ctx, state)
         return state
 
-    def ledger_scope(self, game_id: str, state: Any) -> str | None:
+    def ledger_scope(self, game_id: str, state: Any, parent_scope: str | None = None) -> str | None:
         """GH-1: a cycle's inventories are its own, in the scope named after the cycle."""
         return game_id
 
