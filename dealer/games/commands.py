@@ -52,8 +52,8 @@ class Field:
     """A placeholder's regular expression (``pattern``), its name in a command's form
     (``label``) and its converter (:meth:`convert`).
 
-    ``convert`` raises :class:`Rejected` (or ``ValueError``) with a message in the player's
-    terms; the parser adds the declaration's rule id and example when the message has none.
+    ``convert`` raises :class:`Rejected` with a message in the player's terms; the parser
+    adds the declaration's rule id and examples when the refusal has none.
     """
 
     pattern: str = r"\S+"
@@ -308,8 +308,6 @@ class Command:
             return self.build(**values)
         except Rejected as exc:
             raise self._cite(exc) from None
-        except ValueError as exc:
-            raise self._cite(Rejected(str(exc))) from None
 
     def misread(self) -> Rejected:
         """The refusal of a line that starts with this command's word but does not fit:
