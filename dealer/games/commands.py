@@ -53,7 +53,7 @@ class Field:
     (``label``) and its converter (:meth:`convert`).
 
     ``convert`` raises :class:`Rejected` with a message in the player's terms; the parser
-    adds the declaration's rule id and examples when the refusal has none.
+    adds the declaration's rule id when the refusal has none.
     """
 
     pattern: str = r"\S+"
@@ -293,13 +293,10 @@ class Command:
         note = self.note(state, actor) if self.note else None
         return lines + [f"({note})"] if note else lines
 
-    def help_lines(self) -> list[str]:
-        """The help lines of the declared examples (what a form error offers)."""
-        return [self.help_line(e) for e in self.shown]
-
     def read(self, match: re.Match[str]) -> Any:
         """Convert a matching line's fields and build the command, or raise :class:`Rejected`
-        citing this command's rule and offering its examples."""
+        citing this command's rule (what may be sent instead is the shell's to add: the
+        commands valid now)."""
         try:
             values = {
                 name: None if match.group(name) is None else fld.convert(match.group(name))
@@ -323,13 +320,12 @@ class Command:
         example = self.examples[0].line
         if example != self.usage:
             why += f", for example '{example}'"
-        return Rejected(why, self.rule, self.help_lines())
+        # No ``allowed``: the shell lists what is valid now (this command may not be).
+        return Rejected(why, self.rule)
 
     def _cite(self, exc: Rejected) -> Rejected:
         if exc.rule is None:
             exc.rule = self.rule
-        if not exc.allowed:
-            exc.allowed = self.help_lines()
         return exc
 
 
