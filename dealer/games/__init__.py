@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dealer.games.base import Rules
 
+BUILT_IN = ("roulette", "races", "hall")
+"""The kinds dealer ships (each a module of this package)."""
+
 _REGISTRY: dict[str, type[Rules]] = {}
 _INSTANCES: dict[str, Rules] = {}
 _loaded = False
@@ -32,14 +35,20 @@ def rules_for(kind: str) -> Rules:
 
 
 def command_words() -> frozenset[str] | None:
-    """The first words of every known ruleset's commands; None when a ruleset declares
-    none (then any line may be one of its commands)."""
+    """Every word a command of a known ruleset may start with (from the rulesets' declared
+    commands, ``Rules.commands``), lower case; None when a ruleset declares none (then any
+    line may be one of its commands).
+
+    In a PM that holds commands, a line whose first word is none of these is set aside as
+    not a command (a greeting, a thank-you) instead of being refused.
+    """
     _load_all()
     words: set[str] = set()
     for cls in _REGISTRY.values():
-        if not cls.command_words:
+        commands = getattr(cls, "commands", None)
+        if commands is None:
             return None
-        words |= cls.command_words
+        words |= commands.leading_words
     return frozenset(words)
 
 
@@ -50,5 +59,5 @@ def _load_all() -> None:
     _loaded = True
     import importlib
 
-    for module in ("roulette", "races", "hall"):
+    for module in BUILT_IN:
         importlib.import_module(f"dealer.games.{module}")

@@ -37,13 +37,16 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo
 
 from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
 from dealer.ledger import GLOBAL, Ledger, Scope
+
+if TYPE_CHECKING:
+    from dealer.games.commands import Commands
 
 
 DURATION_FORMS = "24h, 90m, 1h30m or 2d"
@@ -349,11 +352,6 @@ class Rules(ABC):
     channel, or ``dealer game new --channel``): messages in any of them are routed to it."""
     open_to_all: ClassVar[bool] = False
     """True when a player not yet in the game may send it commands (join, sit, bet)."""
-    command_words: ClassVar[frozenset[str]] = frozenset()
-    """The first words of the ruleset's commands, lower case. In a PM that holds commands,
-    a line whose first word is a command word of no game is set aside as not a command
-    (a greeting, a thank-you) instead of being refused. A ruleset that declares none
-    keeps every line of every PM a command."""
 
     @abstractmethod
     def start(
@@ -365,9 +363,18 @@ class Rules(ABC):
         the ruleset sets for it fires.
         """
 
-    @abstractmethod
+    commands: ClassVar[Commands]
+    """The player commands, each declared once (:mod:`dealer.games.commands`): ``parse``,
+    ``help`` and the shell's chatter detection derive from them."""
+
     def parse(self, line: str) -> Any:
         """Turn one cleaned command line into a command object, or raise :class:`Rejected`."""
+        return self.commands.parse(line)
+
+    def is_command_word(self, word: str) -> bool:
+        """Whether a line starting with ``word`` is meant as a command of this game (in a
+        public channel, any other line is chatter)."""
+        return self.commands.is_command_word(word)
 
     @abstractmethod
     def handle(self, ctx: Context, state: GameState, actor: str, command: Any) -> GameState:
@@ -381,9 +388,9 @@ class Rules(ABC):
     def on_deadline(self, ctx: Context, state: GameState, name: str) -> GameState:
         """The deadline ``name`` has come (``ctx.now`` is its due time)."""
 
-    @abstractmethod
     def help(self, state: GameState, actor: str) -> list[str]:
-        """The commands ``actor`` may send now, each with an example."""
+        """The commands ``actor`` may send now, each with an example and its rule id."""
+        return self.commands.help(state, actor)
 
     @abstractmethod
     def summary(self, state: GameState) -> Summary:

@@ -416,7 +416,7 @@ def _run_line(
     try:
         command = rules.parse(line)
     except Rejected as exc:
-        if public and not _looks_like_command(session, rules, game, sender.name, line):
+        if public and not rules.is_command_word(line.split()[0]):
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
         return _refused(session, rules, game, sender, line, exc, outcome)
@@ -445,13 +445,6 @@ def _run_line(
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
     return load_state(queries.game_state_row(session, game.id))
-
-
-def _looks_like_command(session: Session, rules: Rules, game: GameRef, actor: str, line: str) -> bool:
-    """In a public channel, a line counts as a command when it starts with a command word."""
-    _, state = _current_state(session, game)
-    words = {item.split()[0].lower() for item in rules.help(state, actor) if item.split()}
-    return line.split()[0].lower() in words
 
 
 def _refused(

@@ -26,6 +26,7 @@ from dealer.games.base import (
     Context, Deletion, Edit, GameSettings, GameState, Ignored, Message, Reaction, Rejected, Rules,
     Summary,
 )
+from dealer.games.commands import Command, Commands, Example, Word
 from dealer.render import add_template_dir
 
 add_template_dir(Path(__file__).parent / "templates")
@@ -57,7 +58,11 @@ class Board(Rules):
     State = BoardState
     default_channel = "#board"
     channels = ("#motions",)
-    command_words = frozenset({"duel", "close"})
+    commands = Commands("a board command", [
+        Command("duel {rival}", lambda rival: ("duel", rival.lower()), fields={"rival": Word("NAME")},
+                examples=[Example("duel bob", "challenge bob")]),
+        Command("close", lambda: ("close",), examples=[Example("close", "close the board")]),
+    ])
 
     def ledger_scope(self, game_id: str, state: Any, parent_scope: str | None = None) -> str | None:
         return game_id
@@ -67,12 +72,6 @@ class Board(Rules):
             ctx.ledger.move(L.MINT, ctx.scope.player(p), L.CHIPS, START_CHIPS, "board stake")
         ctx.post("opening", "board/opening.txt", "Board opens", players=players)
         return BoardState(players=players)
-
-    def parse(self, line: str) -> tuple[str, ...]:
-        words = tuple(line.lower().split())
-        if words in {("close",)} or (len(words) == 2 and words[0] == "duel"):
-            return words
-        raise Rejected(f"{line!r} is not a board command", allowed=["duel NAME", "close"])
 
     def handle(self, ctx: Context, state: BoardState, actor: str, command: tuple[str, ...]) -> BoardState:
         if command == ("close",):
@@ -136,9 +135,6 @@ class Board(Rules):
     def on_deadline(self, ctx: Context, state: BoardState, name: str) -> BoardState:
         return state
 
-    def help(self, state: BoardState, actor: str) -> list[str]:
-        return ["duel bob — challenge bob", "close — close the board"]
-
     def summary(self, state: BoardState) -> Summary:
         return Summary("finished" if state.finished else "running", list(state.players))
 
@@ -161,7 +157,10 @@ class Duel(Rules):
     Settings = DuelSettings
     State = DuelState
     default_channel = "#duels"
-    command_words = frozenset({"concede"})
+    commands = Commands("a duel command", [
+        Command("concede", lambda: "concede", examples=[Example("concede", "give up the duel")],
+                valid=lambda state, actor: not state.finished and actor in state.players),
+    ])
 
     def start(self, ctx: Context, players: list[str], settings: DuelSettings, start: datetime) -> DuelState:
         for p in players:
@@ -169,11 +168,6 @@ class Duel(Rules):
         ctx.set_deadline("end", start + timedelta(hours=1))
         ctx.post("opening", "duel/opening.txt", "Duel opens", players=players, parent=ctx.parent_id)
         return DuelState(players=players, stake=settings.stake)
-
-    def parse(self, line: str) -> str:
-        if line.strip().lower() == "concede":
-            return "concede"
-        raise Rejected(f"{line!r} is not a duel command", allowed=["concede"])
 
     def handle(self, ctx: Context, state: DuelState, actor: str, command: str) -> DuelState:
         if state.finished:
@@ -191,9 +185,6 @@ class Duel(Rules):
         state.finished = True
         ctx.post("result", "duel/result.txt", "Duel result", winner=winner)
         return state
-
-    def help(self, state: DuelState, actor: str) -> list[str]:
-        return []
 
     def summary(self, state: DuelState) -> Summary:
         return Summary("finished" if state.finished else "running", list(state.players), winner=state.winner)

@@ -11,6 +11,7 @@ from pathlib import Path
 from dealer import ledger as L
 from dealer.games import register
 from dealer.games.base import Context, Duration, GameSettings, GameState, Rejected, Rules, Summary, UtcTime
+from dealer.games.commands import Command, Commands, Example, Whole
 from dealer.render import add_template_dir
 
 add_template_dir(Path(__file__).parent / "templates")
@@ -45,7 +46,11 @@ class Tally(Rules):
     Settings = TallySettings
     State = TallyState
     default_channel = "#tally"
-    command_words = frozenset({"add"})
+    commands = Commands("a tally command", [
+        Command("add {amount}", Add, fields={"amount": Whole(1, 10, complaint="add a number from 1 to 10")},
+                examples=[Example("add 3", "add 3 to your tally")], rule="T-1",
+                valid=lambda state, actor: not state.finished),
+    ])
 
     def start(self, ctx: Context, players: list[str], settings: TallySettings, start: datetime) -> TallyState:
         if len(players) < 2:
@@ -56,12 +61,6 @@ class Tally(Rules):
                  commitment=ctx.rng.commitment)
         return TallyState(players=players, opened=start, closes=closes, totals={p: 0 for p in players},
                           rounds=settings.rounds, length_seconds=int(settings.length.total_seconds()))
-
-    def parse(self, line: str) -> Add:
-        words = line.lower().split()
-        if len(words) == 2 and words[0] == "add" and words[1].isdigit() and 1 <= int(words[1]) <= 10:
-            return Add(int(words[1]))
-        raise Rejected(f"{line!r} is not a tally command", rule="T-1", allowed=["add N — N from 1 to 10"])
 
     def handle(self, ctx: Context, state: TallyState, actor: str, command: Add) -> TallyState:
         if state.finished:
@@ -93,9 +92,6 @@ class Tally(Rules):
         ctx.post("result", "tally/result.txt", "Tally result", winner=winner, totals=state.totals,
                  server_seed=ctx.rng.server_seed)
         return state
-
-    def help(self, state: TallyState, actor: str) -> list[str]:
-        return [] if state.finished else ["add 3 — add 3 to your tally"]
 
     def summary(self, state: TallyState) -> Summary:
         status = "finished" if state.finished else "running"

@@ -151,7 +151,8 @@ def test_bad_messages_get_clear_private_replies(harness) -> None:  # type: ignor
     alice = by["alice"]
     assert [p["kind"] for p in alice] == ["reply", "error"]
     body = alice[0]["body"]
-    assert "> add 11\nrefused: " in body and "(T-1)" in body and "add N — N from 1 to 10" in body
+    assert "> add 11\nrefused: " in body and "add a number from 1 to 10 (T-1)" in body
+    assert "add 3 — add 3 to your tally (T-1)" in body
     assert "> add 1\naccepted:" in body
     assert body.index("> add 11") < body.index("> add 1\n") < body.index("Not read as commands")
     assert "> fly away" in body.split("Not read as commands")[1]

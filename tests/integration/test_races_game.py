@@ -94,3 +94,34 @@ def test_help_after_a_refused_entry_never_offers_that_entry(harness) -> None:  #
     harness.run(at + timedelta(minutes=5))
     view = harness.admin(lambda s: game_view(s, "derby"))
     assert [h["name"] for h in view["detail"]["horses"]] == ["Thunder Hooves", "Silver Blaze"]
+
+
+def test_chatter_at_the_raceway_is_ignored_and_command_words_are_answered(harness) -> None:  # type: ignore[no-untyped-def]
+    # In a public channel a line whose first word is no command word of the game is chatter
+    # (no reply); one that starts with a command word is a command: applied, or refused
+    # privately with the form and an example.
+    from dealer.store.models import Inbound
+
+    def setup(session):  # type: ignore[no-untyped-def]
+        add_player(session, "carol", T0, chips=50)
+        create_game(session, "races", "derby", T0)
+    harness.admin(setup)
+    at = T0 + timedelta(minutes=1)
+    harness.send("carol", "good luck everyone!\nsit\nrace you to the finish!\nbet on the grey\n"
+                          "lol", at, channel=RACEWAY)
+    harness.run(at + timedelta(minutes=1))
+    outcome = harness.admin(lambda s: s.scalars(select(Inbound)).one().outcome)
+    assert [(entry["line"], entry["result"]) for entry in outcome] == [
+        ("good luck everyone!", "ignored"), ("sit", "applied"),
+        ("race you to the finish!", "rejected"), ("bet on the grey", "rejected"),
+        ("lol", "ignored")]
+    assert [entry.get("detail") for entry in outcome if entry["result"] == "ignored"] == [
+        "chatter", "chatter"]
+    (reply,) = harness.pms("carol")  # one reply per message: the refusals, not the chatter
+    body = reply["body"]
+    assert "good luck" not in body and "lol" not in body
+    assert "'race' takes nothing after it" in body and "(OR-7)" in body
+    assert "the form is 'bet N on HORSE', for example 'bet 10 on Thunder Hooves'" in body
+    assert "(OR-5)" in body
+    # What may be sent instead is what is valid now (carol sits; no race has begun).
+    assert "\n- race —" not in body and "\n- stand — leave the table" in body

@@ -1,16 +1,19 @@
-"""The Hall's player commands: what a line means, before any rule looks at it.
+"""The Hall's player commands, each declared once (see dealer.games.commands).
 
-Each command is a frozen dataclass; :func:`parse` reads one cleaned line (any case) into
-one, or raises :class:`Rejected`. ``EXAMPLES`` are both the help text and test input.
+Each command is a frozen dataclass; ``COMMANDS`` declares how a line (any case) reads as
+one, its examples (help text and test input at once), its rule and when it is valid.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from dealer.clock import format_utc
 from dealer.games.base import Rejected
-from dealer.games.hall.items import parse_bundle
+from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word
+from dealer.games.hall.economy import PRICES, croupier_examples, croupier_note
+from dealer.games.hall.items import labels, parse_bundle
+from dealer.games.hall.state import HallState, Offer
 
 MAX_BUY = 100
 """An operational limit, not a rule: one ``buy`` line buys at most 100 items, so that a
@@ -66,117 +69,195 @@ class Gift:
     receiver: str
 
 
-EXAMPLES: dict[type, list[str]] = {
-    Join: ["join — take part in this cycle of the Hall"],
-    ShowInventory: ["inventory — see your chips, vertebrae, cards and packs (not an action)"],
-    OpenPack: [
-        "open handy pack — open a Handy Pack you hold: 3 random cards (GH-4)",
-        "open deck pack — open a Deck Pack you hold: 5 random cards (GH-4)",
-        "open legendary pack — open a Legendary Pack: 5 random cards + 2 holographic (GH-4)",
-    ],
-    Buy: [
-        "buy random card — 5 vertebrae, 10 % holographic (GH-5)",
-        "buy handy pack — 12 vertebrae (GH-5)",
-        "buy deck pack — 18 vertebrae (GH-5)",
-        "buy legendary pack — 50 vertebrae (GH-5)",
-        "buy chip 3 — 25 vertebrae per chip (GH-5); a count works with every item",
-    ],
-    MakeOffer: [
-        "offer 2 chips and 7H to bob for AS — propose a trade; bob must accept (GH-1)",
-    ],
-    AnswerOffer: [
-        "accept offer 12 — take offer 12 made to you: both sides swap at once (GH-1)",
-        "decline offer 12 — refuse offer 12 made to you",
-        "withdraw offer 12 — take back an offer you made",
-    ],
-    Gift: ["gift bob — once per phase, bob receives a random card (GH-7)"],
-}
+def _buy(count: int | None, ware: str, count_after: int | None) -> Buy:
+    if count is not None and count_after is not None:
+        raise Rejected("give the count once ('buy 3 chips' or 'buy chip 3')")
+    return Buy(ware, count or count_after or 1)
 
-_JOIN = re.compile(r"^join(?: (?:the )?(?:gilded )?hall)?$", re.I)
-_INVENTORY = re.compile(r"^(?:show )?(?:my )?(?:inventory|inv)$", re.I)
-_OPEN = re.compile(r"^open (?:an? |my )?(handy|deck|legendary)(?: pack)?$", re.I)
-_OPEN_ANY = re.compile(r"^open\b", re.I)
-_BUY = re.compile(
-    r"^buy (?:(\d+) (?:x )?)?(?:an? )?(random cards?|cards?|handy packs?|deck packs?|"
-    r"legendary packs?|chips?)(?: (\d+))?$",
-    re.I,
+
+def _offer(gives: tuple[tuple[str, int], ...], target: str,
+           wants: tuple[tuple[str, int], ...]) -> MakeOffer:
+    return MakeOffer(target, gives, wants)
+
+
+class Bundle(Field):
+    """One side of an offer: items joined by ``and``/commas, or ``nothing`` (GH-1)."""
+
+    label = "ITEMS"
+
+    def __init__(self, lazy: bool = False) -> None:
+        self.pattern = r".+?" if lazy else r".+"
+
+    def convert(self, text: str) -> tuple[tuple[str, int], ...]:
+        """The items and amounts, sorted (so that equal offers compare equal)."""
+        return tuple(sorted(parse_bundle(text).items()))
+
+
+# --- when each command is valid, and the help written for the cycle as it stands ----------
+
+
+def _member(state: HallState, actor: str) -> bool:
+    return state.status == "running" and state.member(actor) is not None
+
+
+def _others(state: HallState, actor: str) -> list[str]:
+    return [m.name for m in state.members if m.name != actor]
+
+
+def _may_gift(state: HallState, actor: str) -> bool:
+    """GH-7: once per phase, to another member."""
+    member = state.member(actor)
+    return (state.status == "running" and member is not None and member.gifted is None
+            and bool(_others(state, actor)))
+
+
+def _gift_now(state: HallState, actor: str) -> list[Example]:
+    # GH-1, GH-7: trades and gifts go to members only, so the examples name members.
+    others = _others(state, actor)
+    return [Example(f"gift {others[0]}", "once per phase, a member receives a random card "
+                                         f"(GH-7); members you can gift: {', '.join(others)}")]
+
+
+def _may_offer(state: HallState, actor: str) -> bool:
+    return _member(state, actor) and bool(_others(state, actor))
+
+
+def _offer_now(state: HallState, actor: str) -> list[Example]:
+    others = _others(state, actor)
+    return [Example(f"offer 2 chips and 7H to {others[0]} for AS",
+                    f"propose a trade; {others[0]} must accept (GH-1); members: "
+                    f"{', '.join(others)}")]
+
+
+def _vertebrae(state: HallState, actor: str) -> int | None:
+    """A member's vertebrae after the last step (None for anyone else, or when not running)."""
+    member = state.member(actor) if state.status == "running" else None
+    return None if member is None else state.vertebrae.get(member.name, 0)
+
+
+def _may_buy(state: HallState, actor: str) -> bool:
+    """GH-5: help never offers a purchase the Croupier would refuse."""
+    held = _vertebrae(state, actor)
+    return held is not None and held >= min(PRICES.values())
+
+
+def _opening_note(state: HallState, actor: str) -> str | None:
+    if state.status == "pending":
+        return f"the Hall opens at {format_utc(state.opens_at)}; then: join"
+    return None
+
+
+def _offer_summary(offer: Offer) -> str:
+    return (f"{', '.join(labels(offer.gives)) or 'nothing'} for "
+            f"{', '.join(labels(offer.wants)) or 'nothing'}")
+
+
+def _answers_now(state: HallState, actor: str) -> list[Example]:
+    """One accept and one decline line per open offer made to ``actor``."""
+    lines = []
+    for offer in state.offers:
+        if offer.target == actor:
+            lines.append(Example(f"accept offer {offer.id}",
+                                 f"from {offer.offerer}: {_offer_summary(offer)}"))
+            lines.append(Example(f"decline offer {offer.id}", "refuse it"))
+    return lines
+
+
+def _withdrawals_now(state: HallState, actor: str) -> list[Example]:
+    return [Example(f"withdraw offer {offer.id}",
+                    f"your offer to {offer.target}: {_offer_summary(offer)}")
+            for offer in state.offers if offer.offerer == actor]
+
+
+PACK = Choice({"handy": "handy", "deck": "deck", "legendary": "legendary"}, "PACK")
+WARE = Choice(
+    {
+        "random card": "random card", "random cards": "random card",
+        "card": "random card", "cards": "random card",
+        "handy pack": "handy pack", "handy packs": "handy pack",
+        "deck pack": "deck pack", "deck packs": "deck pack",
+        "legendary pack": "legendary pack", "legendary packs": "legendary pack",
+        "chip": "chip", "chips": "chip",
+    },
+    "ITEM",
 )
-_OFFER = re.compile(r"^offer (.+?) to ([^\s,]+) for (.+)$", re.I)
-_ANSWER = re.compile(r"^(accept|decline|withdraw) offer #?(\d{1,9})$", re.I)
-_GIFT = re.compile(r"^gift (?:a card to |to )?([^\s,]+)$", re.I)
-_WARE = {
-    "random card": "random card", "card": "random card",
-    "handy pack": "handy pack", "deck pack": "deck pack",
-    "legendary pack": "legendary pack", "chip": "chip",
-}
+COUNT = Whole(1, MAX_BUY, complaint="buy between {least} and {most} at a time", pattern=r"\d+")
+OFFER_NUMBER = Whole(1, complaint="'{text}' is not an offer number", pattern=r"#?\d{1,9}",
+                     strip="#")
 
-
-def parse(line: str) -> object:
-    """Read one command line; raise :class:`Rejected` for a line that is not a Hall command."""
-    text = line.strip()
-    if _JOIN.match(text):
-        return Join()
-    if _INVENTORY.match(text):
-        return ShowInventory()
-    for reader in (_read_open, _read_buy, _read_offer, _read_answer, _read_gift):
-        command = reader(text)
-        if command is not None:
-            return command
-    raise Rejected(f"{text!r} is not a Hall command")
-
-
-def _read_open(text: str) -> OpenPack | None:
-    match = _OPEN.match(text)
-    if match:
-        return OpenPack(match.group(1).lower())
-    if _OPEN_ANY.match(text):
-        raise Rejected("only packs can be opened", rule="GH-4", allowed=EXAMPLES[OpenPack])
-    return None
-
-
-def _read_buy(text: str) -> Buy | None:
-    if not text.lower().startswith("buy"):
-        return None
-    match = _BUY.match(text)
-    if not match:
-        raise Rejected("the Croupier does not sell that", rule="GH-5", allowed=EXAMPLES[Buy])
-    before, ware, after = match.groups()
-    if before and after:
-        raise Rejected("give the count once ('buy 3 chips' or 'buy chip 3')", rule="GH-5")
-    count = int(before or after or 1)
-    if not 1 <= count <= MAX_BUY:
-        raise Rejected(f"buy between 1 and {MAX_BUY} at a time", rule="GH-5", allowed=EXAMPLES[Buy])
-    return Buy(_WARE[ware.lower().rstrip("s")], count)
-
-
-def _read_offer(text: str) -> MakeOffer | None:
-    if not text.lower().startswith("offer"):
-        return None
-    match = _OFFER.match(text)
-    if not match:
-        raise Rejected(
-            "an offer reads 'offer ITEMS to PLAYER for ITEMS'", rule="GH-1",
-            allowed=EXAMPLES[MakeOffer],
-        )
-    gives, target, wants = match.groups()
-    return MakeOffer(target, _frozen(parse_bundle(gives)), _frozen(parse_bundle(wants)))
-
-
-def _frozen(bundle: dict[str, int]) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted(bundle.items()))
-
-
-def _read_answer(text: str) -> AnswerOffer | None:
-    match = _ANSWER.match(text)
-    if match:
-        return AnswerOffer(match.group(1).lower(), int(match.group(2)))
-    return None
-
-
-def _read_gift(text: str) -> Gift | None:
-    if not text.lower().startswith("gift"):
-        return None
-    match = _GIFT.match(text)
-    if not match:
-        raise Rejected("a gift reads 'gift PLAYER'", rule="GH-7", allowed=EXAMPLES[Gift])
-    return Gift(match.group(1))
+COMMANDS = Commands(
+    "a Hall command",
+    [
+        Command("join [[the] [gilded] hall]", Join, rule="GH-6",
+                examples=[Example("join", "take part in this cycle of the Hall"),
+                          "join the gilded hall"],
+                valid=lambda s, actor: s.status == "running" and s.member(actor) is None,
+                note=_opening_note),
+        Command("[show] [my] inventory|inv", ShowInventory, rule="GH-7",
+                examples=[Example("inventory", "see your chips, vertebrae, cards and packs; "
+                                               "looking is not an action"),
+                          "show my inventory", "my inventory", "inv"]),
+        Command(
+            "open [a|an|my] {pack} [pack]", OpenPack, fields={"pack": PACK}, rule="GH-4",
+            examples=[
+                Example("open handy pack", "open a Handy Pack you hold: 3 random cards"),
+                Example("open deck pack", "open a Deck Pack you hold: 5 random cards"),
+                Example("open legendary pack",
+                        "open a Legendary Pack: 5 random cards + 2 holographic"),
+            ],
+            valid=_member, refusal="only packs can be opened", usage="open PACK",
+        ),
+        Command(
+            "buy [{count} [x]] [a|an] {ware} [{count_after}]", _buy,
+            fields={"count": COUNT, "ware": WARE, "count_after": COUNT}, rule="GH-5",
+            examples=[
+                Example("buy random card", "5 vertebrae, 10 % holographic"),
+                Example("buy handy pack", "12 vertebrae"),
+                Example("buy deck pack", "18 vertebrae"),
+                Example("buy legendary pack", "50 vertebrae"),
+                Example("buy chip 3", "25 vertebrae per chip; a count works with every item"),
+            ],
+            valid=_may_buy, usage="buy [N] ITEM",
+            suggest=lambda s, actor: croupier_examples(_vertebrae(s, actor) or 0),
+            note=lambda s, actor: (None if _vertebrae(s, actor) is None
+                                   else croupier_note(_vertebrae(s, actor) or 0)),
+            refusal="the Croupier does not sell that; it sells random cards, handy, deck and "
+                    "legendary packs, and chips",
+        ),
+        Command(
+            "offer {gives} to {target} for {wants}", _offer, rule="GH-1",
+            fields={"gives": Bundle(lazy=True), "target": Word("PLAYER"), "wants": Bundle()},
+            examples=[Example("offer 2 chips and 7H to bob for AS",
+                              "propose a trade; bob must accept")],
+            valid=_may_offer, suggest=_offer_now, refusal="an offer reads 'offer ITEMS to PLAYER for ITEMS'",
+        ),
+        ANSWER := Command(
+            "{verb} offer {offer}", AnswerOffer, rule="GH-1",
+            fields={"verb": Choice(("accept", "decline"), "accept|decline"),
+                    "offer": OFFER_NUMBER},
+            examples=[Example("accept offer 12",
+                              "take offer 12 made to you: both sides swap at once"),
+                      Example("decline offer 12", "refuse offer 12 made to you"),
+                      "Decline offer #3"],
+            valid=lambda s, actor: (_member(s, actor)
+                                    and any(o.target == actor for o in s.offers)),
+            suggest=_answers_now,
+        ),
+        WITHDRAW := Command(
+            "withdraw offer {offer}", lambda offer: AnswerOffer("withdraw", offer), rule="GH-1",
+            fields={"offer": OFFER_NUMBER},
+            examples=[Example("withdraw offer 12", "take back an offer you made")],
+            valid=lambda s, actor: (_member(s, actor)
+                                    and any(o.offerer == actor for o in s.offers)),
+            suggest=_withdrawals_now,
+        ),
+        Command(
+            "gift [[a card] to] {receiver}", Gift, fields={"receiver": Word("PLAYER")},
+            rule="GH-7",
+            examples=[Example("gift bob", "once per phase, bob receives a random card"),
+                      "gift a card to carol"],
+            valid=_may_gift, suggest=_gift_now, refusal="a gift reads 'gift PLAYER'",
+        ),
+    ],
+)
+"""The Hall's commands, in the order ``help`` lists them."""

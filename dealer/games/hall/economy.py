@@ -11,14 +11,19 @@ cycle's own (GH-1: ``ctx.scope``, e.g. ``hall1/player:alice``, ``hall1/house``):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dealer.cards import CATALOGUE
 from dealer.fairness import FairSource
 from dealer.games.base import Context, Rejected
-from dealer.games.hall.commands import Buy, OpenPack
+from dealer.games.commands import Example, help_line
 from dealer.games.hall.items import PACK_NAMES, card_label, label, pack_item
 from dealer.games.hall.state import Happening, HallState
 from dealer.ledger import CHIPS, VERTEBRAE
 from dealer.text import plural
+
+if TYPE_CHECKING:  # the commands' declarations offer croupier_examples in help
+    from dealer.games.hall.commands import Buy, OpenPack
 
 # GH-4: what a pack holds: (random cards at the usual holo chance, guaranteed holographic cards).
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
@@ -133,16 +138,26 @@ def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[s
     return []
 
 
+def croupier_examples(held: int) -> list[Example]:
+    """GH-5: a ``buy`` example with its price for each item ``held`` vertebrae pay for."""
+    return [Example(f"buy {ware}", f"{price} vertebrae", "GH-5")
+            for ware, price in PRICES.items() if price <= held]
+
+
+def croupier_note(held: int) -> str | None:
+    """GH-5: the items ``held`` vertebrae do not pay for, with their prices (or None)."""
+    too_dear = [f"{ware} ({price})" for ware, price in PRICES.items() if price > held]
+    if not too_dear:
+        return None
+    return f"with {plural(held, 'vertebra', 'vertebrae')} you cannot buy: {', '.join(too_dear)}"
+
+
 def croupier_lines(held: int) -> list[str]:
     """GH-5: a ``buy`` line with its price for each item ``held`` vertebrae pay for, then one
     line naming those they do not (help never offers a purchase it would refuse)."""
-    lines = [f"buy {ware} — {price} vertebrae (GH-5)" for ware, price in PRICES.items()
-             if price <= held]
-    too_dear = [f"{ware} ({price})" for ware, price in PRICES.items() if price > held]
-    if too_dear:
-        lines.append(f"(with {plural(held, 'vertebra', 'vertebrae')} you cannot buy: "
-                     f"{', '.join(too_dear)})")
-    return lines
+    lines = [help_line(e.line, e.says, e.rule) for e in croupier_examples(held)]
+    note = croupier_note(held)
+    return lines + [f"({note})"] if note else lines
 
 
 def _instead(held: int, refused: Buy) -> list[str]:

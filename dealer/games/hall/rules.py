@@ -4,7 +4,8 @@ This module only routes: each command goes to the module holding its rule (econo
 to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). A cycle's inventories are
 its own (GH-1): its accounts live in the ledger scope named after the cycle's id.
 Exoptosis, battles, duels, proposals and the Judge will be further modules with their own
-commands, added to ``ACTIONS`` and to the parser's readers.
+commands, declared in ``commands.COMMANDS`` (which also gives ``help``) and added to
+``ACTIONS``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pydantic import BaseModel
 from dealer.clock import format_utc
 from dealer.games import register
 from dealer.games.base import Context, Rejected, Rules, Summary
-from dealer.games.hall import commands, economy, gifts, phases, trades
+from dealer.games.hall import economy, gifts, phases, trades
 from dealer.games.hall.commands import (
-    EXAMPLES, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
+    COMMANDS, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
 )
 from dealer.games.hall.items import inventory
 from dealer.games.hall.state import Happening, HallSettings, HallState, Member
@@ -49,10 +50,7 @@ class Hall(Rules):
     # candidacies are posted (their own rules come with the governance work).
     channels = ("#proposals", "#request-for-justice", "#judge-elections")
     open_to_all = True
-    command_words = frozenset(
-        {"join", "inventory", "inv", "show", "my", "open", "buy", "offer", "accept", "decline",
-         "withdraw", "gift"}
-    )
+    commands = COMMANDS
 
     def start(self, ctx: Context, players: list[str], settings: Any, start: datetime) -> HallState:
         """Open a cycle; the players given are joined at the opening (``phase-1``)."""
@@ -90,10 +88,6 @@ class Hall(Rules):
         self._after_step(ctx, state)
         return state
 
-    def parse(self, line: str) -> Any:
-        """Read one line into a command (see ``commands.EXAMPLES``)."""
-        return commands.parse(line)
-
     def handle(self, ctx: Context, state: Any, actor: str, command: Any) -> HallState:
         """Apply one command sent by ``actor`` at ``ctx.now``."""
         if isinstance(command, ShowInventory):
@@ -105,7 +99,7 @@ class Hall(Rules):
         else:
             if state.member(actor) is None:
                 raise Rejected("you have not joined the Hall", rule="GH-6",
-                               allowed=EXAMPLES[Join])
+                               allowed=["join — take part in this cycle of the Hall (GH-6)"])
             ACTIONS[type(command)](ctx, state, actor, command)
         gifts.count_action(ctx, state, actor)
         self._after_step(ctx, state)
@@ -123,30 +117,6 @@ class Hall(Rules):
             phases.next_phase(ctx, state)
         self._after_step(ctx, state)
         return state
-
-    def help(self, state: Any, actor: str) -> list[str]:
-        """The commands ``actor`` may send now."""
-        lines = list(EXAMPLES[ShowInventory])
-        if state.status != "running":
-            if state.status == "pending":
-                lines.append(f"(the Hall opens at {format_utc(state.opens_at)}; then: join)")
-            return lines
-        member = state.member(actor)
-        if member is None:
-            return EXAMPLES[Join] + lines
-        lines += EXAMPLES[OpenPack]
-        # GH-5: only what the member's vertebrae pay for, with prices, then what they do not.
-        lines += economy.croupier_lines(state.vertebrae.get(member.name, 0))
-        # GH-1, GH-7: trades and gifts go to members only, so the examples name members.
-        others = [m.name for m in state.members if m.name != member.name]
-        if others:
-            lines.append(f"offer 2 chips and 7H to {others[0]} for AS — propose a trade; "
-                         f"{others[0]} must accept (GH-1); members: {', '.join(others)}")
-        lines += trades.open_offer_lines(state, actor)
-        if member.gifted is None and others:
-            lines.append(f"gift {others[0]} — once per phase, a member receives a random card "
-                         f"(GH-7); members you can gift: {', '.join(others)}")
-        return lines
 
     def summary(self, state: Any) -> Summary:
         """Status, members, chips per member, winner, and the phase's details."""

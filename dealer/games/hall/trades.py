@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dealer.cards import card_of_item
 from dealer.games.base import Context, Rejected
-from dealer.games.hall.commands import AnswerOffer, MakeOffer
+from dealer.games.hall.commands import ANSWER, WITHDRAW, AnswerOffer, MakeOffer
 from dealer.games.hall.items import label, labels
 from dealer.games.hall.state import Happening, HallState, Offer
 
@@ -169,16 +169,7 @@ def _holo_hint(ctx: Context, name: str, item: str) -> str:
 
 def open_offer_lines(state: HallState, actor: str) -> list[str]:
     """Help lines for the offers ``actor`` may answer or withdraw now."""
-    lines = []
-    for offer in state.offers:
-        summary = (f"{', '.join(labels(offer.gives)) or 'nothing'} for "
-                   f"{', '.join(labels(offer.wants)) or 'nothing'}")
-        if offer.target == actor:
-            lines.append(f"accept offer {offer.id} — from {offer.offerer}: {summary}")
-            lines.append(f"decline offer {offer.id} — refuse it")
-        if offer.offerer == actor:
-            lines.append(f"withdraw offer {offer.id} — your offer to {offer.target}: {summary}")
-    return lines
+    return ANSWER.help_now(state, actor) + WITHDRAW.help_now(state, actor)
 
 
 def offers_of(state: HallState, actor: str) -> list[dict[str, object]]:

@@ -1,13 +1,13 @@
-"""The players' commands at the raceway and how a line becomes one."""
+"""The players' commands at the raceway, each declared once (see dealer.games.commands)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from dealer.cards import UnknownCard, parse_card
-from dealer.games.base import Rejected
-from dealer.games.races.field import clean_name
+from dealer.cards import BY_CODE
+from dealer.games.commands import CardName, Command, Commands, Example, Text, Whole
+from dealer.games.races.field import clean_name, free_name
+from dealer.games.races.state import RacesState
 
 
 @dataclass(frozen=True)
@@ -61,73 +61,104 @@ class LapAction:
     """Draw a card and move the horses back (OR-8)."""
 
 
-Command = Sit | Stand | EnterHorse | Ready | Interested | PlaceBet | Pass | RaceAction | LapAction
-
-EXAMPLES = [
-    "sit",
-    "stand",
-    "horse Thunder Hooves card king of spades",
-    "ready",
-    "interested",
-    "bet 10 on Thunder Hooves",
-    "pass",
-    "race",
-    "lap",
-]
-
-_WORDS: dict[str, Command] = {
-    "sit": Sit(),
-    "stand": Stand(),
-    "ready": Ready(),
-    "interested": Interested(),
-    "pass": Pass(),
-    "race": RaceAction(),
-    "lap": LapAction(),
-}
-_HORSE = re.compile(r"^horse\s+(.*)$", re.IGNORECASE | re.DOTALL)
-# A lookahead, so that overlapping candidates are all found: in "X card card KS" the last
-# " card " is the second one.
-_CARD = re.compile(r"(?=(\s+card\s+))", re.IGNORECASE)
-_BET = re.compile(r"^bet\s+(\S+)\s+(?:chips?\s+)?on\s+(.+)$", re.IGNORECASE | re.DOTALL)
+def _seated(state: RacesState, actor: str) -> bool:
+    return actor in state.seated
 
 
-def parse(line: str) -> Command:
-    """Turn one cleaned line into a command (case-insensitive), or raise :class:`Rejected`."""
-    text = line.strip()
-    word = _WORDS.get(text.lower())
-    if word is not None:
-        return word
-    horse = _HORSE.match(text)
-    if horse:
-        return _parse_horse(horse.group(1))
-    bet = _BET.match(text)
-    if bet:
-        return _parse_bet(bet.group(1), bet.group(2))
-    raise Rejected("this is not a command of Off to the Races", None, list(EXAMPLES))
+def _racer(state: RacesState, actor: str) -> bool:
+    """OR-7: every player with a horse in the race acts, seated or not."""
+    return state.phase == "racing" and state.horse_of(actor) is not None
 
 
-def _parse_horse(rest: str) -> EnterHorse:
-    # The name may itself contain the word "card": split on the LAST " card ".
-    padded = " " + rest
-    separators = list(_CARD.finditer(padded))
-    if not separators:
-        raise Rejected(
-            "enter a horse as 'horse NAME card CARD'", "OR-2",
-            ["horse Thunder Hooves card king of spades"],
-        )
-    last = separators[-1]
-    name, card_text = padded[: last.start()], padded[last.end(1):]
-    try:
-        card, _holo = parse_card(card_text)
-    except UnknownCard as exc:
-        raise Rejected(str(exc), "OR-2", ["horse Thunder Hooves card king of spades"]) from None
-    return EnterHorse(clean_name(name), card.code)
+def _bet_now(state: RacesState, actor: str) -> list[Example]:
+    """The example names a horse of this field, and the field is listed."""
+    names = [h.name for h in state.horses]
+    if not names:
+        return list(BET.examples)
+    return [Example(f"bet 10 on {names[0]}",
+                    f"bet 10 chips on {names[0]} (the field: {', '.join(names)}); the chips "
+                    "go into the pool at once")]
 
 
-def _parse_bet(amount_text: str, horse: str) -> PlaceBet:
-    if not re.fullmatch(r"[0-9]+", amount_text) or int(amount_text) < 1:
-        raise Rejected(
-            f"a bet is a whole number of chips, at least 1, not {amount_text!r}", "OR-5",
-            ["bet 10 on Thunder Hooves"],
-        )
-    return PlaceBet(int(amount_text), " ".join(horse.split()))
+def _horse_now(state: RacesState, actor: str) -> list[Example]:
+    """The ``horse`` line of help: a name still free, the card left to the player.
+
+    ``help`` does not see the player's inventory, so CARD stays a placeholder rather than
+    a card the player may not hold (a refused entry's reply lists the player's own free
+    cards); the name is one no other horse has, so help never offers a taken name.
+    """
+    others = [h for h in state.horses if h.owner != actor]
+    taken = "; already taken: " + ", ".join(
+        f"{h.name} ({BY_CODE[h.card].short})" for h in others
+    ) if others else ""
+    return [Example(
+        f"horse {free_name(state.horses, actor)} card CARD",
+        "enter (or change) your horse: a name of 1 to 18 characters that no other horse has, "
+        "and CARD, a card from your inventory that no other horse runs as, written like 7H or "
+        f"queen of hearts (OR-2){taken}",
+    )]
+
+
+def _stand_now(state: RacesState, actor: str) -> list[Example]:
+    if state.phase == "seating":
+        return [Example("stand", "leave the table; your entry is withdrawn", "OR-1")]
+    return [Example("stand", "leave the table; your horse races on, your winnings go to void",
+                    "OR-9")]
+
+
+HORSE_EXAMPLE = "horse Thunder Hooves card king of spades"
+
+BET = Command(
+    "bet {amount} [chip|chips] on {horse}", PlaceBet,
+    fields={
+        "amount": Whole(1, complaint="a bet is a whole number of chips, at least 1, not '{text}'"),
+        "horse": Text("HORSE", read=lambda text: " ".join(text.split())),
+    },
+    examples=["bet 10 on Thunder Hooves", "bet 5 chips on Thunder Hooves"], rule="OR-5",
+    help="bet chips on a horse; they go into the pool at once",
+    valid=lambda s, actor: s.phase == "betting", suggest=_bet_now,
+)
+
+COMMANDS = Commands(
+    "a command of Off to the Races",
+    [
+        Command("sit", Sit, examples=["sit"], rule="OR-1",
+                help="take a seat at the table, then enter a horse",
+                valid=lambda s, actor: s.phase == "seating" and not _seated(s, actor)),
+        Command(
+            # OR-2: the name may itself contain the word "card"; the greedy name makes the
+            # line split on its LAST " card ".
+            "horse {name} card {card}", lambda name, card: EnterHorse(name, card[0].code),
+            fields={"name": Text("NAME", read=clean_name), "card": CardName()},
+            examples=[HORSE_EXAMPLE, "horse Wild Card card red joker"], rule="OR-2",
+            help="enter (or change) your horse: a name of 1 to 18 characters and a card you own",
+            valid=lambda s, actor: s.phase == "seating" and _seated(s, actor),
+            suggest=_horse_now, refusal="enter a horse as 'horse NAME card CARD'",
+        ),
+        Command("ready", Ready, examples=["ready"], rule="OR-3",
+                help="your horse is set; seating closes once everyone is ready",
+                valid=lambda s, actor: (s.phase == "seating" and _seated(s, actor)
+                                        and s.horse_of(actor) is not None
+                                        and actor not in s.ready)),
+        BET,
+        Command("pass", Pass, examples=["pass"], rule="OR-5",
+                help="you will not bet (more); betting stops waiting for you",
+                valid=lambda s, actor: s.phase == "betting" and actor not in s.passed),
+        Command("race", RaceAction, examples=["race"], rule="OR-7",
+                help="draw a card; every horse sharing its suit, rank or colour moves 1 "
+                     "forward, or all do if none shares",
+                valid=lambda s, actor: _racer(s, actor) and not s.lap_owed),
+        Command("lap", LapAction, examples=["lap"], rule="OR-8",
+                help="draw a card; every horse sharing its suit, rank or colour moves back 1",
+                valid=lambda s, actor: _racer(s, actor) and s.lap_owed),
+        Command("interested", Interested, examples=["interested"], rule="OR-5",
+                help="betting will wait for your bet or pass",
+                valid=lambda s, actor: (s.phase in ("seating", "betting")
+                                        and actor not in s.interested)),
+        Command("stand", Stand, examples=["stand"], rule="OR-1", help="leave the table",
+                valid=lambda s, actor: (_seated(s, actor)
+                                        and s.phase in ("seating", "betting", "racing")),
+                suggest=_stand_now),
+    ],
+)
+"""The raceway's commands, in the order ``help`` lists them."""

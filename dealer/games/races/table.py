@@ -10,13 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
-from dealer.cards import BY_CODE
 from dealer.clock import as_utc, format_utc
 from dealer.games import register
 from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
 from dealer.games.races import betting, racing, seating
 from dealer.games.races.commands import (
-    Command,
+    COMMANDS,
     EnterHorse,
     Interested,
     LapAction,
@@ -26,9 +25,7 @@ from dealer.games.races.commands import (
     Ready,
     Sit,
     Stand,
-    parse,
 )
-from dealer.games.races.field import free_name
 from dealer.games.races.posts import announce, bets_view
 from dealer.games.races.state import PhaseMark, RacesSettings, RacesState
 
@@ -67,9 +64,7 @@ class OffToTheRaces(Rules):
     State = RacesState
     default_channel = "#the-raceway"
     open_to_all = True
-    command_words = frozenset(
-        {"sit", "stand", "horse", "ready", "interested", "bet", "pass", "race", "lap"}
-    )
+    commands = COMMANDS
 
     def start(
         self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
@@ -91,10 +86,6 @@ class OffToTheRaces(Rules):
             return state
         return seating.open_table(ctx, state, players, start)
 
-    def parse(self, line: str) -> Command:
-        """One line -> a command (``sit``, ``horse NAME card CARD``, ``bet N on HORSE`` ...)."""
-        return parse(line)
-
     def handle(self, ctx: Context, state: RacesState, actor: str, command: Any) -> RacesState:
         """Apply ``actor``'s command at ``ctx.now`` to a copy of ``state``."""
         _check_timing(state, ctx.now)
@@ -115,10 +106,6 @@ class OffToTheRaces(Rules):
         if name == racing.IDLE:
             return racing.idle_action(ctx, state)
         return state  # a deadline left over from a phase already closed: nothing to do
-
-    def help(self, state: RacesState, actor: str) -> list[str]:
-        """The commands ``actor`` may send now, each with an example."""
-        return _help(state, actor)
 
     def summary(self, state: RacesState) -> Summary:
         """Status, players (seated, owners, bettors), no scores, winner and the race's detail."""
@@ -174,58 +161,3 @@ def _detail(state: RacesState) -> dict[str, Any]:
         "winners": list(state.winners),
         "seated": list(state.seated),
     }
-
-
-def _help(state: RacesState, actor: str) -> list[str]:
-    seated = actor in state.seated
-    lines: list[str] = []
-    if state.phase == "seating":
-        if not seated:
-            lines.append("sit — take a seat at the table, then enter a horse (OR-1)")
-        else:
-            lines.append(_entry_help(state, actor))
-            if state.horse_of(actor) is not None and actor not in state.ready:
-                lines.append("ready — your horse is set; seating closes once everyone is ready (OR-3)")
-            lines.append("stand — leave the table; your entry is withdrawn (OR-1)")
-        if actor not in state.interested:
-            lines.append("interested — betting will wait for your bet or pass (OR-5)")
-    elif state.phase == "betting":
-        lines.append("bet 10 on HORSE — bet 10 chips on the horse named HORSE; they go into "
-                     "the pool at once (OR-5)")
-        if actor not in state.passed:
-            lines.append("pass — you will not bet (more); betting stops waiting for you (OR-5)")
-        if actor not in state.interested:
-            lines.append("interested — betting will wait for your bet or pass (OR-5)")
-        if seated:
-            lines.append("stand — leave the table; your horse races on, your winnings go to void (OR-9)")
-    elif state.phase == "racing" and state.horse_of(actor) is not None:
-        # OR-7: every player with a horse in the race acts, seated or not.
-        if state.lap_owed:
-            lines.append("lap — draw a card; every horse sharing its suit, rank or colour "
-                         "moves back 1 (OR-8)")
-        else:
-            lines.append("race — draw a card; every horse sharing its suit, rank or colour "
-                         "moves 1 forward, or all do if none shares (OR-7)")
-        if seated:
-            lines.append("stand — leave the table; your horse races on, your winnings go to "
-                         "void (OR-9)")
-    return lines
-
-
-def _entry_help(state: RacesState, actor: str) -> str:
-    """The ``horse`` line of help: a name still free, the card left to the player.
-
-    ``help`` does not see the player's inventory, so CARD stays a placeholder rather than
-    a card the player may not hold (a refused entry's reply lists the player's own free
-    cards); the name is one no other horse has, so help never offers a taken name.
-    """
-    others = [h for h in state.horses if h.owner != actor]
-    taken = "; already taken: " + ", ".join(
-        f"{h.name} ({BY_CODE[h.card].short})" for h in others
-    ) if others else ""
-    return (
-        f"horse {free_name(state.horses, actor)} card CARD — enter (or change) your horse: a "
-        "name of 1 to 18 characters that no other horse has, and CARD, a card from your "
-        f"inventory that no other horse runs as, written like 7H or queen of hearts (OR-2){taken}"
-    )
-

@@ -38,7 +38,7 @@ from dealer.games.roulette.model import (
     phase_title,
     reminder_offsets,
 )
-from dealer.games.roulette.parse import BET_EXAMPLE, parse_line
+from dealer.games.roulette.commands import COMMANDS
 from dealer.games.roulette.scoring import (
     award_points,
     black_fees,
@@ -64,7 +64,7 @@ class StationaryRoulette(Rules):
     State = RouletteState
     default_channel = "#stationary-roulette"
     open_to_all = False
-    command_words = frozenset({"prepare", "prep", "bet", "reminders", "reminder"})
+    commands = COMMANDS
 
     # --- creation --------------------------------------------------------------------
 
@@ -112,10 +112,6 @@ class StationaryRoulette(Rules):
         return state
 
     # --- commands --------------------------------------------------------------------
-
-    def parse(self, line: str) -> Prepare | Bet | Reminders:
-        """``prepare black gold 30 silver 10``, ``bet gold 30 silver 10``, ``reminders off``."""
-        return parse_line(line)
 
     def handle(self, ctx: Context, state: RouletteState, actor: str, command: Any) -> RouletteState:
         """Accept (or reject) one player's command sent at ``ctx.now``."""
@@ -432,33 +428,6 @@ class StationaryRoulette(Rules):
                  **posts.final_result(ctx, state, result))
 
     # --- what players and the shell see ----------------------------------------------
-
-    def help(self, state: RouletteState, actor: str) -> list[str]:
-        """The commands ``actor`` may send now, each an example line and what it does."""
-        if actor not in state.players or state.status == "finished":
-            return []
-        lines = []
-        opponent = state.opponent(actor)
-        if state.status == "running" and state.phase >= 1 and state.active.get(opponent):
-            lines.append(
-                f"{BET_EXAMPLE} — bet 40 points on {opponent}'s roulette active in round "
-                f"{state.phase} (at most two colours, whole numbers; SR-5)"
-            )
-        if state.status == "running" and state.phase < state.last_round:
-            left = colours_left(state.colours_used[actor], state.settings.colour_limit)
-            colour = next((c for c in ("black", "silver", "gold") if left[c] > 0), None)
-            if colour is not None:
-                lines.append(
-                    f"prepare {colour} gold 30 silver 10 — prepare the roulette {opponent} "
-                    f"bets on in round {state.phase + 1}: winning colour first, then the "
-                    f"layout (gold at least 25, silver at least 5, black 0, total 40; SR-2); "
-                    f"winning colours left: {describe_left(left)} (SR-4)"
-                )
-        if actor in state.reminders_off:
-            lines.append("reminders on — get a PM before each deadline while you owe a submission")
-        else:
-            lines.append("reminders off — stop the PMs sent before each deadline")
-        return lines
 
     def examples(self, state: RouletteState, actor: str, verb: str) -> list[str]:
         """The help lines for ``verb`` (``prepare`` or ``bet``) valid for ``actor`` now."""

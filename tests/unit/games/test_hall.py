@@ -745,6 +745,35 @@ def test_help_names_only_members_as_gift_and_trade_partners():
     assert gift.endswith("members you can gift: alice, carol")
 
 
+def test_help_shows_only_the_commands_valid_now(help_is_valid_now):
+    # Each help line is accepted when sent; each command help leaves out is refused.
+    def first_words(who, hours, **options):
+        return [line.split(" — ")[0] for line in help_is_valid_now(shell, who, at(hours), **options)]
+
+    shell = Shell(["alice"], start=at(5), now=T0)  # pending until 15:00
+    assert first_words("alice", 1) == ["(the Hall opens at 2026-12-01 15:00 UTC; then: join)", "inventory"]
+    holdings = {("alice", VERTEBRAE): 100, ("alice", CHIPS): 2, ("alice", "card:7H"): 1,
+                ("alice", "pack:handy"): 1, ("alice", "pack:deck"): 1,
+                ("alice", "pack:legendary"): 1, ("bob", "card:AS"): 1}
+    shell = Shell(["alice", "bob"], holdings, victory_chips=5)
+    assert first_words("zoe", 1) == ["join", "inventory"]
+    assert first_words("alice", 1) == [
+        "inventory", "open handy pack", "open deck pack", "open legendary pack",
+        "buy random card", "buy handy pack", "buy deck pack", "buy legendary pack", "buy chip",
+        "offer 2 chips and 7H to bob for AS", "gift bob"]
+    shell.send("alice", "offer 2 chips and 7H to bob for AS", at(1))
+    bob = help_is_valid_now(shell, "bob", at(2), tried=False)  # bob cannot pay for everything
+    assert "accept offer 1 — from alice: 2 chips, 7 of Hearts for Ace of Spades (GH-1)" in bob
+    assert "decline offer 1 — refuse it (GH-1)" in bob
+    assert "withdraw offer 1 — your offer to bob: 2 chips, 7 of Hearts for Ace of Spades (GH-1)" in (
+        help_is_valid_now(shell, "alice", at(2)))
+    shell.send("alice", "gift bob", at(3))
+    assert "gift" not in [word.split()[0] for word in first_words("alice", 4)]
+    shell.send("alice", "buy chip 3", at(5))  # 2 + 3 = 5 chips: alice wins the cycle (GH-8)
+    assert shell.state.status == "finished"
+    assert first_words("alice", 6) == ["inventory"]
+
+
 def test_inventory_lists_cards_with_holo_marks_and_packs():
     shell = Shell(["alice"], {("alice", CHIPS): 3, ("alice", VERTEBRAE): 7, ("alice", "card:KS"): 2,
                               ("alice", "card:RJ:holo"): 1, ("alice", "pack:legendary"): 1})

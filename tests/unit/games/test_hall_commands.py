@@ -6,16 +6,11 @@ import pytest
 
 from dealer.games.base import Rejected
 from dealer.games.hall.commands import (
-    EXAMPLES, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory, parse,
+    COMMANDS, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
 )
 from dealer.games.hall.items import label, parse_bundle
 
-
-@pytest.mark.parametrize("kind, lines", list(EXAMPLES.items()))
-def test_every_help_example_parses_to_its_command(kind, lines):
-    for line in lines:
-        example = line.split(" — ")[0]
-        assert isinstance(parse(example), kind), example
+parse = COMMANDS.parse
 
 
 @pytest.mark.parametrize(
@@ -39,6 +34,9 @@ def test_every_help_example_parses_to_its_command(kind, lines):
         ("accept offer 12", AnswerOffer("accept", 12)),
         ("Decline offer #3", AnswerOffer("decline", 3)),
         ("withdraw offer 7", AnswerOffer("withdraw", 7)),
+        ("show my inventory", ShowInventory()),
+        ("join the gilded hall", Join()),
+        ("buy 3 x chips", Buy("chip", 3)),
         ("gift bob", Gift("bob")),
         ("gift @Bob", Gift("@Bob")),
         ("gift a card to carol", Gift("carol")),
@@ -78,6 +76,8 @@ def test_repeated_items_add_up():
         ("offer 7H, , 2C to bob for AS", "GH-1", "an empty item"),
         ("gift", "GH-7", "a gift reads 'gift PLAYER'"),
         ("gift bob and carol", "GH-7", "a gift reads 'gift PLAYER'"),
+        ("accept offer x", "GH-1", "accept|decline offer N"),
+        ("join us", "GH-6", "'join' takes nothing after it"),
     ],
 )
 def test_junk_is_refused_with_a_clear_message(line, rule, fragment):

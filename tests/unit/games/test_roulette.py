@@ -758,17 +758,36 @@ def test_a_stale_deadline_changes_nothing():
 # --- help and summary ---------------------------------------------------------------------
 
 
-def test_help_lists_valid_examples_for_the_phase():
+def test_help_lists_valid_examples_for_the_phase(help_is_valid_now):
+    # Each help line is accepted when sent; each command help leaves out is refused.
     sh = Shell.create(rounds=2)
-    lines = RULES.help(sh.state, "alice")
+    lines = help_is_valid_now(sh, "alice", sh.during())
     assert [line.split(" — ")[0].split()[0] for line in lines] == ["prepare", "reminders"]
     sh.play_phase(alice=BLACK_PREP, bob=GOLD_PREP)
-    lines = RULES.help(sh.state, "alice")
+    lines = help_is_valid_now(sh, "alice", sh.during())
     assert [line.split(" — ")[0].split()[0] for line in lines] == ["bet", "prepare", "reminders"]
-    for line in lines:  # every example is a command that is accepted now
-        example = line.split(" — ")[0]
-        assert sh.send("alice", example, sh.during()) is None, example
+    assert lines[0].startswith("bet gold 30 silver 10 — bet 40 points on bob's roulette active "
+                               "in round 1") and lines[0].endswith("(SR-5)")
+    assert lines[1].endswith("winning colours left: gold 5, silver 5, black 4 (SR-2, SR-4)")
+    sh.accept("alice", "reminders off", sh.during())
+    assert help_is_valid_now(sh, "alice", sh.during(2))[-1].startswith("reminders on — ")
     assert RULES.help(sh.state, "carol") == []
+    sh.play_phase(alice=["bet gold 40", BLACK_PREP], bob=["bet gold 40", GOLD_PREP])
+    # round 2, the last: no preparation (SR-3)
+    lines = help_is_valid_now(sh, "alice", sh.during())
+    assert [line.split()[0] for line in lines] == ["bet", "reminders"]
+    sh.play_phase(alice="bet gold 40", bob="bet gold 40")
+    assert sh.state.status == "finished" and RULES.help(sh.state, "alice") == []
+
+
+def test_help_offers_no_bet_without_a_roulette_to_bet_on(help_is_valid_now):
+    # SR-10 / I-8: bob missed its preparation, so alice has nothing to bet on in round 1.
+    sh = Shell.create(rounds=2)
+    sh.play_phase(alice=BLACK_PREP)
+    lines = help_is_valid_now(sh, "alice", sh.during())
+    assert [line.split()[0] for line in lines] == ["prepare", "reminders"]
+    assert [line.split()[0] for line in help_is_valid_now(sh, "bob", sh.during())] == [
+        "bet", "prepare", "reminders"]
 
 
 def test_summary_detail():
