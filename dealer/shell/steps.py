@@ -501,9 +501,7 @@ def apply_deadline_changes(
             continue
         if row is None:
             if paused is None:
-                from dealer.shell.overrides import game_is_paused  # overrides imports this module
-
-                paused = game_is_paused(session, game.id)
+                paused = queries.game_is_paused(session, game.id)
             session.execute(
                 _deadlines.insert(),
                 {"game_id": game.id, "name": name, "due_at": when, "set_due_at": when,
