@@ -337,7 +337,7 @@ def game() -> None:
 @click.option("--help-settings", is_flag=True, help="List KIND's settings, their defaults and rules, and exit.")
 def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
     """Create a game of KIND: roulette, races or hall."""
-    from dealer.shell.admin import AdminError, create_game, parse_settings
+    from dealer.shell.admin import create_game, parse_settings
     from dealer.views import NotFound, game_view, settings_help
 
     if help_settings:

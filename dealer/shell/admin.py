@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import re
 from datetime import datetime
-from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
