@@ -51,7 +51,9 @@ def store_messages(
     """Store parsed messages from ``source`` (e.g. ``discord``), for a push adapter.
 
     Returns which were new and which were stored already (by ``source`` and message id);
-    the pass applies the new ones. The raw text kept with each is the message as JSON.
+    the pass applies the new ones (an adapter inside ``dealer run`` sets the daemon's
+    ``wake`` event to have that done at once). The raw text kept with each is the message
+    as JSON.
     Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each.
     """
     result = Stored()
