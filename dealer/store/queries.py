@@ -485,3 +485,15 @@ def own_channels(connection: Connection | Session, game_id: str, channels: list[
     wanted = list(dict.fromkeys(channels))
     if wanted:
         connection.execute(_channels.insert(), [{"game_id": game_id, "channel": c} for c in wanted])
+def game_events_of_type(session: Session, game_id: str, type_: str) -> list[Event]:
+    """A game's events of one type, in order."""
+    return list(session.scalars(
+        select(Event).where(Event.game_id == game_id, Event.type == type_).order_by(Event.seq)
+    ))
+
+
+def epoch_draws(session: Session, game_id: str, epoch: int) -> list[Draw]:
+    """The recorded draws of one epoch of a game's fair source, by counter."""
+    return list(session.scalars(
+        select(Draw).where(Draw.game_id == game_id, Draw.epoch == epoch).order_by(Draw.counter)
+    ))
