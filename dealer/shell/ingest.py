@@ -147,6 +147,7 @@ def _insert(connection: Connection, source: str, message: InboxMessage, raw: str
         kind=message.kind,
         target=message.target,
         emoji=message.emoji,
+        removed=message.removed,
         body=message.body,
         # A message counts when it was sent; one claiming a time still to come counts
         # when it arrived.

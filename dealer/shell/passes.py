@@ -34,7 +34,7 @@ from dealer.settings import Settings
 from dealer.shell import delivery, ingest, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
-from dealer.shell.messages import process_inbound
+from dealer.shell.messages import Outcome, process_inbound
 from dealer.shell.overrides import BadOverride, apply_overrides, read_overrides
 from dealer.shell.steps import GameHeld, run_step
 from dealer.store import queries as Q
@@ -223,7 +223,7 @@ def process_messages(
                     skipped_messages.add(message_id)
                     continue
                 outcome = process_inbound(session, inbound)
-                _record(dealer, session, message_id, outcome.status, outcome.lines)
+                _record(dealer, session, message_id, outcome)
                 applied += 1
                 if outcome.deadlines_changed and reached + 1 < len(messages):
                     nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
@@ -241,11 +241,11 @@ def process_messages(
                 report.messages += 1
 
 
-def _record(dealer: Dealer, session: Session, inbound_id: int, status: str, lines: list[Any]) -> None:
+def _record(dealer: Dealer, session: Session, inbound_id: int, outcome: Outcome) -> None:
     session.execute(
         Q.RECORD_OUTCOME,
-        {"inbound_id": inbound_id, "new_status": status, "new_outcome": lines,
-         "new_processed_at": dealer.clock()},
+        {"inbound_id": inbound_id, "new_status": outcome.status, "new_outcome": outcome.lines,
+         "new_processed_at": dealer.clock(), "new_game_id": outcome.game_id},
     )
 
 
@@ -262,7 +262,7 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
             if inbound is None:
                 return None
             outcome = process_inbound(session, inbound)
-            _record(dealer, session, inbound_id, outcome.status, outcome.lines)
+            _record(dealer, session, inbound_id, outcome)
         return outcome.status
     except GameHeld as held:
         log.info("message %s waits, pending: %s", inbound_id, held)

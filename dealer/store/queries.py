@@ -250,7 +250,8 @@ def insert_message(dialect: str):  # type: ignore[no-untyped-def]
 CLAIM_MESSAGE = (
     select(
         _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
-        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at,
+        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at, _inbound.c.source,
+        _inbound.c.external_id, _inbound.c.target, _inbound.c.emoji, _inbound.c.removed,
     )
     .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
     .with_for_update(skip_locked=True)
@@ -264,6 +265,7 @@ RECORD_OUTCOME = (
         status=bindparam("new_status"),
         outcome=bindparam("new_outcome"),
         processed_at=bindparam("new_processed_at"),
+        game_id=bindparam("new_game_id"),
     )
 )
 
