@@ -66,6 +66,17 @@ UPDATE_GAME = (
 )
 """A step's new state, status, time and next event number (``game_id``, ``new_*``)."""
 
+INSERT_GAME = _games.insert()
+"""A new game's row."""
+
+GAME_EXISTS = select(_games.c.id).where(_games.c.id == bindparam("game_id"))
+"""A row if game ``game_id`` exists."""
+
+SCOPE_OF = select(_games.c.id, _games.c.kind, _games.c.state, _games.c.parent_id).where(
+    _games.c.id == bindparam("game_id")
+)
+"""What the ledger scope of game ``game_id`` depends on (its kind, state and parent)."""
+
 INSERT_SEED = _seeds.insert()
 """A new epoch of a game's fair source (the columns of :func:`dealer.shell.steps.new_seed_row`)."""
 
