@@ -33,8 +33,8 @@ from sqlalchemy import event, func, select, text
 from sqlalchemy.engine import make_url
 
 from dealer.clock import iso
-from dealer.shell.daemon import Dealer, PassReport
-from dealer.shell.registry import add_player, create_game
+from dealer.shell.passes import Dealer, PassReport
+from dealer.shell.admin import add_player, create_game
 from dealer.settings import Settings
 from dealer.store.db import make_engine, migrate, normalise_url
 from dealer.store.models import Deadline, Inbound, Post

@@ -103,16 +103,18 @@ def _json(view: Any, as_json: bool) -> bool:
 
 
 def _admin(fn: Callable[..., Any]) -> Any:
-    """Run ``fn(session)`` in one transaction; an AdminError becomes a clean CLI error."""
+    """Run ``fn(session)`` in one transaction; an AdminError (or a view's NotFound) becomes
+    a clean CLI error."""
+    from dealer.shell.admin import AdminError
     from dealer.shell.failures import NotRetried
-    from dealer.shell.registry import AdminError
     from dealer.shell.steps import GameHeld
+    from dealer.views import NotFound
 
     sessions = _store(_settings())
     try:
         with sessions.begin() as session:
             return fn(session)
-    except (AdminError, NotRetried, GameHeld) as exc:
+    except (AdminError, NotFound, NotRetried, GameHeld) as exc:
         raise click.ClickException(str(exc)) from None
 
 
@@ -177,7 +179,7 @@ def migrate() -> None:
 @click.option("--now", "now_text", metavar="ISO-TIME", help="With --once: act as if the clock read this time.")
 def run(once: bool, now_text: str | None) -> None:
     """Run the daemon (or one pass of it with --once)."""
-    from dealer.shell.daemon import Dealer
+    from dealer.shell.passes import Dealer
     from dealer.shell.pidfile import pid_file
 
     now = _time(now_text, "--now")
@@ -245,7 +247,7 @@ def _not_handled(report: Any) -> str:
 
 def _mention_failed(dealer: Any) -> None:
     """Remind the host of failed messages from earlier passes (on stderr)."""
-    from dealer.shell.failures import count_failed
+    from dealer.views import count_failed
 
     with dealer.sessions() as session:
         waiting = count_failed(session)
@@ -274,7 +276,7 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
     like an existing player's (Cyrillic 'а' for 'a', I for l, 0 for O) is refused. A name
     may not hold '@', ',' or control characters.
     """
-    from dealer.shell.registry import add_player
+    from dealer.shell.admin import add_player
 
     added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
     click.echo(f"player {added} added with {plural(chips, 'chip')} and {plural(vertebrae, 'vertebra', 'vertebrae')}")
@@ -287,7 +289,7 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
 def player_show(name: str, game_id: str | None, as_json: bool) -> None:
     """Show NAME's chips, vertebrae, cards, packs and games (the wallet, or with --game the
     inventory in a Hall cycle: a cycle's inventories are its own)."""
-    from dealer.shell.registry import player_view
+    from dealer.views import player_view
 
     view = _admin(lambda s: player_view(s, name, game_id))
     if _json(view, as_json):
@@ -313,7 +315,7 @@ def grant(name: str, item: str, amount: int, game_id: str | None) -> None:
     It goes to NAME's wallet, or with --game into NAME's inventory in that Hall cycle.
     """
     from dealer.cards import display
-    from dealer.shell.registry import grant as do_grant
+    from dealer.shell.admin import grant as do_grant
 
     item_id, held = _admin(lambda s: do_grant(s, name, item, amount, utcnow(), game_id))
     where = f" in cycle {game_id}" if game_id else ""
@@ -335,12 +337,13 @@ def game() -> None:
 @click.option("--help-settings", is_flag=True, help="List KIND's settings, their defaults and rules, and exit.")
 def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
     """Create a game of KIND: roulette, races or hall."""
-    from dealer.shell.registry import AdminError, create_game, game_view, parse_settings, settings_help
+    from dealer.shell.admin import create_game, parse_settings
+    from dealer.views import NotFound, game_view, settings_help
 
     if help_settings:
         try:
             rows = settings_help(kind)
-        except AdminError as exc:
+        except NotFound as exc:
             raise click.ClickException(str(exc)) from None
         _print_settings(kind, rows)
         return
@@ -380,7 +383,7 @@ def _print_settings(kind: str, rows: list[dict[str, str]]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def game_list(as_json: bool) -> None:
     """List every game."""
-    from dealer.shell.registry import list_games
+    from dealer.views import list_games
 
     rows = _admin(list_games)
     if _json(rows, as_json):
@@ -398,7 +401,7 @@ def game_list(as_json: bool) -> None:
 def game_show(game_id: str, as_json: bool) -> None:
     """Show a game: status, players, scores, deadlines, the history of deadline changes and
     the fairness record (seeds, and every salt, receipt and commitment in full)."""
-    from dealer.shell.registry import game_view
+    from dealer.views import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
     if _json(view, as_json):
@@ -497,7 +500,7 @@ def inbox() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def inbox_list(failed: bool, limit: int, as_json: bool) -> None:
     """List the newest stored messages and what became of them."""
-    from dealer.shell.failures import list_messages
+    from dealer.views import list_messages
 
     rows = _admin(lambda s: list_messages(s, failed=failed, limit=limit))
     if _json(rows, as_json):
@@ -703,7 +706,7 @@ def _check_target(game_id: str, name: str | None, moving: bool, one_deadline: bo
     An absolute time for a whole game would put all its deadlines (reminders included)
     at that one time, which is never what is meant: ``at`` then needs the deadline's name.
     """
-    from dealer.shell.registry import game_view
+    from dealer.views import game_view
 
     view = _admin(lambda s: game_view(s, game_id))
     if view["status"] == "finished":

@@ -12,12 +12,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from dealer.clock import iso
-from dealer.shell.daemon import Dealer
+from dealer.shell.passes import Dealer
 from dealer.publish.stdout import StdoutPublisher
-from dealer.shell.registry import add_player, create_game, game_view
+from dealer.shell.admin import add_player, create_game
+from dealer.views import game_view
 from dealer.settings import Settings
 from dealer.store.db import make_engine, migrate
-from dealer.testing import MemoryInbox
+from dealer.inbox.memory import MemoryInbox
 
 START = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 DAY = timedelta(days=1)

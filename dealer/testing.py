@@ -1,6 +1,9 @@
 """Fakes shipped for tests (dealer's own and anyone's).
 
-- :class:`MemoryInbox` and :class:`MemoryPublisher` drive the daemon without files or servers;
+- :class:`MemoryInbox` and :class:`MemoryPublisher` drive the daemon without files or servers
+  (they live with their ports, :mod:`dealer.inbox.memory` and :mod:`dealer.publish.memory`,
+  and are re-exported here);
+- :func:`standalone_context` gives a pure rule step a context with no shell behind it;
 - :class:`RulesShell` plays one game of any ruleset through time without the daemon, as
   its shell would (steps, deadlines, ledger, fair source, rendered posts).
 """
@@ -10,76 +13,46 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-from dealer.clock import as_utc, iso, iso_exact
+from dealer.clock import as_utc, iso
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
-from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
+from dealer.inbox.memory import MemoryInbox
 from dealer.ledger import CHIPS, MINT, Ledger, Scope, player
-from dealer.publish.base import OutgoingPost, Publisher
+from dealer.publish.memory import MemoryPublisher
 from dealer.render import render_post
 
-
-class MemoryInbox(Inbox):
-    """An inbox fed by :meth:`put` (a dict or raw JSON text)."""
-
-    source = "memory"
-
-    def __init__(self) -> None:
-        self.waiting: dict[int, str] = {}
-        self.rejected: dict[int, str] = {}
-        self._next = 0
-
-    def put(self, message: dict[str, Any] | str) -> None:
-        """Queue a message; datetimes in a dict are written as ISO text."""
-        if isinstance(message, dict):
-            message = json.dumps(
-                {k: iso_exact(v) if isinstance(v, datetime) else v for k, v in message.items()}
-            )
-        self.waiting[self._next] = message
-        self._next += 1
-
-    def fetch(self) -> Iterator[Delivery | tuple[int, str]]:
-        """Yield the queued messages in order."""
-        for handle, raw in sorted(self.waiting.items()):
-            try:
-                yield Delivery(handle, raw, InboxMessage.from_json(raw))
-            except Unreadable as exc:
-                yield handle, str(exc)
-
-    def done(self, handle: int) -> None:
-        """Forget a stored message."""
-        self.waiting.pop(handle, None)
-
-    def reject(self, handle: int, why: str) -> None:
-        """Keep an unreadable message aside with its reason."""
-        self.waiting.pop(handle, None)
-        self.rejected[handle] = why
+__all__ = [
+    "MemoryInbox", "MemoryPublisher", "RulesShell", "Sent", "seed_chain",
+    "standalone_context",
+]
 
 
-@dataclass
-class MemoryPublisher(Publisher):
-    """Keeps every delivered post in :attr:`posts` (by key, so re-sends do not duplicate)."""
-
-    posts: dict[str, OutgoingPost] = field(default_factory=dict)
-    fail_next: int = 0
-
-    def send(self, post: OutgoingPost) -> str:
-        """Store the post (or fail, while ``fail_next`` is positive)."""
-        from dealer.publish.base import DeliveryFailed
-
-        if self.fail_next > 0:
-            self.fail_next -= 1
-            raise DeliveryFailed("the fake publisher was told to fail")
-        self.posts[post.key] = post
-        return f"memory:{post.id}"
-
-    def delivered(self) -> list[OutgoingPost]:
-        """Every post in publication order."""
-        return sorted(self.posts.values(), key=lambda p: p.id)
+def standalone_context(
+    now: datetime,
+    *,
+    game_id: str = "g1",
+    kind: str = "test",
+    channel: str = "#test",
+    balances: dict[tuple[str, str], int] | None = None,
+    server_seed: str = "0" * 64,
+    scope: str | None = None,
+) -> Context:
+    """A :class:`~dealer.games.base.Context` with no shell behind it: for pure tests and the
+    demo. Its fair source uses ``server_seed`` (the next epoch's seed is its reverse), its
+    ledger starts with ``balances`` (``(account, item)`` to amount) in ledger ``scope``."""
+    return Context(
+        game_id=game_id,
+        kind=kind,
+        channel=channel,
+        now=as_utc(now),
+        rng=FairSource(server_seed, seed_factory=lambda: server_seed[::-1]),
+        ledger=Ledger(dict(balances or {})),
+        scope=Scope(scope),
+    )
 
 
 def seed_chain(first: str) -> Callable[[], str]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dealer.fairness import Draw as FairDraw, client_hash, commitment, verify_draw
 from dealer.games import rules_for
-from dealer.store.models import Draw, Event, Game, Seed
+from dealer.store import queries as Q
+from dealer.store.models import Game
 from dealer.text import plural
 
 
@@ -67,18 +67,10 @@ def verify_game(session: Session, game_id: str) -> Verification:
         return report
     published = {
         e.data.get("epoch"): e.data.get("commitment")
-        for e in session.scalars(
-            select(Event).where(Event.game_id == game_id, Event.type == "seed.committed")
-        )
+        for e in Q.game_events_of_type(session, game_id, "seed.committed")
     }
-    for seed in session.scalars(select(Seed).where(Seed.game_id == game_id).order_by(Seed.epoch)):
-        draws = list(
-            session.scalars(
-                select(Draw)
-                .where(Draw.game_id == game_id, Draw.epoch == seed.epoch)
-                .order_by(Draw.counter)
-            )
-        )
+    for seed in Q.game_seeds(session, game_id):
+        draws = Q.epoch_draws(session, game_id, seed.epoch)
         if seed.revealed_at is None:
             report.unrevealed.append(seed.epoch)
             continue
@@ -115,7 +107,7 @@ def _check_sealed(session: Session, game: Game, server_seed: str, report: Verifi
     """The ruleset's own check of its sealed submissions (Stationary Roulette's receipts)."""
     events = [
         (e.type, e.data)
-        for e in session.scalars(select(Event).where(Event.game_id == game.id).order_by(Event.seq))
+        for e in Q.game_events(session, game.id)
     ]
     found = rules_for(game.kind).check_sealed(game.id, server_seed, events)
     report.receipts += found.receipts

@@ -315,29 +315,6 @@ class Context:
             kind, game_id, list(players), dict(settings or {}), as_utc(start or self.now), channel,
         ))
 
-    @classmethod
-    def standalone(
-        cls,
-        now: datetime,
-        *,
-        game_id: str = "g1",
-        kind: str = "test",
-        channel: str = "#test",
-        balances: dict[tuple[str, str], int] | None = None,
-        server_seed: str = "0" * 64,
-        scope: str | None = None,
-    ) -> "Context":
-        """A context with no shell behind it: for pure tests and the demo."""
-        return cls(
-            game_id=game_id,
-            kind=kind,
-            channel=channel,
-            now=as_utc(now),
-            rng=FairSource(server_seed, seed_factory=lambda: server_seed[::-1]),
-            ledger=Ledger(dict(balances or {})),
-            scope=Scope(scope),
-        )
-
 
 class Rules(ABC):
     """One ruleset. Subclasses set the class attributes and implement the methods."""

@@ -13,7 +13,7 @@ def open_inbox(spec: str, max_bytes: int = 65536) -> Inbox:
 
         return DirectoryInbox(arg or "./var/inbox", max_bytes=max_bytes)
     if kind == "memory":
-        from dealer.testing import MemoryInbox
+        from dealer.inbox.memory import MemoryInbox
 
         return MemoryInbox()
     raise ValueError(f"unknown inbox {spec!r}; use dir:PATH")

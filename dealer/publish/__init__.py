@@ -17,7 +17,7 @@ def open_publisher(spec: str) -> Publisher:
 
         return StdoutPublisher()
     if kind == "memory":
-        from dealer.testing import MemoryPublisher
+        from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
     raise ValueError(f"unknown publisher {spec!r}; use dir:PATH or stdout")

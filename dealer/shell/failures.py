@@ -1,60 +1,36 @@
-"""What dealer could not handle, for the host: list failed messages and replay them.
+"""What dealer could not handle: the sender's reply, and replaying the message later.
 
-A message whose handling crashed is stored ``failed`` with its error (see
-:mod:`dealer.shell.daemon`). Once the cause is fixed, :func:`retry_messages` puts it back to
-``pending`` and the next pass applies it like any stored message: at its own ``sent_at``,
-to the game as it stands then.
+A message whose handling crashed is stored ``failed`` with its error, and its sender gets
+:func:`failure_reply` (see :mod:`dealer.shell.passes`; ``dealer inbox list --failed`` shows
+them, :func:`dealer.views.list_messages`). Once the cause is fixed, :func:`retry_messages`
+puts it back to ``pending`` and the next pass applies it like any stored message: at its
+own ``sent_at``, to the game as it stands then.
 """
 
 from __future__ import annotations
 
+import logging
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from dealer.clock import iso
+from dealer.render import render
+from dealer.text import quote
+from dealer.store import queries as Q
 from dealer.store.models import Inbound
+from dealer.views import message_view
 
 
 class NotRetried(ValueError):
     """A retry named a message that does not exist or did not fail."""
 
 
-def message_view(inbound: Inbound) -> dict[str, Any]:
-    """One stored message as ``dealer inbox list`` shows it."""
-    return {
-        "id": inbound.id,
-        "message_id": inbound.external_id,
-        "source": inbound.source,
-        "sender": inbound.sender,
-        "channel": inbound.channel,
-        "sent_at": iso(inbound.sent_at),
-        "received_at": iso(inbound.received_at),
-        "status": inbound.status,
-        "body": inbound.body,
-        "error": inbound.error,
-    }
-
-
-def list_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
-    """The newest stored messages (only the failed ones with ``failed``), newest first."""
-    query = select(Inbound).order_by(Inbound.received_at.desc(), Inbound.id.desc()).limit(limit)
-    if failed:
-        query = query.where(Inbound.status == "failed")
-    return [message_view(m) for m in session.scalars(query)]
-
-
-def count_failed(session: Session) -> int:
-    """How many stored messages wait for a retry."""
-    return session.scalar(select(func.count()).select_from(Inbound).where(Inbound.status == "failed")) or 0
-
-
 def _find(session: Session, ident: str) -> Inbound:
     """A message by the number ``dealer inbox list`` shows, or else by its own message id."""
     found = session.get(Inbound, int(ident)) if ident.isdigit() else None
     if found is None:
-        matches = list(session.scalars(select(Inbound).where(Inbound.external_id == ident)))
+        matches = Q.messages_with_external_id(session, ident)
         if len(matches) > 1:
             raise NotRetried(
                 f"several stored messages have the id {ident!r} (from different sources); "
@@ -73,9 +49,7 @@ def retry_messages(session: Session, idents: list[str] | None = None) -> list[di
     fail is refused: replaying an applied message would apply it twice.
     """
     if idents is None:
-        chosen = list(session.scalars(
-            select(Inbound).where(Inbound.status == "failed").order_by(Inbound.sent_at, Inbound.id)
-        ))
+        chosen = Q.failed_messages(session)
     else:
         chosen = []
         for ident in idents:
@@ -89,9 +63,35 @@ def retry_messages(session: Session, idents: list[str] | None = None) -> list[di
                 chosen.append(inbound)
     views = [message_view(m) for m in chosen]
     if chosen:
-        session.execute(
-            update(Inbound)
-            .where(Inbound.id.in_([m.id for m in chosen]), Inbound.status == "failed")
-            .values(status="pending", error=None, outcome=None, processed_at=None)
-        )
+        session.execute(Q.retry_failed([m.id for m in chosen]))
     return views
+
+
+log = logging.getLogger(__name__)
+
+FAILURE_REPLY = (
+    "dealer could not handle this message; the host has been told.\n\n"
+    "Nothing in it was applied. The host can replay it once the problem is fixed, and you "
+    "will get the usual reply then: there is no need to send it again.\n"
+)
+"""The "could not handle" reply as plain text, for when even its template cannot render."""
+
+
+def failure_reply(line: str, now: datetime) -> str:
+    """The body of the reply to a message dealer could not handle, quoting its first line.
+
+    It is rendered from ``common/failed.txt``, which ships with every install; should even
+    that fail (the fault may be in rendering itself), the reply is the plain
+    :data:`FAILURE_REPLY`.
+    """
+    try:
+        return render("common/failed.txt", now, line=quote(line) if line else "")
+    except Exception:
+        log.exception("common/failed.txt could not be rendered; replying in plain text")
+        return FAILURE_REPLY
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of an error, as stored with what it stopped."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

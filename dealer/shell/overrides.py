@@ -51,13 +51,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterator
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dealer.clock import iso, parse_duration, parse_time
 from dealer.games.base import PostDraft
 from dealer.shell.steps import append_event, queue_posts
-from dealer.store.models import Deadline, Game, Override
+from dealer.store import queries as Q
+from dealer.store.models import Game, Override
 
 log = logging.getLogger(__name__)
 
@@ -248,21 +248,8 @@ def _locked(path: Path) -> Iterator[None]:
 
 def applied_overrides(session: Session) -> dict[str, str]:
     """The entries the daemon has seen and applied, key to value."""
-    return {row.key: row.value for row in session.scalars(select(Override))}
+    return {row.key: row.value for row in Q.overrides(session)}
 
-
-def game_is_paused(session: Session, game_id: str) -> bool:
-    """Whether an active ``pause`` override holds ``game_id``."""
-    return (
-        session.scalar(
-            select(Override.key).where(
-                Override.game_id == game_id,
-                Override.value == "pause",
-                Override.deadline_name.is_(None),
-            )
-        )
-        is not None
-    )
 
 
 def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) -> list[str]:
@@ -272,7 +259,7 @@ def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) 
     """
     changes: list[str] = []
     wanted = {spec.key: spec for spec in specs}
-    seen = {row.key: row for row in session.scalars(select(Override))}
+    seen = {row.key: row for row in Q.overrides(session)}
     for key, row in seen.items():
         spec = wanted.get(key)
         if spec is None or spec.value != row.value:
@@ -299,15 +286,8 @@ def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) 
     return changes
 
 
-def _targets(session: Session, game_id: str, deadline: str | None) -> list[Deadline]:
-    query = select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending")
-    if deadline is not None:
-        query = query.where(Deadline.name == deadline)
-    return list(session.scalars(query.order_by(Deadline.due_at, Deadline.id)))
-
-
 def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> list[str]:
-    targets = _targets(session, game.id, spec.deadline)
+    targets = Q.pending_deadlines_of(session, game.id, spec.deadline)
     if spec.action == "pause":
         for row in targets:
             row.paused = True
@@ -337,7 +317,7 @@ def _resume(session: Session, row: Override, now: datetime) -> list[str]:
         return []
     paused_for = max(now - row.seen_at, timedelta())
     moved = []
-    for deadline in _targets(session, game.id, None):
+    for deadline in Q.pending_deadlines_of(session, game.id):
         before = deadline.due_at
         deadline.paused = False
         # A deadline that was still ahead when the pause began keeps the time it had left.

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
-from sqlalchemy import Row, bindparam, delete, select, update
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
@@ -29,20 +29,10 @@ from dealer.games import rules_for
 from dealer.games.base import (
     ChildDraft, Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary,
 )
-from dealer.store import queries
+from dealer.store import queries as Q
 from dealer.render import render_post
 from dealer.text import escape_post
-from dealer.store.models import (
-    Deadline,
-    Draw,
-    Event,
-    Game,
-    GamePlayer,
-    Holding,
-    LedgerEntry,
-    Post,
-    Seed,
-)
+from dealer.store.models import Game
 
 log = logging.getLogger(__name__)
 
@@ -72,54 +62,9 @@ def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
     return load_state(game)
 
 
-# Statements on the hot path are built once; a thousand steps reuse them.
-_games = Game.__table__
-_players = GamePlayer.__table__
-_holdings = Holding.__table__
-_seeds = Seed.__table__
-_deadlines = Deadline.__table__
-_LOCK_GAME = select(_games).where(_games.c.id == bindparam("id")).with_for_update()
-_UPDATE_GAME = (
-    update(_games)
-    .where(_games.c.id == bindparam("game_id"))
-    .values(
-        state=bindparam("new_state"),
-        status=bindparam("new_status"),
-        updated_at=bindparam("new_updated_at"),
-        next_event_seq=bindparam("new_next_event_seq"),
-    )
-)
-_CANCEL_DEADLINE = (
-    update(_deadlines).where(_deadlines.c.id == bindparam("deadline_id")).values(status="cancelled")
-)
-_MOVE_DEADLINE = (
-    update(_deadlines)
-    .where(_deadlines.c.id == bindparam("deadline_id"))
-    .values(due_at=bindparam("when"), set_due_at=bindparam("when"))
-)
-_HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
-    _holdings.c.account.in_(bindparam("accounts", expanding=True))
-)
-_CURRENT_SEED = (
-    select(_seeds)
-    .where(_seeds.c.game_id == bindparam("game_id"))
-    .order_by(_seeds.c.epoch.desc())
-    .limit(1)
-)
-_SCOPE_OF = select(_games.c.id, _games.c.kind, _games.c.state, _games.c.parent_id).where(
-    _games.c.id == bindparam("game_id")
-)
-_GAME_EXISTS = select(_games.c.id).where(_games.c.id == bindparam("game_id"))
-_PENDING = select(
-    _deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.paused, _deadlines.c.error
-).where(
-    _deadlines.c.game_id == bindparam("game_id"), _deadlines.c.status == "pending"
-)
-
-
 def ledger_snapshot(session: Session, accounts: Iterable[str]) -> L.Ledger:
     """The balances of ``accounts`` as they stand in the store."""
-    rows = session.execute(_HOLDINGS, {"accounts": sorted(set(accounts))})
+    rows = session.execute(Q.HOLDINGS, {"accounts": sorted(set(accounts))})
     return L.Ledger.from_rows(rows)
 
 
@@ -136,7 +81,7 @@ class SeedRow:
 
 def current_seed(session: Session, game_id: str) -> SeedRow:
     """The game's newest epoch (its fair source's seed)."""
-    row = session.execute(_CURRENT_SEED, {"game_id": game_id}).first()
+    row = session.execute(Q.CURRENT_SEED, {"game_id": game_id}).first()
     if row is None:
         raise LookupError(f"game {game_id} has no fair source")
     return SeedRow(row.epoch, row.server_seed, list(row.client_seeds), row.counter, row.revealed_at is not None)
@@ -168,7 +113,7 @@ class PendingDeadline:
 
 def pending_deadline_rows(session: Session, game_id: str) -> dict[str, PendingDeadline]:
     """The game's pending deadlines by name."""
-    rows = session.execute(_PENDING, {"game_id": game_id})
+    rows = session.execute(Q.PENDING_DEADLINES, {"game_id": game_id})
     return {row.name: PendingDeadline(row.id, row.due_at, row.paused, row.error) for row in rows}
 
 
@@ -219,7 +164,7 @@ def run_step(
     game_id = game if isinstance(game, str) else game.id
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    game = session.execute(_LOCK_GAME, {"id": game_id}).one()
+    game = session.execute(Q.LOCK_GAME, {"id": game_id}).one()
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
     players = rules.summary(state).players if state is not None else []
@@ -275,7 +220,7 @@ class ChildRefused(RuntimeError):
 
 def game_scope(session: Session, game_id: str) -> str | None:
     """The ledger scope of game ``game_id``'s accounts (its parent's for a child game)."""
-    row = session.execute(_SCOPE_OF, {"game_id": game_id}).one()
+    row = session.execute(Q.SCOPE_OF, {"game_id": game_id}).one()
     rules, state = _state_or_none(row)
     parent_scope = game_scope(session, row.parent_id) if row.parent_id else None
     return rules.ledger_scope(row.id, state, parent_scope)
@@ -288,7 +233,7 @@ def _check_child(session: Session, draft: ChildDraft) -> tuple[Rules, GameSettin
         rules = rules_for(draft.kind)
     except KeyError as exc:
         raise Rejected(str(exc.args[0])) from None
-    if session.execute(_GAME_EXISTS, {"game_id": draft.game_id}).first() is not None:
+    if session.execute(Q.GAME_EXISTS, {"game_id": draft.game_id}).first() is not None:
         raise Rejected(f"a game {draft.game_id!r} already exists")
     try:
         settings = rules.Settings.model_validate(draft.settings)
@@ -339,14 +284,14 @@ def open_game(
     refuse to start a top-level game; a child that refuses raises :class:`ChildRefused`.
     """
     main = channel or rules.default_channel
-    session.execute(_games.insert(), {
+    session.execute(Q.INSERT_GAME, {
         "id": game_id, "kind": rules.kind, "status": "pending", "channel": main,
         "settings": settings.model_dump(mode="json"), "state": {}, "created_at": now,
         "updated_at": now, "next_event_seq": 1, "parent_id": parent_id,
     })
     if parent_id is None:
-        queries.own_channels(session, game_id, [main, *rules.channels])
-    session.execute(_seeds.insert().values(**new_seed_row(game_id, 0, server_seed)))
+        Q.own_channels(session, game_id, [main, *rules.channels])
+    session.execute(Q.INSERT_SEED.values(**new_seed_row(game_id, 0, server_seed)))
     try:
         run_step(
             session, game_id, now,
@@ -390,7 +335,7 @@ def commit_effects(
         "updated_at": now,
         "next_event_seq": first_seq + len(events),
     }
-    session.execute(_UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}})
+    session.execute(Q.UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}})
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
@@ -404,12 +349,10 @@ def sync_players(session: Session, game_id: str, before: list[str], after: list[
     wanted = set(after)
     if wanted - current:
         session.execute(
-            _players.insert(), [{"game_id": game_id, "player": name} for name in sorted(wanted - current)]
+            Q.INSERT_GAME_PLAYERS, [{"game_id": game_id, "player": name} for name in sorted(wanted - current)]
         )
     if current - wanted:
-        session.execute(
-            delete(_players).where(_players.c.game_id == game_id, _players.c.player.in_(current - wanted))
-        )
+        session.execute(Q.remove_game_players(game_id, current - wanted))
 
 
 def apply_transfers(
@@ -428,7 +371,7 @@ def apply_transfers(
         deltas[(t.source, t.item)] -= t.amount
         deltas[(t.target, t.item)] += t.amount
     session.execute(
-        LedgerEntry.__table__.insert(),
+        Q.INSERT_LEDGER_ENTRIES,
         [
             {"at": now, "game_id": game_id, "source": t.source, "target": t.target,
              "item": t.item, "amount": t.amount, "memo": t.memo}
@@ -440,18 +383,11 @@ def apply_transfers(
             change_balance(session, account, item, delta)
 
 
-_CHANGE_BALANCE = (
-    update(_holdings)
-    .where(_holdings.c.account == bindparam("a"), _holdings.c.item == bindparam("i"))
-    .values(amount=_holdings.c.amount + bindparam("d"))
-)
-
-
 def change_balance(session: Session, account: str, item: str, delta: int) -> None:
     """Add ``delta`` to ``account``'s ``item`` (creating the row if needed)."""
-    result = session.execute(_CHANGE_BALANCE, {"a": account, "i": item, "d": delta})
+    result = session.execute(Q.CHANGE_BALANCE, {"a": account, "i": item, "d": delta})
     if result.rowcount == 0:
-        session.execute(_holdings.insert(), {"account": account, "item": item, "amount": delta})
+        session.execute(Q.INSERT_HOLDING, {"account": account, "item": item, "amount": delta})
 
 
 def append_event(
@@ -474,7 +410,7 @@ def append_events(
     if not events:
         return
     session.execute(
-        Event.__table__.insert(),
+        Q.INSERT_EVENTS,
         [
             {"game_id": game_id, "seq": first_seq + i, "at": at, "type": type_, "data": data}
             for i, (type_, data) in enumerate(events)
@@ -496,22 +432,20 @@ def apply_deadline_changes(
         row = pending.get(name)
         if when is None:
             if row is not None:
-                session.execute(_CANCEL_DEADLINE, {"deadline_id": row.id})
+                session.execute(Q.CANCEL_DEADLINE, {"deadline_id": row.id})
                 events.append(("deadline.cancelled", {"deadline": name}))
             continue
         if row is None:
             if paused is None:
-                from dealer.shell.overrides import game_is_paused  # overrides imports this module
-
-                paused = game_is_paused(session, game.id)
+                paused = Q.game_is_paused(session, game.id)
             session.execute(
-                _deadlines.insert(),
+                Q.INSERT_DEADLINE,
                 {"game_id": game.id, "name": name, "due_at": when, "set_due_at": when,
                  "status": "pending", "paused": paused},
             )
             events.append(("deadline.set", {"deadline": name, "due_at": iso(when)}))
         elif row.due_at != when:
-            session.execute(_MOVE_DEADLINE, {"deadline_id": row.id, "when": when})
+            session.execute(Q.MOVE_DEADLINE, {"deadline_id": row.id, "when": when})
             events.append(("deadline.moved", {"deadline": name, "due_at": iso(when)}))
     return events
 
@@ -524,7 +458,7 @@ def save_fair_source(
     events: list[tuple[str, dict[str, Any]]] = []
     if rng.draws:
         session.execute(
-            Draw.__table__.insert(),
+            Q.INSERT_DRAWS,
             [
                 {"game_id": game.id, "epoch": d.epoch, "counter": d.counter, "n": d.n,
                  "result": d.result, "client": d.client, "purpose": d.purpose[:120]}
@@ -539,7 +473,7 @@ def save_fair_source(
         ))
 
     def epoch_row(epoch: int):  # type: ignore[no-untyped-def]
-        return update(_seeds).where(_seeds.c.game_id == game.id, _seeds.c.epoch == epoch)
+        return Q.update_epoch(game.id, epoch)
 
     revealed = seed.revealed
     if rng.retired:
@@ -548,7 +482,7 @@ def save_fair_source(
             events.append(("seed.revealed", {"epoch": epoch, "server_seed": server_seed}))
         current = new_seed_row(game.id, rng.epoch, rng.server_seed)
         current.update(client_seeds=list(rng.client_seeds), counter=rng.counter)
-        session.execute(_seeds.insert().values(**current))
+        session.execute(Q.INSERT_SEED.values(**current))
         events.append(("seed.committed", {"epoch": rng.epoch, "commitment": current["commitment"]}))
         revealed = False
     elif rng.counter != seed.counter or rng.client_seeds != seed.client_seeds:
@@ -568,7 +502,7 @@ def queue_posts(
     if not drafts:
         return
     session.execute(
-        Post.__table__.insert(),
+        Q.INSERT_POSTS,
         [
             {
                 "key": f"{origin}:{index}",

@@ -1,24 +1,426 @@
-"""The store's queries, built once and named for what they ask.
+"""Every query of the store, in one place: prebuilt Core statements and small
+query functions.
 
-Routing (which game a message, an edit, a deletion or a reaction goes to) reads games as
-Core rows with a Game's attributes (``id``, ``kind``, ``status``, ``channel``,
+The shell (:mod:`dealer.shell`) and the read views (:mod:`dealer.views`) ask the store only
+through this module, so what dealer reads and writes, and which index serves it, can be
+seen at a glance. Statements on the hot path (a step, a message, a delivery) are built
+once at import and executed with bound parameters: a thousand steps reuse them and
+SQLAlchemy's compiled cache. Routing (which game a message, an edit, a deletion or a reaction goes to) reads
+games as Core rows with a Game's attributes (``id``, ``kind``, ``status``, ``channel``,
 ``parent_id``) and leaves the state out: the step that follows reads it, locked.
+
+Names in capitals are statements (execute them with the parameters their ``bindparam``
+names); functions run a query and return plain rows or values.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Sequence
 
-from sqlalchemy import Connection, Row, bindparam, func, select
+from sqlalchemy import Row, Update, bindparam, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as postgres_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from dealer.store.models import Game, GameChannel, GamePlayer, Inbound, Post
+from dealer.store.models import (
+    Deadline,
+    GameChannel,
+    Draw,
+    Event,
+    Game,
+    GamePlayer,
+    Holding,
+    Inbound,
+    LedgerEntry,
+    Override,
+    Player,
+    Post,
+    Seed,
+)
 
 _games = Game.__table__
-_members = GamePlayer.__table__
-_channels = GameChannel.__table__
+_game_players = GamePlayer.__table__
+_holdings = Holding.__table__
+_seeds = Seed.__table__
+_deadlines = Deadline.__table__
 _inbound = Inbound.__table__
 _posts = Post.__table__
+_events = Event.__table__
+
+# -- games ---------------------------------------------------------------------------------
+
+LOCK_GAME = select(_games).where(_games.c.id == bindparam("id")).with_for_update()
+"""The game's row, locked for the step (``id``)."""
+
+UPDATE_GAME = (
+    update(_games)
+    .where(_games.c.id == bindparam("game_id"))
+    .values(
+        state=bindparam("new_state"),
+        status=bindparam("new_status"),
+        updated_at=bindparam("new_updated_at"),
+        next_event_seq=bindparam("new_next_event_seq"),
+    )
+)
+"""A step's new state, status, time and next event number (``game_id``, ``new_*``)."""
+
+INSERT_GAME = _games.insert()
+"""A new game's row."""
+
+GAME_EXISTS = select(_games.c.id).where(_games.c.id == bindparam("game_id"))
+"""A row if game ``game_id`` exists."""
+
+SCOPE_OF = select(_games.c.id, _games.c.kind, _games.c.state, _games.c.parent_id).where(
+    _games.c.id == bindparam("game_id")
+)
+"""What the ledger scope of game ``game_id`` depends on (its kind, state and parent)."""
+
+INSERT_SEED = _seeds.insert()
+"""A new epoch of a game's fair source (the columns of :func:`dealer.shell.steps.new_seed_row`)."""
+
+INSERT_GAME_PLAYERS = _game_players.insert()
+"""Rows ``{"game_id", "player"}`` of ``game_players``."""
+
+
+def remove_game_players(game_id: str, names: set[str]):  # type: ignore[no-untyped-def]
+    """DELETE the ``game_players`` rows of ``names`` in ``game_id``."""
+    return delete(_game_players).where(
+        _game_players.c.game_id == game_id, _game_players.c.player.in_(names)
+    )
+
+
+CURRENT_SEED = (
+    select(_seeds)
+    .where(_seeds.c.game_id == bindparam("game_id"))
+    .order_by(_seeds.c.epoch.desc())
+    .limit(1)
+)
+"""The game's newest epoch (``game_id``)."""
+
+
+def update_epoch(game_id: str, epoch: int) -> Update:
+    """UPDATE one epoch of a game's fair source (add ``.values(...)``)."""
+    return update(_seeds).where(_seeds.c.game_id == game_id, _seeds.c.epoch == epoch)
+
+
+INSERT_DRAWS = Draw.__table__.insert()
+"""A step's fair draws."""
+
+INSERT_EVENTS = _events.insert()
+"""Events of a game's history (``game_id``, ``seq``, ``at``, ``type``, ``data``)."""
+
+# -- the ledger ----------------------------------------------------------------------------
+
+HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
+    _holdings.c.account.in_(bindparam("accounts", expanding=True))
+)
+"""Every balance of the ``accounts``."""
+
+CHANGE_BALANCE = (
+    update(_holdings)
+    .where(_holdings.c.account == bindparam("a"), _holdings.c.item == bindparam("i"))
+    .values(amount=_holdings.c.amount + bindparam("d"))
+)
+"""Add ``d`` to account ``a``'s item ``i`` in SQL (no lost update between two steps)."""
+
+INSERT_HOLDING = _holdings.insert()
+INSERT_LEDGER_ENTRIES = LedgerEntry.__table__.insert()
+
+
+def balance(session: Session, account: str, item: str) -> int:
+    """What ``account`` holds of ``item``."""
+    amount = session.scalar(
+        select(Holding.amount).where(Holding.account == account, Holding.item == item)
+    )
+    return amount or 0
+
+
+def holdings_of(session: Session, account: str) -> dict[str, int]:
+    """Every item ``account`` holds a positive amount of."""
+    rows = session.execute(
+        select(_holdings.c.item, _holdings.c.amount).where(_holdings.c.account == account)
+    )
+    return {row.item: row.amount for row in rows if row.amount > 0}
+
+
+# -- players -------------------------------------------------------------------------------
+
+
+def player_names(session: Session) -> list[str]:
+    """The names of every registered player."""
+    return list(session.scalars(select(Player.name)))
+
+
+def games_of_player(session: Session, name: str) -> list[str]:
+    """The ids of the games ``name`` takes part in, in id order."""
+    return list(session.scalars(
+        select(GamePlayer.game_id).where(GamePlayer.player == name).order_by(GamePlayer.game_id)
+    ))
+
+
+# -- deadlines -----------------------------------------------------------------------------
+
+PENDING_DEADLINES = select(
+    _deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.paused, _deadlines.c.error
+).where(_deadlines.c.game_id == bindparam("game_id"), _deadlines.c.status == "pending")
+"""The game's pending deadlines (``game_id``)."""
+
+INSERT_DEADLINE = _deadlines.insert()
+
+CANCEL_DEADLINE = (
+    update(_deadlines).where(_deadlines.c.id == bindparam("deadline_id")).values(status="cancelled")
+)
+MOVE_DEADLINE = (
+    update(_deadlines)
+    .where(_deadlines.c.id == bindparam("deadline_id"))
+    .values(due_at=bindparam("when"), set_due_at=bindparam("when"))
+)
+
+
+def next_due_deadline(
+    connection: Connection, now: datetime, skipped: set[int]
+) -> tuple[int, datetime] | None:
+    """The id and time of the earliest pending, unpaused deadline due by ``now`` that is
+    not in ``skipped``."""
+    rows = connection.execute(
+        select(Deadline.id, Deadline.due_at)
+        .where(Deadline.status == "pending", Deadline.paused.is_(False), Deadline.due_at <= now)
+        .order_by(Deadline.due_at, Deadline.id)
+        .limit(len(skipped) + 1)
+    ).all()
+    for row in rows:
+        if row.id not in skipped:
+            return row.id, row.due_at
+    return None
+
+
+def claim_deadline(session: Session, deadline_id: int) -> Deadline | None:
+    """The deadline, locked, if it is still pending and unpaused (and no other daemon has it)."""
+    return session.scalars(
+        select(Deadline)
+        .where(Deadline.id == deadline_id, Deadline.status == "pending", Deadline.paused.is_(False))
+        .with_for_update(skip_locked=True)
+    ).first()
+
+
+def timer_deadlines(session: Session, after: datetime | None) -> Sequence[Row[Any]]:
+    """``(id, due_at)`` of every pending, unpaused deadline (due after ``after`` if given)."""
+    query = select(Deadline.id, Deadline.due_at).where(
+        Deadline.status == "pending", Deadline.paused.is_(False)
+    )
+    if after is not None:
+        query = query.where(Deadline.due_at > after)
+    return session.execute(query).all()
+
+
+def pending_deadlines_of(session: Session, game_id: str, name: str | None = None) -> list[Deadline]:
+    """The game's pending deadlines (only those called ``name`` if given), earliest first."""
+    query = select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending")
+    if name is not None:
+        query = query.where(Deadline.name == name)
+    return list(session.scalars(query.order_by(Deadline.due_at, Deadline.id)))
+
+
+# -- overrides -----------------------------------------------------------------------------
+
+
+def overrides(session: Session) -> list[Override]:
+    """Every override entry the daemon has seen and applied."""
+    return list(session.scalars(select(Override)))
+
+
+def game_is_paused(session: Session, game_id: str) -> bool:
+    """Whether an active ``pause`` override holds ``game_id``."""
+    return (
+        session.scalar(
+            select(Override.key).where(
+                Override.game_id == game_id,
+                Override.value == "pause",
+                Override.deadline_name.is_(None),
+            )
+        )
+        is not None
+    )
+
+
+# -- inbound messages ----------------------------------------------------------------------
+
+
+def insert_message(dialect: str):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id."""
+    insert = postgres_insert if dialect == "postgresql" else sqlite_insert
+    return (
+        insert(_inbound)
+        .on_conflict_do_nothing(index_elements=["source", "external_id"])
+        .returning(_inbound.c.id)
+    )
+
+
+CLAIM_MESSAGE = (
+    select(
+        _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
+        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at, _inbound.c.source,
+        _inbound.c.external_id, _inbound.c.target, _inbound.c.emoji, _inbound.c.removed,
+    )
+    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
+    .with_for_update(skip_locked=True)
+)
+"""A pending message, locked for processing (``id``); no row if another daemon has it."""
+
+RECORD_OUTCOME = (
+    update(_inbound)
+    .where(_inbound.c.id == bindparam("inbound_id"))
+    .values(
+        status=bindparam("new_status"),
+        outcome=bindparam("new_outcome"),
+        processed_at=bindparam("new_processed_at"),
+        game_id=bindparam("new_game_id"),
+    )
+)
+
+
+def pending_messages(connection: Connection, skipped: set[int], limit: int) -> list[tuple[int, datetime]]:
+    """``(id, sent_at)`` of up to ``limit`` pending messages not in ``skipped``, in order."""
+    # Messages count in the order they were sent (SR-6: a later submission replaces an
+    # earlier one), to the microsecond; an exact tie goes to the one dealer received first:
+    # the row id, which follows ingest order (the directory inbox reads files in arrival
+    # order).
+    rows = connection.execute(
+        select(Inbound.id, Inbound.sent_at)
+        .where(Inbound.status == "pending")
+        .order_by(Inbound.sent_at, Inbound.id)
+        .limit(len(skipped) + limit)
+    ).all()
+    return [(row.id, row.sent_at) for row in rows if row.id not in skipped]
+
+
+def newest_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[Inbound]:
+    """The newest stored messages (only failed ones with ``failed``), newest first."""
+    query = select(Inbound).order_by(Inbound.received_at.desc(), Inbound.id.desc()).limit(limit)
+    if failed:
+        query = query.where(Inbound.status == "failed")
+    return list(session.scalars(query))
+
+
+def count_failed_messages(session: Session) -> int:
+    """How many stored messages are ``failed``."""
+    return session.scalar(select(func.count()).select_from(Inbound).where(Inbound.status == "failed")) or 0
+
+
+def failed_messages(session: Session) -> list[Inbound]:
+    """Every failed message, in the order they were sent."""
+    return list(session.scalars(
+        select(Inbound).where(Inbound.status == "failed").order_by(Inbound.sent_at, Inbound.id)
+    ))
+
+
+def messages_with_external_id(session: Session, external_id: str) -> list[Inbound]:
+    """The stored messages whose own id is ``external_id`` (one per source at most)."""
+    return list(session.scalars(select(Inbound).where(Inbound.external_id == external_id)))
+
+
+def retry_failed(ids: list[int]) -> Update:
+    """UPDATE the failed messages of ``ids`` back to pending, their error and outcome cleared."""
+    return (
+        update(Inbound)
+        .where(Inbound.id.in_(ids), Inbound.status == "failed")
+        .values(status="pending", error=None, outcome=None, processed_at=None)
+    )
+
+
+# -- the outbox ----------------------------------------------------------------------------
+
+INSERT_POSTS = _posts.insert()
+
+DELIVERED = (
+    update(_posts)
+    .where(_posts.c.id == bindparam("post_id"))
+    .values(
+        status="delivered",
+        attempts=_posts.c.attempts + 1,
+        external_id=bindparam("new_external_id"),
+        delivered_at=bindparam("new_delivered_at"),
+    )
+)
+"""Mark a post sent (``post_id``, ``new_external_id``, ``new_delivered_at``)."""
+
+POST_NOT_DELIVERED = (
+    update(_posts)
+    .where(_posts.c.id == bindparam("post_id"))
+    .values(attempts=bindparam("new_attempts"), last_error=bindparam("new_error"),
+            status=bindparam("new_status"))
+)
+"""Count a failed attempt at a post (``post_id``, ``new_attempts``, ``new_error``, ``new_status``)."""
+
+
+def pending_posts(connection: Connection, limit: int) -> Sequence[Row[Any]]:
+    """The first ``limit`` posts waiting to be sent, in publication order."""
+    return connection.execute(
+        select(_posts).where(_posts.c.status == "pending").order_by(_posts.c.id).limit(limit)
+    ).all()
+
+
+def post_exists(session: Session, key: str) -> bool:
+    """Whether a post with idempotency ``key`` is queued or sent."""
+    return session.scalar(select(Post.id).where(Post.key == key)) is not None
+
+
+# -- read views ----------------------------------------------------------------------------
+
+
+def game_deadlines(session: Session, game_id: str) -> list[Deadline]:
+    """Every deadline row of a game, earliest first."""
+    return list(session.scalars(
+        select(Deadline).where(Deadline.game_id == game_id).order_by(Deadline.due_at, Deadline.id)
+    ))
+
+
+def game_events(session: Session, game_id: str) -> list[Event]:
+    """A game's whole history, in order."""
+    return list(session.scalars(select(Event).where(Event.game_id == game_id).order_by(Event.seq)))
+
+
+def game_seeds(session: Session, game_id: str) -> list[Seed]:
+    """Every epoch of a game's fair source, in order."""
+    return list(session.scalars(select(Seed).where(Seed.game_id == game_id).order_by(Seed.epoch)))
+
+
+def games_newest_first(session: Session) -> Sequence[Row[Any]]:
+    """``id, kind, status, created_at`` of every game, newest first."""
+    return session.execute(
+        select(_games.c.id, _games.c.kind, _games.c.status, _games.c.created_at)
+        .order_by(_games.c.created_at.desc(), _games.c.id)
+    ).all()
+
+
+def players_by_game(session: Session) -> dict[str, list[str]]:
+    """The players of every game, by game id, each list sorted (one query)."""
+    result: dict[str, list[str]] = {}
+    rows = session.execute(
+        select(_game_players.c.game_id, _game_players.c.player)
+        .order_by(_game_players.c.game_id, _game_players.c.player)
+    )
+    for row in rows:
+        result.setdefault(row.game_id, []).append(row.player)
+    return result
+
+
+def next_deadline_by_game(session: Session) -> dict[str, datetime]:
+    """The earliest pending deadline of every game that has one, by game id (one query)."""
+    rows = session.execute(
+        select(_deadlines.c.game_id, func.min(_deadlines.c.due_at).label("due_at"))
+        .where(_deadlines.c.status == "pending")
+        .group_by(_deadlines.c.game_id)
+    )
+    return {row.game_id: row.due_at for row in rows}
+
+
+# -- routing -------------------------------------------------------------------------------
+
+_members = GamePlayer.__table__
+_channels = GameChannel.__table__
 
 GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _games.c.parent_id)
 """The columns of a game that routing needs."""
@@ -96,3 +498,15 @@ def own_channels(connection: Connection | Session, game_id: str, channels: list[
     wanted = list(dict.fromkeys(channels))
     if wanted:
         connection.execute(_channels.insert(), [{"game_id": game_id, "channel": c} for c in wanted])
+def game_events_of_type(session: Session, game_id: str, type_: str) -> list[Event]:
+    """A game's events of one type, in order."""
+    return list(session.scalars(
+        select(Event).where(Event.game_id == game_id, Event.type == type_).order_by(Event.seq)
+    ))
+
+
+def epoch_draws(session: Session, game_id: str, epoch: int) -> list[Draw]:
+    """The recorded draws of one epoch of a game's fair source, by counter."""
+    return list(session.scalars(
+        select(Draw).where(Draw.game_id == game_id, Draw.epoch == epoch).order_by(Draw.counter)
+    ))

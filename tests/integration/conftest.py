@@ -15,7 +15,7 @@ import tally  # noqa: E402,F401  (registers the test ruleset "tally")
 import board  # noqa: E402,F401  (registers the test rulesets "board" and "duel")
 
 from dealer.clock import iso_exact  # noqa: E402
-from dealer.shell.daemon import Dealer  # noqa: E402
+from dealer.shell.passes import Dealer  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer.shell.registry import add_player, create_game
+from dealer.shell.admin import add_player, create_game
 from dealer.store.db import make_engine, session_factory
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

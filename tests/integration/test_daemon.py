@@ -8,7 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import func, select
 
-from dealer.shell.registry import add_player, create_game, game_view, player_view
+from dealer.shell.admin import add_player, create_game
+
+from dealer.views import game_view, player_view
 from dealer.store.models import Deadline, Draw, Event, Holding, Inbound, Post
 from dealer.verify import verify_game
 

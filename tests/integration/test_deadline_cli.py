@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Iterator
 
 
-from dealer.shell.daemon import Dealer
+from dealer.shell import timers
+from dealer.shell.passes import Dealer
 from dealer.shell.overrides import parse_overrides, read_file
 from dealer.shell.pidfile import pid_file
 
@@ -138,7 +139,7 @@ def running(dealer: Dealer) -> Iterator[None]:
     """``dealer`` as `dealer run` has it while running: signal handlers and the pid file."""
     saved = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
     try:
-        dealer._install_signals()
+        timers.install_signals(dealer)
         with pid_file(dealer.settings.pid_file) as held:
             assert held
             yield
@@ -159,7 +160,7 @@ def test_a_running_daemon_is_woken_and_applies_the_change_at_once(cli, harness) 
         assert dealer.reload_requested and dealer.wake.is_set()
         assert "daemon: running, pid" in cli("deadline", "list").output
         # What the daemon's loop does when woken: re-read the settings, then one pass.
-        dealer._reload_settings()
+        timers.reload_settings(dealer)
         harness.run(harness_time("10:01"))
     assert close(cli) == "2026-12-01T13:00:00Z"
     assert "daemon: not running" in cli("deadline", "list").output

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 
 from dealer.cli import main
 from dealer.clock import parse_time
-from dealer.shell.daemon import Dealer
+from dealer.shell import timers
+from dealer.shell.passes import Dealer
 from dealer.shell.pidfile import pid_file
 from dealer.settings import Settings
 
@@ -109,13 +110,13 @@ def test_dealer_deadline_reaches_the_daemon_under_the_shipped_unit(systemd: Sett
     daemon = Dealer(Settings(), clock=lambda: parse_time("2026-12-01T10:10:00Z"))
     saved = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
     try:
-        daemon._install_signals()
+        timers.install_signals(daemon)
         with pid_file(daemon.settings.pid_file):
             daemon.reload_requested = False
             out = dealer("deadline", "extend", "r1:preparation", "+1h")
             assert f"signalled the daemon (pid {os.getpid()}, SIGHUP)" in out
             assert daemon.reload_requested
-            daemon._reload_settings()  # what its loop does when woken: re-read, then a pass
+            timers.reload_settings(daemon)  # what its loop does when woken: re-read, then a pass
             report = daemon.run_pass()
     finally:
         for number, handler in saved.items():

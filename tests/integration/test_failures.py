@@ -15,9 +15,10 @@ import pytest
 from sqlalchemy import select
 
 import tally
-from dealer.shell import daemon
+from dealer.shell import failures
 from dealer.clock import iso
-from dealer.shell.registry import add_player, create_game, game_view
+from dealer.shell.admin import add_player, create_game
+from dealer.views import game_view
 from dealer.store.models import Deadline, Inbound
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -170,11 +171,11 @@ def test_the_failure_reply_falls_back_to_plain_text(harness, buggy_seven, monkey
     def broken_render(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError("the disk is gone")
 
-    monkeypatch.setattr(daemon, "render", broken_render)
+    monkeypatch.setattr(failures, "render", broken_render)
     harness.send("alice", "add 7", T0 + timedelta(minutes=1))
     harness.run(T0 + timedelta(minutes=2))
-    assert harness.pms("alice")[0]["body"] == daemon.FAILURE_REPLY
-    assert daemon.FAILURE_REPLY.startswith(NOT_HANDLED)
+    assert harness.pms("alice")[0]["body"] == failures.FAILURE_REPLY
+    assert failures.FAILURE_REPLY.startswith(NOT_HANDLED)
 
 
 def test_a_deadline_that_crashes_holds_its_game_and_fires_once_fixed(harness, cli, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]

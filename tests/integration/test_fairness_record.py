@@ -15,7 +15,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dealer.fairness import client_hash
-from dealer.shell.registry import add_player, create_game, game_view
+from dealer.shell.admin import add_player, create_game
+from dealer.views import game_view
 from dealer.render import set_fairness_url
 from dealer.store.db import make_engine, session_factory
 from dealer.store.models import Draw, Event

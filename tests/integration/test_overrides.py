@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import select
 
 from dealer.shell.overrides import BadOverride, parse_overrides
-from dealer.shell.registry import add_player, create_game, game_view
+from dealer.shell.admin import add_player, create_game
+from dealer.views import game_view
 from dealer.store.models import Event
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)

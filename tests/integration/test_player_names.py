@@ -56,7 +56,7 @@ def test_names_refused_and_why(cli, name: str, message: str) -> None:  # type: i
 
 
 def test_a_look_alike_sender_is_not_the_player(harness) -> None:  # type: ignore[no-untyped-def]
-    from dealer.shell.registry import add_player, create_game
+    from dealer.shell.admin import add_player, create_game
 
     def setup(session):  # type: ignore[no-untyped-def]
         add_player(session, "alice", T0)
@@ -66,7 +66,7 @@ def test_a_look_alike_sender_is_not_the_player(harness) -> None:  # type: ignore
     harness.send("\u0430lice", "add 3", T0 + timedelta(minutes=1))  # Cyrillic а
     harness.send("ALICE", "add 2", T0 + timedelta(minutes=1))
     harness.run(T0 + timedelta(minutes=2))
-    from dealer.shell.registry import game_view
+    from dealer.views import game_view
 
     assert harness.admin(lambda s: game_view(s, "t1"))["scores"]["alice"] == 2
     refused = harness.pms("\u0430lice")
@@ -74,7 +74,7 @@ def test_a_look_alike_sender_is_not_the_player(harness) -> None:  # type: ignore
 
 
 def test_markup_in_a_name_is_shown_never_applied(harness) -> None:  # type: ignore[no-untyped-def]
-    from dealer.shell.registry import add_player, create_game
+    from dealer.shell.admin import add_player, create_game
 
     def setup(session):  # type: ignore[no-untyped-def]
         add_player(session, "**Star** <b>", T0)

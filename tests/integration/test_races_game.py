@@ -7,7 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import func, select
 
-from dealer.shell.registry import add_player, create_game, game_view, grant, player_view
+from dealer.shell.admin import add_player, create_game, grant
+
+from dealer.views import game_view, player_view
 from dealer.store.models import Holding
 from dealer.verify import verify_game
 

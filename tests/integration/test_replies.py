@@ -7,7 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import select
 
-from dealer.shell.registry import add_player, create_game, game_view
+from dealer.shell.admin import add_player, create_game
+
+from dealer.views import game_view
 from dealer.store.models import Game, Inbound, Post
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

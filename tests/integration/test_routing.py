@@ -12,7 +12,8 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import select
 
-from dealer.shell.registry import add_player, create_game, game_view
+from dealer.shell.admin import add_player, create_game
+from dealer.views import game_view
 from dealer.shell.steps import load_state
 from dealer.store import queries
 from dealer.store.models import Event, Game, Holding, Inbound, Seed

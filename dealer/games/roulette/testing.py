@@ -15,7 +15,7 @@ from dealer.games.base import Context
 from dealer.games.roulette import StationaryRoulette
 from dealer.games.roulette.model import phase_name
 from dealer.ledger import CHIPS
-from dealer.testing import RulesShell, Sent
+from dealer.testing import RulesShell, Sent, standalone_context
 
 __all__ = ["RULES", "SEED", "T0", "Sent", "Shell", "hours", "new_context"]
 
@@ -70,7 +70,7 @@ class Shell(RulesShell):
 
 def new_context(now: datetime, balances: dict, deadlines: dict) -> Context:
     """A standalone context for game ``g1`` at ``now`` (fixed server seed ``SEED``)."""
-    ctx = Context.standalone(
+    ctx = standalone_context(
         now, game_id="g1", kind="roulette", channel="#stationary-roulette",
         balances=dict(balances), server_seed=SEED,
     )

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from dealer.cards import CATALOGUE
 from dealer.fairness import commitment, verify_draw
 from dealer.games import rules_for
-from dealer.games.base import Context, PostDraft, Rejected
+from dealer.games.base import PostDraft, Rejected
 from dealer.games.hall import Hall
 from dealer.games.hall.state import HallSettings
 from dealer.ledger import CHIPS, MINT, VERTEBRAE, Scope, player
-from dealer.testing import RulesShell
+from dealer.testing import RulesShell, standalone_context
 
 UTC = timezone.utc
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -164,7 +164,7 @@ def test_opening_time_in_the_past_runs_phase_1_from_it():
 
 
 def test_settings_may_come_as_a_plain_mapping():
-    ctx = Context.standalone(T0)
+    ctx = standalone_context(T0)
     state = Hall().start(ctx, [], {"phase_length": "12h", "victory_chips": 10}, T0)
     assert state.settings == HallSettings(phase_length=timedelta(hours=12), victory_chips=10)
     assert ctx.deadlines == {"phase-2": T0 + timedelta(hours=12)}
@@ -172,7 +172,7 @@ def test_settings_may_come_as_a_plain_mapping():
 
 def test_duplicate_players_at_creation_are_refused():
     with pytest.raises(Rejected):
-        Hall().start(Context.standalone(T0), ["alice", "Alice"], HallSettings(), T0)
+        Hall().start(standalone_context(T0), ["alice", "Alice"], HallSettings(), T0)
 
 
 def test_message_sent_in_a_closed_phase_is_too_late():

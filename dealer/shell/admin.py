@@ -1,0 +1,203 @@
+"""Players, grants and games: what the CLI's admin commands write to the store.
+
+What they read back (``player show``, ``game show``, ``game list``) is in :mod:`dealer.views`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from datetime import datetime
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from dealer import ledger as L
+from dealer.cards import UnknownCard, parse_card
+from dealer.games import rules_for
+from dealer.games.base import Rejected
+from dealer.shell.steps import apply_transfers, open_game, run_step
+from dealer.store import queries as Q
+from dealer.store.models import Game, Player
+from dealer.text import BadName, look_alike_keys, player_key, player_name
+from dealer.views import NotFound, find_player as get_player, own_inventories
+
+GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+PACKS = {"handy": "pack:handy", "deck": "pack:deck", "legendary": "pack:legendary"}
+
+
+class AdminError(ValueError):
+    """An admin command that cannot be carried out; the message says why. (A player or
+    game it names that does not exist raises :class:`dealer.views.NotFound`.)"""
+
+
+__all__ = ["AdminError", "NotFound", "add_player", "create_game", "grant", "parse_item", "parse_settings"]
+
+
+def add_player(session: Session, name: str, now: datetime, chips: int = 0, vertebrae: int = 0) -> Player:
+    """Register a player, optionally with starting chips and vertebrae from the mint.
+
+    Any printable name of at most 64 characters (dealer.text.player_name says what is
+    refused); a name that shares its key (case, width, spaces) or a look-alike key with an
+    existing player's is refused, so nobody can pass for another player.
+    """
+    try:
+        shown = player_name(name)
+    except BadName as exc:
+        raise AdminError(f"{name!r} is not a valid player name: {exc}") from None
+    key = player_key(shown)
+    existing = session.get(Player, key)
+    if existing is not None:
+        raise AdminError(
+            f"a player called {existing.name!r} already exists (names ignore case, width and spacing)"
+        )
+    alike = look_alike_keys(shown)
+    for other in Q.player_names(session):
+        if alike & look_alike_keys(other):
+            raise AdminError(
+                f"{shown!r} looks like the existing player {other!r} (letters of other scripts "
+                "drawn alike, accents, I/l/1 and O/0 are not told apart); choose a name that "
+                "cannot be mistaken for it"
+            )
+    if chips < 0 or vertebrae < 0:
+        raise AdminError("starting chips and vertebrae cannot be negative")
+    player = Player(key=key, name=shown, created_at=now)
+    session.add(player)
+    session.flush()
+    ledger = L.Ledger()
+    ledger.mint(L.player(shown), L.CHIPS, chips, "starting chips")
+    ledger.mint(L.player(shown), L.VERTEBRAE, vertebrae, "starting vertebrae")
+    apply_transfers(session, ledger.staged, now, None)
+    return player
+
+
+def parse_item(text: str) -> str:
+    """The ledger item an admin names: chips, vertebrae, a card or a pack."""
+    cleaned = " ".join(text.strip().lower().split())
+    if cleaned in ("chip", "chips"):
+        return L.CHIPS
+    if cleaned in ("vertebra", "vertebrae"):
+        return L.VERTEBRAE
+    pack = cleaned.removesuffix(" pack").removesuffix(" packs")
+    if pack in PACKS:
+        return PACKS[pack]
+    try:
+        card, holo = parse_card(text)
+    except UnknownCard:
+        raise AdminError(
+            f"{text!r} is no item: use chips, vertebrae, a card such as 'king of spades' or "
+            "'holo 7H', or a pack: 'handy pack', 'deck pack', 'legendary pack'"
+        ) from None
+    return card.item(holo)
+
+
+def grant(
+    session: Session, name: str, item_text: str, amount: int, now: datetime,
+    game_id: str | None = None,
+) -> tuple[str, int]:
+    """Give ``amount`` of an item to a player from the mint; return the item and new balance.
+
+    Without ``game_id`` it goes to the player's wallet; with it, into the player's inventory
+    in that Hall cycle (GH-1), as a step of the game: the cycle records it, tells the player
+    and checks victory (GH-8) at once.
+    """
+    player = get_player(session, name)
+    if amount <= 0:
+        raise AdminError("the amount to grant must be a positive whole number")
+    item = parse_item(item_text)
+    if game_id is None:
+        ledger = L.Ledger()
+        ledger.mint(L.player(player.name), item, amount, "granted by the dealer")
+        apply_transfers(session, ledger.staged, now, None)
+        return item, Q.balance(session, L.player(player.name), item)
+    game, scope = own_inventories(session, game_id, "grant", lock=True)
+    try:
+        run_step(
+            session, game, now,
+            lambda rules, ctx, state: rules.grant(ctx, state, player.name, item, amount),
+            # The grant appends the game's next event: its number makes the posts' keys unique.
+            origin=f"grant:{game.id}:{game.next_event_seq}", actor=player.name,
+        )
+    except Rejected as exc:
+        raise AdminError(f"{exc.what}{f' ({exc.rule})' if exc.rule else ''}") from None
+    return item, Q.balance(session, scope.player(player.name), item)
+
+
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` pairs from ``--set``; a key given twice is refused."""
+    result: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise AdminError(f"--set {pair!r}: write it as KEY=VALUE")
+        if key in result:
+            raise AdminError(f"--set {key} is given twice")
+        result[key] = value.strip()
+    return result
+
+
+def _rules(kind: str):  # type: ignore[no-untyped-def]
+    try:
+        return rules_for(kind)
+    except KeyError as exc:
+        raise AdminError(str(exc.args[0])) from None
+
+
+def _settings_problems(kind: str, names: list[str], exc: ValidationError) -> str:
+    """One line per wrong ``--set``: an unknown key names the valid ones."""
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(where, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            problems.append(
+                f"{where}: no such setting{hint}; the settings of {kind} are {', '.join(names)}"
+                f" (`dealer game new {kind} --help-settings` shows each)"
+            )
+        elif error["type"] == "value_error":
+            problems.append(f"{where}: {error['ctx']['error']}")
+        else:
+            problems.append(f"{where}: {error['msg']}")
+    return "; ".join(problems)
+
+
+def create_game(
+    session: Session,
+    kind: str,
+    game_id: str,
+    now: datetime,
+    *,
+    players: list[str] | None = None,
+    start: datetime | None = None,
+    settings: dict[str, str] | None = None,
+    channel: str | None = None,
+    server_seed: str | None = None,
+) -> Game:
+    """Create a game and run its ruleset's start (opening posts, first deadlines)."""
+    rules = _rules(kind)
+    if not GAME_ID.match(game_id):
+        raise AdminError(
+            f"{game_id!r} is not a valid game id: 1 to 64 letters, digits, '_' or '-'"
+        )
+    if session.get(Game, game_id) is not None:
+        raise AdminError(f"a game {game_id!r} already exists")
+    names = [get_player(session, p).name for p in (players or [])]
+    if len(set(player_key(n) for n in names)) != len(names):
+        raise AdminError("a player is listed twice")
+    try:
+        parsed = rules.Settings.model_validate(settings or {})
+    except ValidationError as exc:
+        problems = _settings_problems(kind, list(rules.Settings.model_fields), exc)
+        raise AdminError(f"bad --set for {kind}: {problems}") from None
+    try:
+        open_game(
+            session, rules, game_id, now, players=names, settings=parsed, start=start or now,
+            channel=channel, server_seed=server_seed,
+        )
+    except Rejected as exc:
+        raise AdminError(f"{exc.what}{f' ({exc.rule})' if exc.rule else ''}") from None
+    game = session.get(Game, game_id)
+    assert game is not None
+    return game

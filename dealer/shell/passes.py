@@ -1,0 +1,374 @@
+"""The pass: overrides, ingest, messages and deadlines in time order, then delivery.
+
+One *pass* does, in order: apply the admin overrides, store every new inbox message raw
+(:mod:`dealer.shell.ingest`), process stored messages and due deadlines interleaved by time
+(a message sent at or before a deadline counts for it, even if it was read later), and
+deliver queued posts (:mod:`dealer.shell.delivery`). ``dealer run --once`` is one pass;
+``dealer run`` repeats it (:mod:`dealer.shell.timers`). Each message and each deadline is
+one step (:mod:`dealer.shell.steps`) in one transaction.
+
+What dealer cannot handle is never silent. A message whose handling crashes (a missing
+template, a bug) is logged with its traceback, stored ``failed`` with its error, and its
+sender gets one private "could not handle" reply; ``dealer inbox retry`` puts it back to
+pending once the cause is fixed. A deadline whose step crashes is logged, keeps its error
+on its row and stays pending: it is retried on every pass, and until it fires its game is
+held (messages and later deadlines of that game wait, pending). Either makes the pass's
+report not ``ok``, so ``dealer run --once`` exits non-zero.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from sqlalchemy.orm import Session
+
+from dealer.clock import utcnow
+from dealer.inbox import Inbox, open_inbox
+from dealer.publish import Publisher, open_publisher
+from dealer.render import set_fairness_url
+from dealer.settings import Settings
+from dealer.shell import delivery, ingest, timers
+from dealer.shell.failures import describe, failure_reply
+from dealer.shell.faults import fault
+from dealer.shell.messages import Outcome, process_inbound
+from dealer.shell.overrides import BadOverride, apply_overrides, read_overrides
+from dealer.shell.steps import GameHeld, run_step
+from dealer.store import queries as Q
+from dealer.store.db import check_schema, make_engine, session_factory
+from dealer.store.models import Deadline, Inbound, Post
+from dealer.text import command_lines, escape_post, quote
+
+log = logging.getLogger(__name__)
+
+MESSAGE_BATCH = 200
+"""Pending messages read at once by :func:`process_due`."""
+MESSAGE_GROUP = 50
+"""Messages applied in one transaction by :func:`process_messages`."""
+
+
+@dataclass
+class PassReport:
+    """What one pass did."""
+
+    ingested: int = 0
+    duplicates: int = 0
+    unreadable: int = 0
+    messages: int = 0
+    deadlines: int = 0
+    delivered: int = 0
+    failed: int = 0
+    overrides: list[str] = field(default_factory=list)
+    failed_messages: list[int] = field(default_factory=list)
+    """Store ids of the messages this pass could not handle (now stored ``failed``)."""
+    failed_deadlines: list[str] = field(default_factory=list)
+    """``GAME:DEADLINE`` of each deadline whose step crashed in this pass (still pending)."""
+    held: int = 0
+    """Messages and deadlines left pending because their game waits behind a failed deadline."""
+    now: datetime | None = None
+    """The time the pass acted at."""
+
+    @property
+    def ok(self) -> bool:
+        """True unless a message or a deadline could not be handled in this pass."""
+        return not self.failed_messages and not self.failed_deadlines
+
+    def line(self) -> str:
+        """A one-line summary for the log."""
+        line = (
+            f"ingested {self.ingested} (duplicates {self.duplicates}, unreadable {self.unreadable}), "
+            f"messages {self.messages}, deadlines {self.deadlines}, "
+            f"posts delivered {self.delivered} (failed {self.failed})"
+        )
+        if not self.ok or self.held:
+            line += (
+                f"; NOT HANDLED: messages {len(self.failed_messages)}, "
+                f"deadlines {len(self.failed_deadlines)}, held {self.held}"
+            )
+        return line
+
+
+class Dealer:
+    """The daemon: the store, the inbox and the publisher, and one method per stage of the
+    pass. Each stage lives in its own module; this class only holds what they share."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        inbox: Inbox | None = None,
+        publisher: Publisher | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ):
+        self.settings = settings
+        set_fairness_url(settings.fairness_url)
+        self.engine = make_engine(settings.database_url)
+        self.sessions = session_factory(self.engine)
+        self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes)
+        self.publisher = publisher or open_publisher(settings.publish)
+        self.clock = clock
+        self.wake = threading.Event()
+        self.stopping = False
+        self.reload_requested = True
+
+    def run_pass(self, now: datetime | None = None) -> PassReport:
+        """Overrides, ingest, messages and deadlines in time order, then delivery."""
+        now = now or self.clock()
+        report = PassReport(now=now)
+        report.overrides = self.apply_overrides(now)
+        self.ingest(now, report)
+        self.process_due(now, report)
+        self.deliver(report)
+        return report
+
+    def apply_overrides(self, now: datetime) -> list[str]:
+        """Apply ``DEALER_DEADLINE_OVERRIDES`` and the overrides file (read afresh on every
+        pass); a malformed one is logged, not fatal, and changes nothing."""
+        try:
+            specs = read_overrides(self.settings.deadline_overrides, self.settings.overrides_file)
+        except BadOverride as exc:
+            log.error("deadline overrides not applied: %s", exc)
+            return [f"error: {exc}"]
+        with self.sessions.begin() as session:
+            changes = apply_overrides(session, specs, now)
+        for change in changes:
+            log.info("override: %s", change)
+        return changes
+
+    def ingest(self, now: datetime, report: PassReport | None = None) -> int:
+        """Store every waiting inbox message raw (:func:`dealer.shell.ingest.ingest`)."""
+        return ingest.ingest(self.inbox, self.engine, now, report or PassReport())
+
+    def process_due(self, now: datetime, report: PassReport | None = None) -> None:
+        """Process stored messages and due deadlines, earliest first (:func:`process_due`)."""
+        process_due(self, now, report)
+
+    def deliver(self, report: PassReport | None = None) -> int:
+        """Send queued posts in order (:func:`dealer.shell.delivery.deliver`)."""
+        return delivery.deliver(
+            self.engine, self.publisher, report or PassReport(),
+            retries=self.settings.publish_retries, clock=self.clock,
+            stopping=lambda: self.stopping,
+        )
+
+    def check(self) -> None:
+        """Refuse to run on an out-of-date schema (raises ``SchemaOutOfDate``)."""
+        check_schema(self.engine)
+
+    def run_forever(self) -> None:
+        """Run passes until SIGTERM/SIGINT (:func:`dealer.shell.timers.run_forever`)."""
+        timers.run_forever(self)
+
+    def sync_timers(self, scheduler: Any, after: datetime | None = None) -> int:
+        """One timer per pending deadline (:func:`dealer.shell.timers.sync_timers`)."""
+        return timers.sync_timers(scheduler, self.sessions, self.wake, after)
+
+
+# -- messages and deadlines, in time order ---------------------------------------------------
+
+
+def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None) -> None:
+    """Process stored messages and due deadlines, earliest first, until none is left.
+
+    A message sent at or before a deadline is handled before it. Messages are read in
+    batches; the next due deadline is read again whenever a step may have moved it.
+    """
+    report = report or PassReport()
+    skipped_messages: set[int] = set()  # taken by another daemon
+    skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
+    while not dealer.stopping:
+        with dealer.engine.connect() as connection:
+            messages = Q.pending_messages(connection, skipped_messages, MESSAGE_BATCH)
+            deadline = Q.next_due_deadline(connection, now, skipped_deadlines)
+        if not messages and deadline is None:
+            return
+        if deadline is not None and (not messages or deadline[1] < messages[0][1]):
+            result = fire_deadline(dealer, deadline[0], report)
+            if result == "fired":
+                report.deadlines += 1
+            else:
+                skipped_deadlines.add(deadline[0])
+            continue
+        due = [m for m in messages if deadline is None or m[1] <= deadline[1]]
+        process_messages(dealer, due[:MESSAGE_GROUP], now, skipped_messages, skipped_deadlines, report)
+
+
+def process_messages(
+    dealer: Dealer,
+    messages: list[tuple[int, datetime]],
+    now: datetime,
+    skipped_messages: set[int],
+    skipped_deadlines: set[int],
+    report: PassReport,
+) -> None:
+    """Apply consecutive messages, all due before the next deadline, in one transaction.
+
+    Each message is still all-or-nothing (its rules step writes only once it is
+    accepted), and a crash before the commit leaves every one of them pending, to be
+    applied again. Grouping saves a transaction per message on the hot path. A message
+    that moves a deadline ends the group if that deadline now falls before the next
+    message. An unexpected error (or a held game) rolls the group back; its messages are
+    then applied one by one, so a faulty message is marked failed, and a message of a
+    held game left pending, without holding back the others.
+    """
+    reached = applied = 0
+    try:
+        with dealer.sessions.begin() as session:
+            for reached, (message_id, _) in enumerate(messages):
+                inbound = session.execute(Q.CLAIM_MESSAGE, {"id": message_id}).first()
+                if inbound is None:
+                    skipped_messages.add(message_id)
+                    continue
+                outcome = process_inbound(session, inbound)
+                _record(dealer, session, message_id, outcome)
+                applied += 1
+                if outcome.deadlines_changed and reached + 1 < len(messages):
+                    nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
+                    if nxt is not None and nxt[1] < messages[reached + 1][1]:
+                        break
+        report.messages += applied
+    except Exception as exc:
+        if not isinstance(exc, GameHeld):  # the faulty message's own log has the traceback
+            log.warning("a group of messages failed (%s); applying them one by one", describe(exc))
+        for message_id, _ in messages[: reached + 1]:
+            result = process_message(dealer, message_id, report)
+            if result in (None, "held"):
+                skipped_messages.add(message_id)
+            elif result != "failed":
+                report.messages += 1
+
+
+def _record(dealer: Dealer, session: Session, inbound_id: int, outcome: Outcome) -> None:
+    session.execute(
+        Q.RECORD_OUTCOME,
+        {"inbound_id": inbound_id, "new_status": outcome.status, "new_outcome": outcome.lines,
+         "new_processed_at": dealer.clock(), "new_game_id": outcome.game_id},
+    )
+
+
+def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None = None) -> str | None:
+    """Apply one stored message in one transaction.
+
+    Returns None if another daemon has it, else what became of it: its outcome's status
+    (``applied``, ``rejected``, ``ignored``), ``held`` (its game waits behind a failed
+    deadline: it stays pending) or ``failed`` (see :func:`message_failed`).
+    """
+    try:
+        with dealer.sessions.begin() as session:
+            inbound = session.execute(Q.CLAIM_MESSAGE, {"id": inbound_id}).first()
+            if inbound is None:
+                return None
+            outcome = process_inbound(session, inbound)
+            _record(dealer, session, inbound_id, outcome)
+        return outcome.status
+    except GameHeld as held:
+        log.info("message %s waits, pending: %s", inbound_id, held)
+        if report is not None:
+            report.held += 1
+        return "held"
+    except Exception as exc:  # a bug must not stop the daemon or lose the message
+        log.exception(
+            "message %s could NOT be handled (%s); it is stored as failed and its sender "
+            "told. Fix the cause, then `dealer inbox retry %s`",
+            inbound_id, describe(exc), inbound_id,
+        )
+        if report is not None:
+            report.failed_messages.append(inbound_id)
+        try:
+            message_failed(dealer, inbound_id, exc)
+        except Exception:
+            log.exception("message %s could not even be marked failed; it stays pending", inbound_id)
+        return "failed"
+
+
+def message_failed(dealer: Dealer, inbound_id: int, exc: BaseException) -> None:
+    """Store a message dealer could not handle as ``failed``, with its error, and queue
+    its sender's one "could not handle" reply (in one transaction)."""
+    now = dealer.clock()
+    with dealer.sessions.begin() as session:
+        inbound = session.get(Inbound, inbound_id, with_for_update=True)
+        if inbound is None or inbound.status != "pending":
+            return
+        error = describe(exc)
+        inbound.status = "failed"
+        inbound.error = error
+        inbound.outcome = [{"result": "failed", "detail": error}]
+        inbound.processed_at = now
+        key = f"in:{inbound_id}:failed"
+        if Q.post_exists(session, key):
+            return  # failed before, retried, failed again: the sender was told once
+        lines = command_lines(inbound.body)
+        first = lines[0] if lines else ""
+        session.add(Post(
+            key=key, game_id=None, channel="pm", recipient=inbound.sender, kind="failed",
+            subject=escape_post(f"Not handled: {quote(first, 60)}" if first else "Not handled"),
+            body=failure_reply(first, now), created_at=now, status="pending", attempts=0,
+        ))
+
+
+def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = None) -> str:
+    """Fire one due deadline in one transaction.
+
+    Returns ``fired``; ``gone`` if it is no longer due here (fired, cancelled, paused or
+    taken by another daemon); ``held`` if its game waits behind an earlier failed
+    deadline; ``failed`` if its step crashed: it then stays pending with its error kept
+    on its row, holds its game, and is tried again on the next pass.
+    """
+    name = due = game_id = None
+    try:
+        with dealer.sessions.begin() as session:
+            deadline = Q.claim_deadline(session, deadline_id)
+            if deadline is None:
+                return "gone"
+            name, due, game_id, previous = deadline.name, deadline.due_at, deadline.game_id, deadline.error
+            deadline.status = "fired"
+            deadline.fired_at = dealer.clock()
+            deadline.error = None
+            session.flush()
+
+            def fire(rules, ctx, state):  # type: ignore[no-untyped-def]
+                ctx.record("deadline.fired", deadline=name)
+                return rules.on_deadline(ctx, state, name)
+
+            run_step(session, deadline.game_id, due, fire, origin=f"deadline:{deadline.id}",
+                     firing=deadline.id)
+        fault("after-deadline-commit")
+        if previous is not None:
+            log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)
+        return "fired"
+    except GameHeld as held:
+        log.info("deadline %s waits, pending: %s", deadline_id, held)
+        if report is not None:
+            report.held += 1
+        return "held"
+    except Exception as exc:
+        error = describe(exc)
+        if report is not None:
+            report.failed_deadlines.append(f"{game_id}:{name}" if name else f"deadline {deadline_id}")
+        try:
+            previous = deadline_failed(dealer, deadline_id, error)
+        except Exception:
+            log.exception("the error of deadline %s could not be stored", deadline_id)
+            previous = None
+        if previous == error:
+            # Retried on every pass: its traceback was logged when it first failed.
+            log.error("deadline %s of game %s still cannot be fired: %s", name, game_id, error)
+        else:
+            log.exception(
+                "deadline %s of game %s (due %s) could NOT be fired (%s); it stays pending, "
+                "holds its game and is retried on every pass", name, game_id, due, error,
+            )
+        return "failed"
+
+
+def deadline_failed(dealer: Dealer, deadline_id: int, error: str) -> str | None:
+    """Keep ``error`` on a pending deadline's row; return the error it had before."""
+    with dealer.sessions.begin() as session:
+        deadline = session.get(Deadline, deadline_id, with_for_update=True)
+        if deadline is None or deadline.status != "pending":
+            return None
+        previous, deadline.error = deadline.error, error
+        return previous

@@ -1,0 +1,80 @@
+"""Storing inbound messages: the directory inbox's ingest and the function a push adapter
+(a webhook, a gateway connection) calls with messages it has already parsed."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import select
+
+from dealer.inbox.base import InboxMessage
+from dealer.shell.admin import add_player, create_game
+from dealer.shell.ingest import INGEST_BATCH, store_messages
+from dealer.store.models import Inbound
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def message(ident: str, body: str, at: datetime, sender: str = "alice") -> InboxMessage:
+    return InboxMessage(id=ident, sender=sender, channel="pm", body=body, sent_at=at)
+
+
+def setup_tally(h) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0, chips=10)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob"])
+    h.admin(setup)
+
+
+def test_a_push_adapter_stores_messages_once_and_learns_which_were_new(harness) -> None:  # type: ignore[no-untyped-def]
+    setup_tally(harness)
+    engine = harness.dealer.engine
+    first = store_messages(
+        engine, "webhook",
+        [message("w1", "add 3", T0 + timedelta(minutes=1)), message("w2", "add 4", T0 + timedelta(minutes=2), "bob")],
+        T0 + timedelta(minutes=5),
+    )
+    assert [m.id for m in first.new] == ["w1", "w2"]
+    assert first.duplicates == [] and first.refused == []
+    # The webhook delivers w2 again (a retry after a timeout) along with a new message.
+    again = store_messages(
+        engine, "webhook",
+        [message("w2", "add 4", T0 + timedelta(minutes=2), "bob"), message("w3", "add 5", T0 + timedelta(minutes=3))],
+        T0 + timedelta(minutes=6),
+    )
+    assert [m.id for m in again.new] == ["w3"]
+    assert [m.id for m in again.duplicates] == ["w2"]
+    # The same id from another source is another message.
+    other = store_messages(engine, "gateway", [message("w1", "add 1", T0 + timedelta(minutes=4))], T0 + timedelta(minutes=7))
+    assert [m.id for m in other.new] == ["w1"]
+    rows = harness.admin(lambda s: [
+        (r.source, r.external_id, r.status, json.loads(r.raw)["body"])
+        for r in s.scalars(select(Inbound).order_by(Inbound.id))
+    ])
+    assert rows == [
+        ("webhook", "w1", "pending", "add 3"), ("webhook", "w2", "pending", "add 4"),
+        ("webhook", "w3", "pending", "add 5"), ("gateway", "w1", "pending", "add 1"),
+    ]
+    # The pass applies what was pushed, like any stored message.
+    report = harness.run(T0 + timedelta(minutes=10))
+    assert report.messages == 4 and report.ok
+    totals = harness.admin(lambda s: {r.external_id + "@" + r.source: r.status for r in s.scalars(select(Inbound))})
+    assert set(totals.values()) == {"applied"}
+    confirmations = [p["body"] for p in harness.pms("alice") if p["kind"] == "confirmation"]
+    assert len(confirmations) == 3  # add 3, add 5, add 1: alice's total is 9
+    assert "9" in confirmations[-1]
+
+
+def test_a_message_from_the_future_counts_when_it_arrived(harness) -> None:  # type: ignore[no-untyped-def]
+    now = T0 + timedelta(minutes=5)
+    store_messages(harness.dealer.engine, "webhook", [message("f1", "add 2", now + timedelta(days=1))], now)
+    assert harness.admin(lambda s: s.scalar(select(Inbound.sent_at))) == now
+
+
+def test_pushed_messages_beyond_one_batch_are_all_stored(harness) -> None:  # type: ignore[no-untyped-def]
+    count = INGEST_BATCH + 3
+    batch = [message(f"b{n}", "add 1", T0) for n in range(count)]
+    stored = store_messages(harness.dealer.engine, "webhook", batch + batch[:2], T0)
+    assert len(stored.new) == count and [m.id for m in stored.duplicates] == ["b0", "b1"]
