@@ -146,6 +146,9 @@ class Ledger:
 
     balances: dict[tuple[str, str], int] = field(default_factory=dict)
     staged: list[Transfer] = field(default_factory=list)
+    read: dict[tuple[str, str], int] = field(default_factory=dict)
+    """The opening balance of every ``(account, item)`` the step looked at, before its own
+    transfers: what a replay of the step must be given (every transfer reads first)."""
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, int]]) -> "Ledger":
@@ -154,15 +157,35 @@ class Ledger:
 
     def balance(self, account: str, item: str = CHIPS) -> int:
         """What ``account`` holds of ``item`` now, staged transfers included."""
-        return self.balances.get((account, item), 0)
+        key = (account, item)
+        value = self.balances.get(key, 0)
+        if key not in self.read:
+            self.read[key] = value
+        return value
 
     def holdings(self, account: str) -> dict[str, int]:
         """Every item ``account`` holds a positive amount of."""
-        return {
-            item: amount
-            for (acct, item), amount in sorted(self.balances.items())
-            if acct == account and amount > 0
-        }
+        held = {}
+        for (acct, item), amount in sorted(self.balances.items()):
+            if acct == account:
+                self.read.setdefault((acct, item), amount)
+                if amount > 0:
+                    held[item] = amount
+        return held
+
+    def opening_reads(self) -> dict[str, dict[str, int]]:
+        """The non-zero opening balances the step read, ``{account: {item: amount}}``."""
+        reads: dict[str, dict[str, int]] = {}
+        for (account, item), amount in sorted(self.read.items()):
+            if amount:
+                reads.setdefault(account, {})[item] = amount
+        return reads
+
+    @classmethod
+    def from_reads(cls, reads: Mapping[str, Mapping[str, int]]) -> "Ledger":
+        """A ledger holding exactly the balances a recorded step read (the rest is zero)."""
+        return cls({(account, item): amount for account, items in reads.items()
+                    for item, amount in items.items()})
 
     def move(self, source: str, target: str, item: str, amount: int, memo: str = "") -> int:
         """Stage a transfer; refuse one that would make ``source`` negative, or one between

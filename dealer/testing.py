@@ -17,9 +17,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from dealer.clock import as_utc, iso, iso_exact
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
+from dealer.history import ClientSeedAdded, CommandSent, DeadlineFired, GameCreated, StepInput
 from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
 from dealer.ledger import CHIPS, MINT, Ledger, Scope, player
 from dealer.publish.base import OutgoingPost, Publisher
+from dealer.records import FairMark, apply_deadlines, collect, perform, revealed_after
 from dealer.render import render_post
 
 
@@ -181,8 +183,11 @@ class RulesShell:
         self.state: Any = None
         self.balances: dict[tuple[str, str], int] = {}
         self.deadlines: dict[str, datetime] = {}
+        self.revealed = False
+        """Whether the current epoch's seed has been revealed (the game finished)."""
         self.sent: list[Sent] = []
         self.events: list[tuple[str, dict[str, Any]]] = []
+        """The history as the store keeps it: ``(type, data)``, each step's input first."""
 
     # --- the books -----------------------------------------------------------------------
 
@@ -230,8 +235,9 @@ class RulesShell:
         if not isinstance(settings, GameSettings):
             settings = self.rules.Settings.model_validate(dict(settings or {}))
         players = list(players)
+        step = GameCreated(players=players, settings=settings.model_dump(mode="json"), start=start)
         ctx = self.context(now, members=players)
-        self.commit(ctx, self.rules.start(ctx, players, settings, start))
+        self.commit(ctx, perform(self.rules, ctx, None, step), step)
 
     def context(
         self, now: datetime, actor: str | None = None, members: Iterable[str] | None = None
@@ -257,22 +263,26 @@ class RulesShell:
             scope=self.scope,
         )
 
-    def commit(self, ctx: Context, state: GameState) -> list[Sent]:
+    def commit(self, ctx: Context, state: GameState, step: StepInput) -> list[Sent]:
         """Keep what an accepted step produced, as the shell's transaction would.
 
+        The records are the very ones the real shell writes (:func:`dealer.records.collect`).
         Returns the posts and replies it produced.
         """
-        for t in ctx.ledger.staged:
+        records = collect(step, ctx, state, self.rules.summary(state), self.deadlines,
+                          FairMark.of(self.rng, self.revealed))
+        for t in records.transfers:
             self.balances[(t.source, t.item)] = self.balances.get((t.source, t.item), 0) - t.amount
             self.balances[(t.target, t.item)] = self.balances.get((t.target, t.item), 0) + t.amount
-        self.state = self.rules.State.model_validate(state.model_dump(mode="json"))
-        self.deadlines = dict(ctx.deadlines)
+        self.state = self.rules.State.model_validate(records.state)
+        apply_deadlines(self.deadlines, records.deadlines)
         self.rng = ctx.rng
-        json.dumps(ctx.events)  # events are stored as JSON
-        self.events.extend(ctx.events)
+        self.revealed = revealed_after(self.revealed, records.fair)
+        json.dumps(records.events)  # events are stored as JSON
+        self.events.extend(records.events)
         sent = [
             Sent(ctx.now, draft, render_post(draft, ctx.now, self.game_id) if self.render else "")
-            for draft in ctx.posts
+            for draft in records.posts
         ]
         self.sent.extend(sent)
         return sent
@@ -288,8 +298,9 @@ class RulesShell:
     def fire(self, name: str) -> None:
         """Fire the pending deadline ``name`` at its due time."""
         when = self.deadlines.pop(name)
+        step = DeadlineFired(deadline=name)
         ctx = self.context(when)
-        self.commit(ctx, self.rules.on_deadline(ctx, self._fresh_state(), name))
+        self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def run_to_end(self) -> None:
         """Fire deadlines until the game is over."""
@@ -306,9 +317,10 @@ class RulesShell:
         """
         if fire_first:
             self.fire_due(at)
+        step = ClientSeedAdded(player=actor, seed=f"{actor}: {line[5:].strip()}") \
+            if line.lower().startswith("seed ") else CommandSent(actor=actor, line=line)
         ctx = self.context(at, actor)
-        state = self.rules.handle(ctx, self._fresh_state(), actor, self.rules.parse(line))
-        return self.commit(ctx, state)
+        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def _fresh_state(self) -> Any:
         """The state for one call, built from its JSON as the real shell does: a rule may

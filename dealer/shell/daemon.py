@@ -32,6 +32,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from dealer.clock import utcnow
+from dealer.history import DeadlineFired
 from dealer.inbox import Inbox, open_inbox
 from dealer.inbox.base import Delivery
 from dealer.shell.messages import Outcome, process_inbound
@@ -383,13 +384,8 @@ class Dealer:
                 deadline.fired_at = self.clock()
                 deadline.error = None
                 session.flush()
-
-                def fire(rules, ctx, state):  # type: ignore[no-untyped-def]
-                    ctx.record("deadline.fired", deadline=name)
-                    return rules.on_deadline(ctx, state, name)
-
-                run_step(session, deadline.game_id, due, fire, origin=f"deadline:{deadline.id}",
-                         firing=deadline.id)
+                run_step(session, game_id, due, DeadlineFired(deadline=name),
+                         origin=f"deadline:{deadline.id}", firing=deadline.id)
             _fault("after-deadline-commit")
             if previous is not None:
                 log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)

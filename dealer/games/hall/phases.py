@@ -13,6 +13,7 @@ from datetime import datetime
 from dealer.clock import format_duration, format_utc
 from dealer.fairness import commitment
 from dealer.games.base import Context, Rejected
+from dealer.games.hall import events
 from dealer.games.hall.economy import PRICES, give_starting_items
 from dealer.games.hall.items import label
 from dealer.games.hall.state import HallState
@@ -65,7 +66,7 @@ def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
     for member in state.members:
         give_starting_items(ctx, state, member.name)
     _schedule_next(ctx, state, at)
-    ctx.record("phase", number=1, commitment=ctx.rng.commitment)
+    ctx.record(events.PhaseBegan(number=1, commitment=ctx.rng.commitment))
     ctx.post("opening", "hall/opening.txt", "The Gilded Hall is open",
              **opening_context(ctx, state))
 
@@ -106,8 +107,9 @@ def next_phase(ctx: Context, state: HallState) -> None:
     state.phase_starts.append(ctx.now)
     _schedule_next(ctx, state, ctx.now)
     inactive = [m.name for m in state.members if m.inactive]
-    ctx.record("phase", number=state.phase, closed=closing, revealed_seed=fair["seed"],
-               commitment=ctx.rng.commitment, inactive=inactive, expired=[o.id for o in expired])
+    ctx.record(events.PhaseBegan(number=state.phase, closed=closing, revealed_seed=str(fair["seed"]),
+                                 commitment=ctx.rng.commitment, inactive=inactive,
+                                 expired=[o.id for o in expired]))
     ctx.post(
         "phase_summary", "hall/phase.txt", f"Phase {closing} is over; phase {state.phase} begins",
         closed=closing, number=state.phase, acted=acted, idle=[m.name for m in state.members
@@ -160,7 +162,8 @@ def _finish(ctx: Context, state: HallState, winner: str, chips: int) -> None:
     for name in list(ctx.deadlines):
         ctx.cancel_deadline(name)
     state.phase_ends_at = None
-    ctx.record("victory", winner=winner, chips=chips, phase=state.phase, revealed_seed=fair["seed"])
+    ctx.record(events.Victory(winner=winner, chips=chips, phase=state.phase,
+                              revealed_seed=str(fair["seed"])))
     ctx.post(
         "victory", "hall/victory.txt", f"{winner} wins the cycle",
         winner=winner, chips=chips, target=state.settings.victory_chips, phase=state.phase,
