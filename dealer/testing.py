@@ -126,16 +126,19 @@ class RulesShell:
 
     - every step gets a fresh :class:`~dealer.games.base.Context` carrying the balances,
       the pending deadlines and the fair source (counter, client seeds, epoch) forward;
-    - before a message, every deadline due at or before its ``sent_at`` fires, in time order
-      (a message sent after a deadline is too late for it); ``fire_first=False`` fires
+    - before a message, every deadline due before its ``sent_at`` fires, in time order (a
+      message sent after a deadline is too late for it; one sent at the very time a deadline
+      is due still counts for it, as in the daemon); ``fire_first=False`` fires
       nothing first and hands the message to the game as it stands, like one the daemon
       reads only after a deadline it was sent before has fired;
     - a step the rules refuse (:class:`~dealer.games.base.Rejected`) changes nothing: what
       its context collected (transfers, posts, events, draws, deadlines) is thrown away;
-    - an accepted step's transfers are applied to the books, its events kept (they must be
-      JSON, as the store keeps them), its posts rendered with
-      :func:`dealer.render.render_post` (so a test also checks its templates render; pass
-      ``render=False`` for speed) and the new state stored as JSON and read back.
+    - a step runs through :func:`dealer.records.perform` and its records are made by
+      :func:`dealer.records.collect`, as in the real shell: the transfers are applied to
+      the books, the events kept as the store keeps them (each step's input first), the
+      posts rendered with :func:`dealer.render.render_post` (so a test also checks its
+      templates render; pass ``render=False`` for speed) and the new state stored as JSON
+      and read back; a line ``seed TEXT`` adds a client seed, as the shell's does.
 
     With ``load_players_only`` a step's ledger holds only the accounts the real shell loads
     (the game's players, the actor, ``house``, ``void`` and the game's pool, in the game's
@@ -287,10 +290,12 @@ class RulesShell:
         self.sent.extend(sent)
         return sent
 
-    def fire_due(self, until: datetime) -> None:
-        """Fire every pending deadline due at or before ``until``, in time order."""
+    def fire_due(self, until: datetime, before: bool = False) -> None:
+        """Fire every pending deadline due at or before ``until`` (strictly before it, with
+        ``before``), in time order."""
         while True:
-            due = sorted((when, name) for name, when in self.deadlines.items() if when <= until)
+            due = sorted((when, name) for name, when in self.deadlines.items()
+                         if when < until or (when == until and not before))
             if not due:
                 return
             self.fire(due[0][1])
@@ -311,12 +316,12 @@ class RulesShell:
     def step(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> list[Sent]:
         """Deliver ``actor``'s line sent at ``at``; return what it posted, or raise Rejected.
 
-        With ``fire_first`` (the shell's normal order) every deadline due by ``at`` fires
+        With ``fire_first`` (the shell's normal order) every deadline due before ``at`` fires
         first; without it the message is handled as one that arrived late. A refused line
         leaves everything as it was.
         """
         if fire_first:
-            self.fire_due(at)
+            self.fire_due(at, before=True)
         step = ClientSeedAdded(player=actor, seed=f"{actor}: {line[5:].strip()}") \
             if line.lower().startswith("seed ") else CommandSent(actor=actor, line=line)
         ctx = self.context(at, actor)
