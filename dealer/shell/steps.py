@@ -100,7 +100,14 @@ _MOVE_DEADLINE = (
     .values(due_at=bindparam("when"), set_due_at=bindparam("when"))
 )
 _HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
-    _holdings.c.account.in_(bindparam("accounts", expanding=True))
+    _holdings.c.account.in_(bindparam("accounts", expanding=True)),
+    _holdings.c.item.in_((L.CHIPS, L.VERTEBRAE)),
+)
+_BALANCE = select(_holdings.c.amount).where(
+    _holdings.c.account == bindparam("account"), _holdings.c.item == bindparam("item")
+)
+_ACCOUNT = select(_holdings.c.item, _holdings.c.amount).where(
+    _holdings.c.account == bindparam("account")
 )
 _CURRENT_SEED = (
     select(_seeds)
@@ -120,9 +127,39 @@ _PENDING = select(
 
 
 def ledger_snapshot(session: Session, accounts: Iterable[str]) -> L.Ledger:
-    """The balances of ``accounts`` as they stand in the store."""
-    rows = session.execute(_HOLDINGS, {"accounts": sorted(set(accounts))})
-    return L.Ledger.from_rows(rows)
+    """The ledger a step works with, over ``accounts`` (the only ones it may touch).
+
+    The currencies of every account are read at once (nearly every step looks at some);
+    any other balance (a card, a pack) is read from the store the first time the rules
+    look at it, so a step's cost does not grow with what the members have collected.
+    """
+    wanted = sorted(set(accounts))
+    rows = session.execute(_HOLDINGS, {"accounts": wanted})
+    ledger = L.Ledger.from_rows(rows)
+    ledger.source = StoreBalances(session, wanted)
+    return ledger
+
+
+class StoreBalances:
+    """Balances read from the store on first use, for the accounts a step may touch (any
+    other reads as empty, as if it held nothing)."""
+
+    def __init__(self, session: Session, accounts: Iterable[str]) -> None:
+        self.session = session
+        self.accounts = frozenset(accounts)
+
+    def balance(self, account: str, item: str) -> int:
+        """What ``account`` holds of ``item``."""
+        if account not in self.accounts:
+            return 0
+        amount = self.session.execute(_BALANCE, {"account": account, "item": item}).scalar()
+        return amount or 0
+
+    def holdings(self, account: str) -> dict[str, int]:
+        """Every item ``account`` holds."""
+        if account not in self.accounts:
+            return {}
+        return {row.item: row.amount for row in self.session.execute(_ACCOUNT, {"account": account})}
 
 
 @dataclass
