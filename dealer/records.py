@@ -174,14 +174,13 @@ class DeadlineChange:
 class StepRecords:
     """Everything one accepted step keeps, as plain data."""
 
-    step: StepInput
-    """The input, completed with the balances the step read and the fair source's mark."""
     state: dict[str, Any]
     status: str
     players: list[str]
     transfers: list[Transfer]
     events: list[tuple[str, dict[str, Any]]]
-    """The history entries as stored, ``(type, data)``: the input first."""
+    """The history entries as stored, ``(type, data)``: the input first, completed with the
+    balances the step read and the fair source's position."""
     deadlines: list[DeadlineChange]
     fair: FairChanges
     posts: list[PostDraft]
@@ -200,19 +199,18 @@ def collect(
     ``pending`` are the game's pending deadlines when the step began (a fired deadline
     no longer among them) and ``fair`` the fair source's mark then.
     """
-    completed = step.model_copy(update={
-        "balances": ctx.ledger.opening_reads(), "epoch": fair.epoch, "counter": fair.counter,
-    })
+    # The input, completed with what the step read from outside the history.
+    completed = step.data()
+    completed.update(balances=ctx.ledger.opening_reads(), epoch=fair.epoch, counter=fair.counter)
     deadlines, deadline_events = deadline_changes(ctx.deadline_changes, pending)
     changes, fair_events = fair_changes(ctx.rng, fair, finished=summary.status == "finished")
-    events: list[HistoryEvent] = [completed, *ctx.events, *deadline_events, *fair_events]
+    events: list[HistoryEvent] = [*ctx.events, *deadline_events, *fair_events]
     return StepRecords(
-        step=completed,
         state=state.model_dump(mode="json"),
         status=summary.status,
         players=list(summary.players),
         transfers=list(ctx.ledger.staged),
-        events=[event.stored() for event in events],
+        events=[(step.type, completed), *(event.stored() for event in events)],
         deadlines=deadlines,
         fair=changes,
         posts=list(ctx.posts),

@@ -99,9 +99,10 @@ _MOVE_DEADLINE = (
     .where(_deadlines.c.id == bindparam("deadline_id"))
     .values(due_at=bindparam("when"), set_due_at=bindparam("when"))
 )
+_CURRENCIES = (L.CHIPS, L.VERTEBRAE)
 _HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
     _holdings.c.account.in_(bindparam("accounts", expanding=True)),
-    _holdings.c.item.in_((L.CHIPS, L.VERTEBRAE)),
+    _holdings.c.item.in_(_CURRENCIES),
 )
 _BALANCE = select(_holdings.c.amount).where(
     _holdings.c.account == bindparam("account"), _holdings.c.item == bindparam("item")
@@ -134,8 +135,10 @@ def ledger_snapshot(session: Session, accounts: Iterable[str]) -> L.Ledger:
     look at it, so a step's cost does not grow with what the members have collected.
     """
     wanted = sorted(set(accounts))
-    rows = session.execute(_HOLDINGS, {"accounts": wanted})
-    ledger = L.Ledger.from_rows(rows)
+    ledger = L.Ledger({(account, item): 0 for account in wanted for item in _CURRENCIES})
+    ledger.balances.update(
+        ((row.account, row.item), row.amount) for row in session.execute(_HOLDINGS, {"accounts": wanted})
+    )
     ledger.source = StoreBalances(session, wanted)
     return ledger
 
