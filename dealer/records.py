@@ -10,7 +10,7 @@ Three callers share these functions, so they cannot drift apart:
   compares what it gets with what the store holds.
 
 :func:`perform` is what a step input does (create the game, handle a command, fire a
-deadline, add a client seed); :func:`collect` turns the context's effects into a
+deadline, add a client seed, grant an item into the game's inventories); :func:`collect` turns the context's effects into a
 :class:`StepRecords`: the new state, the transfers, the history events (the completed
 input first), the deadline changes, the fair source's changes and the post drafts.
 This module is pure: no store, clock or network.

@@ -47,7 +47,7 @@ from dealer.history import (
     load_event,
     shown,
 )
-from dealer.ledger import Ledger
+from dealer.ledger import Ledger, Scope
 from dealer.records import FairMark, apply_deadlines, collect, perform, revealed_after
 from dealer.store.models import Deadline, Event, Game, Seed
 
@@ -228,11 +228,12 @@ class _Replay:
                          seed_factory=self._next_seed)
         self.rng = rng  # the seed factory reads the epoch of the source in use
         mark = FairMark.of(rng, self.revealed)
+        state = self.rules.State.from_stored(self.state) if self.state is not None else None
         ctx = Context(
             game_id=self.game.id, kind=self.game.kind, channel=self.game.channel, now=entry.at,
             rng=rng, ledger=Ledger.from_reads(step.balances), deadlines=dict(self.pending),
+            scope=Scope(self.rules.ledger_scope(self.game.id, state)),
         )
-        state = self.rules.State.model_validate(self.state) if self.state is not None else None
         try:
             new_state = perform(self.rules, ctx, state, step)
         except Rejected as exc:

@@ -17,7 +17,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from dealer.clock import as_utc, iso, iso_exact
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
-from dealer.history import ClientSeedAdded, CommandSent, DeadlineFired, GameCreated, StepInput
+from dealer.history import (
+    ClientSeedAdded, CommandSent, DeadlineFired, GameCreated, ItemGranted, StepInput,
+)
 from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
 from dealer.ledger import CHIPS, MINT, Ledger, Scope, player
 from dealer.publish.base import OutgoingPost, Publisher
@@ -209,6 +211,15 @@ class RulesShell:
         key = (self.account(name, wallet), item)
         self.balances[key] = self.balances.get(key, 0) + amount
         self.balances[(MINT, item)] = self.balances.get((MINT, item), 0) - amount
+
+    def grant_step(self, name: str, item: str, amount: int, at: datetime) -> list[Sent]:
+        """``dealer grant NAME ITEM N --game ID`` at ``at``: a step of the game (a Hall
+        cycle records it, tells the player and checks victory), after every deadline due by
+        then; raises Rejected when the game cannot take it."""
+        self.fire_due(at)
+        step = ItemGranted(player=name, item=item, amount=amount)
+        ctx = self.context(at, name)
+        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def has(self, name: str, item: str = CHIPS, wallet: bool = False) -> int:
         """How much of ``item`` player ``name`` holds (in the game's scope, or its wallet)."""

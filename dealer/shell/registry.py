@@ -16,8 +16,8 @@ from dealer.cards import card_of_item, display, parse_card, UnknownCard
 from dealer.clock import iso
 from dealer.games import rules_for
 from dealer.games.base import Rejected
-from dealer import history
 from dealer.history import ItemGranted
+from dealer.history import shown as shown_fields
 from dealer.shell.steps import apply_transfers, game_scope, load_state, open_game, run_step
 from dealer.store.models import Deadline, Event, Game, GamePlayer, Holding, Player, Seed
 from dealer.text import BadName, look_alike_keys, player_key, player_name
@@ -313,7 +313,7 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
     ]
     events = list(session.scalars(select(Event).where(Event.game_id == game.id).order_by(Event.seq)))
     history = [
-        {"seq": e.seq, "at": iso(e.at), "type": e.type, **history.shown(e.type, e.data)}
+        {"seq": e.seq, "at": iso(e.at), "type": e.type, **shown_fields(e.type, e.data)}
         for e in events
         if e.type.startswith(("deadline.", "admin."))
     ]

@@ -26,6 +26,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from dealer import ledger as L
+from dealer.clock import iso
 from dealer.fairness import FairSource, commitment, new_server_seed
 from dealer.games import rules_for
 from dealer.games.base import (

@@ -1,10 +1,11 @@
 """One scripted game of each ruleset, played through the real daemon or the in-memory shell.
 
-A :class:`Script` is the wallets, the game's creation and the messages of a whole game,
-each message at a given time; :meth:`Script.on_daemon` plays it through the directory
-inbox and one ``run --once`` pass on a real store, :meth:`Script.on_shell` through
-:class:`dealer.testing.RulesShell`. Every message names its game (the ``game`` field), so
-lines sent after the game ended still reach its rules, in both.
+A :class:`Script` is the wallets, the game's creation, the host's grants into the game
+and the messages of a whole game, each at a given time; :meth:`Script.on_daemon` plays it
+through the directory inbox and ``run --once`` passes on a real store,
+:meth:`Script.on_shell` through :class:`dealer.testing.RulesShell`. Every message names its
+game (the ``game`` field), so lines sent after the game ended still reach its rules, in
+both.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dealer.games import rules_for
+from dealer.games.base import Rejected
 from dealer.ledger import CHIPS, VERTEBRAE
 from dealer.registry import add_player, create_game, grant
-from dealer.testing import RulesShell
+from dealer.testing import RulesShell, Sent
 from dealer.text import command_lines
 
 DAY = timedelta(days=1)
@@ -32,6 +34,16 @@ class Message:
     sender: str
     body: str
     channel: str = "pm"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """``dealer grant NAME ITEM N --game ID`` at a given time."""
+
+    at: datetime
+    player: str
+    item: str
+    amount: int
 
 
 @dataclass
@@ -50,7 +62,13 @@ class Script:
     messages: list[Message]
     end: datetime
     """The last pass: every deadline due by then has fired."""
+    grants: list[Grant] = field(default_factory=list)
     refusals: list[tuple[str, str, str]] = field(default_factory=list)
+    """What the fake refused: ``(sender, line, what)``."""
+    answers: list[list[str]] = field(default_factory=list)
+    """For each message, the rules' replies to its sender (the daemon sends them as one)."""
+    posts: list[Sent] = field(default_factory=list)
+    """What the fake posted, but for those replies."""
 
     def on_daemon(self, harness: Any) -> None:
         """Play the game through the directory inbox and one daemon pass at :attr:`end`."""
@@ -66,10 +84,21 @@ class Script:
                         start=self.start, settings=dict(self.settings), server_seed=self.seed)
 
         harness.admin(setup)
-        for message in self.messages:
-            harness.send(message.sender, message.body, message.at, channel=message.channel,
-                         game=self.game_id)
+        for at, entry in self.timeline():
+            if isinstance(entry, Message):
+                harness.send(entry.sender, entry.body, entry.at, channel=entry.channel,
+                             game=self.game_id)
+                continue
+            harness.run(at)  # what came before the grant, first
+            harness.admin(lambda session, g=entry: grant(
+                session, g.player, _item_text(g.item), g.amount, g.at, game_id=self.game_id))
         harness.run(self.end)
+
+    def timeline(self) -> list[tuple[datetime, Message | Grant]]:
+        """The messages and grants in time order (a grant after messages sent at its time)."""
+        entries: list[tuple[datetime, int, Message | Grant]] = [
+            (m.at, 0, m) for m in self.messages] + [(g.at, 1, g) for g in self.grants]
+        return [(at, entry) for at, _, entry in sorted(entries, key=lambda e: (e[0], e[1]))]
 
     def on_shell(self) -> RulesShell:
         """Play the game through the in-memory shell; refusals go to :attr:`refusals`."""
@@ -77,14 +106,26 @@ class Script:
                            load_players_only=True)
         for name, wallet in self.wallets.items():
             for item, amount in wallet.items():
-                shell.grant(name, item, amount)
+                shell.grant(name, item, amount, wallet=True)  # as `dealer player add`
         shell.open(self.players, self.settings, start=self.start, now=self.created)
-        for message in sorted(self.messages, key=lambda m: m.at):
-            for line in command_lines(message.body):
-                refused = shell.send(message.sender, line, message.at)
-                if refused is not None:
-                    self.refusals.append((message.sender, line, refused.what))
+        answered: set[int] = set()
+        for at, entry in self.timeline():
+            if isinstance(entry, Grant):
+                shell.grant_step(entry.player, entry.item, entry.amount, at)
+                continue
+            answers = []
+            for line in command_lines(entry.body):
+                try:
+                    sent = shell.step(entry.sender, line, at)
+                except Rejected as refused:
+                    self.refusals.append((entry.sender, line, refused.what))
+                    continue
+                mine = [s for s in sent if s.to == entry.sender]
+                answers += [s.body.strip() for s in mine]
+                answered |= {id(s) for s in mine}
+            self.answers.append(answers)
         shell.fire_due(self.end)
+        self.posts = [s for s in shell.sent if id(s) not in answered]
         return shell
 
 
@@ -146,8 +187,9 @@ def races() -> Script:
 
 
 def hall() -> Script:
-    """The Gilded Hall over three phases: packs, purchases, a gift, trades accepted,
-    declined, refused and lapsed, a join, a client seed, and a victory at 2 chips (GH-8)."""
+    """The Gilded Hall over three phases: starting items, the host's grants into the cycle,
+    packs, purchases, a gift, trades accepted, declined, refused and lapsed, a join, a
+    client seed, and a victory at 2 chips (GH-8)."""
     t0 = datetime(2026, 12, 1, 0, 0, tzinfo=timezone.utc)
     hall_channel = "#game-actions"
 
@@ -161,20 +203,22 @@ def hall() -> Script:
         say(2.5, "alice", "gift carol"),
         say(3, "alice", "offer 5 vertebrae to bob for 1 chip"),
         say(3.5, "bob", "accept offer 1"),
-        say(4, "carol", "offer 1 vertebra to alice for 1 vertebra"),  # GH-1: refused
+        say(4, "carol", "offer 40 vertebrae to alice for 1 vertebra"),  # GH-1: refused
         say(5, "bob", "offer 2 vertebrae to carol for 1 chip"),
         say(5.5, "carol", "decline offer 2"),
         say(6, "bob", "seed lucky horseshoe"),
         say(7, "alice", "offer 1 vertebra to carol for 1 vertebra"),  # lapses at the phase end
         say(25, "bob", "gift alice"),
-        say(26, "carol", "buy random card"),  # no vertebrae: refused (GH-5)
+        say(26, "carol", "buy legendary pack"),  # 50 vertebrae: refused (GH-5)
         say(49, "alice", "buy chip"),  # her second chip: victory (GH-8)
     ]
     return Script(
         kind="hall", game_id="h1", seed="5e" * 32, created=t0, start=t0,
         players=["alice", "bob"],
-        wallets={"alice": {VERTEBRAE: 60}, "bob": {VERTEBRAE: 30, CHIPS: 1}, "carol": {}},
-        settings={"victory_chips": "2"}, messages=messages, end=t0 + 50 * HOUR,
+        wallets={"alice": {VERTEBRAE: 500}, "bob": {}, "carol": {}},  # not the cycle's (GH-1)
+        settings={"victory_chips": "2", "starting_vertebrae": "30"}, messages=messages,
+        grants=[Grant(t0 + HOUR / 2, "alice", VERTEBRAE, 30), Grant(t0 + HOUR / 2, "bob", CHIPS, 1)],
+        end=t0 + 50 * HOUR,
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from dealer.overrides import apply_overrides, parse_overrides
+from dealer.history import STEP_INPUTS
 from dealer.replay import replay_game
 from dealer.store.models import Event, Game
 from scripts import SCRIPTS
@@ -30,7 +31,7 @@ def test_a_whole_game_replays_to_the_stored_state(harness, kind: str) -> None:  
     report = _replay(harness, script.game_id)
     assert report.ok, report.difference
     inputs = harness.admin(lambda s: s.scalars(select(Event.type).where(
-        Event.type.in_(("game.create", "command", "deadline.fired", "seed.client")))).all())
+        Event.type.in_([step.type for step in STEP_INPUTS]))).all())
     assert report.steps == len(inputs) > 10 and inputs[0] == "game.create"
 
     # Someone edits the stored state: the replay names the first value that differs.

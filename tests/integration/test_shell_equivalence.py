@@ -11,13 +11,11 @@ import pytest
 from sqlalchemy import select
 
 from dealer import steps
-from dealer.store.models import Deadline, Event, Game, Holding, Post
+from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Post
 from dealer.testing import seed_chain
 from dealer.text import escape_post
 from scripts import SCRIPTS, refused_on_daemon
 
-SHELL_REPLIES = ("error", "help")
-"""Replies the shell's message handling makes (not a ruleset's): the fake has none."""
 
 
 @pytest.mark.parametrize("kind", sorted(SCRIPTS))
@@ -38,8 +36,12 @@ def test_the_fake_shell_plays_a_game_as_the_daemon_does(harness, monkeypatch, ki
     assert daemon["posts"] == [
         (s.draft.channel, s.draft.recipient, s.draft.kind, escape_post(s.draft.subject), s.body,
          s.at)
-        for s in shell.sent
+        for s in script.posts
     ]
+    # The daemon answers each message once: its reply holds what the rules told the sender.
+    assert len(daemon["replies"]) == len(script.answers)
+    for reply, answers in zip(daemon["replies"], script.answers):
+        assert all(answer in reply for answer in answers), (reply, answers)
     assert refused_on_daemon(harness) == script.refusals
     assert script.refusals  # each script has lines the rules refuse
 
@@ -54,7 +56,17 @@ def _stored(session: Any, game_id: str) -> dict[str, Any]:
             select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending"))},
         "history": [(e.type, e.data) for e in session.scalars(
             select(Event).where(Event.game_id == game_id).order_by(Event.seq))],
+        # The one reply per message is the shell's (the fake has none): compared apart.
         "posts": [(p.channel, p.recipient, p.kind, p.subject, p.body, p.created_at)
                   for p in session.scalars(select(Post).order_by(Post.id))
-                  if p.kind not in SHELL_REPLIES],
+                  if ":reply:" not in p.key],
+        "replies": [reply.body if reply else "" for reply in _replies(session)],
     }
+
+
+def _replies(session: Any) -> list[Post | None]:
+    """Each message's reply, in the order the messages were sent (a message without one
+    had nothing to tell its sender)."""
+    replies = {p.key: p for p in session.scalars(select(Post).where(Post.key.like("in:%:reply:0")))}
+    ordered = session.scalars(select(Inbound).order_by(Inbound.sent_at, Inbound.id))
+    return [replies.get(f"in:{message.id}:reply:0") for message in ordered]

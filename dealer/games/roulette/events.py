@@ -79,6 +79,17 @@ class Gross(BaseModel):
     owed: int
 
 
+class RevealedBet(BaseModel):
+    """A bet that counted in a round, with the salt that opens its receipt (docs/FAIRNESS.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    player: str
+    canonical: str
+    salt: str
+    receipt: str
+
+
 class BlackTransferRecord(BaseModel):
     """The chips moved through black in a round (SR-9)."""
 
@@ -98,7 +109,8 @@ class RoundResolved(RouletteEvent):
     type: ClassVar[str] = "round.resolved"
     round: int
     roulettes: list[dict[str, Any]]
-    """Each resolved roulette's score card (colour, layout, bet, points, receipts)."""
+    """Each resolved roulette's score card (colour, layout, bet, points, salts, receipts)."""
+    bets: list[RevealedBet]
     transfer: BlackTransferRecord | None
     fees: dict[str, int]
     points: dict[str, int]

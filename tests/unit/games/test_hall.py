@@ -681,9 +681,7 @@ def test_no_starting_items_by_default():
 
 def grant(shell: Shell, name: str, item: str, amount: int, when: datetime) -> list[str]:
     """``dealer grant NAME ITEM N --game hall1`` as the registry runs it: a step of the game."""
-    ctx = shell.context(when, actor=name)
-    state = shell.rules.grant(ctx, shell._fresh_state(), name, item, amount)
-    return [sent.body for sent in shell.commit(ctx, state)]
+    return [sent.body for sent in shell.grant_step(name, item, amount, when)]
 
 
 def test_a_grant_into_the_cycle_wins_at_25_chips():
