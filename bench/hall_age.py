@@ -5,8 +5,8 @@ does not grow with the age of the cycle. What grows without bound (the history, 
 offers, past phases) stays out of the state a step reads and writes, so a step at phase
 200 costs what it costs at phase 1.
 
-Set-up: M members (default 8) with 10,000 vertebrae each, all in one Hall created at
-2026-12-01T10:00Z (phase length 24 h, victory out of reach). Every phase has the same
+Set-up: M members (default 8), all in one Hall created at 2026-12-01T10:00Z where each
+starts with 10,000 vertebrae (phase length 24 h, victory out of reach). Every phase has the same
 realistic traffic, drawn with the fair source: each member buys a random card or a Handy
 Pack and opens it, offers another member a trade that is accepted, declined or left to
 lapse, gifts a card to another member (GH-7), and now and then looks at its inventory:
@@ -50,7 +50,7 @@ from benchlib import (  # noqa: E402
 
 from dealer.fairness import FairSource  # noqa: E402
 from dealer.registry import add_player, create_game  # noqa: E402
-from dealer.store.models import Game, Holding  # noqa: E402
+from dealer.store.models import Game, Holding, Inbound  # noqa: E402
 
 GAME = "h1"
 CHANNEL = "#game-actions"
@@ -132,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         with step(f"{len(members)} members and the Hall"):
             with bench.dealer.sessions.begin() as session:
                 for name in members:
-                    add_player(session, name, T0, vertebrae=10_000)
+                    add_player(session, name, T0)
+                # GH-1: a cycle's inventories are its own; its members start with 10,000
+                # vertebrae there.
                 create_game(session, "hall", GAME, T0, players=members,
-                            settings={"victory_chips": "1000000"})
+                            settings={"victory_chips": "1000000", "starting_vertebrae": "10000"})
         print(f"store: {store.describe()}; publisher: {args.publisher}", flush=True)
         sql = SqlCounter(bench.dealer.engine) if args.sql_stats else None
         with step(f"{args.phases} phases, every pass timed"):
@@ -145,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                 if phase % 25 == 0:
                     print(f" {phase}", end="", file=sys.stderr, flush=True)
         timed = timed_pass(bench, T0 + args.phases * DAY + timedelta(minutes=1))
+        refused = bench.count(Inbound, Inbound.status != "applied")
+        print(f"messages:         {bench.count(Inbound)} ({refused} not applied as a whole)")
         if sql:
             sql.print(figures[-1].steps, "message")
         return report(figures, args.window, machine_line(timed))
@@ -175,7 +179,7 @@ def play_phase(
         game = session.get(Game, GAME)
         state_bytes = len(json.dumps(game.state))
         events = game.next_event_seq - 1
-        holdings = session.query(Holding).filter(Holding.account.like("player:%")).count()
+        holdings = session.query(Holding).filter(Holding.account.like("%player:%")).count()
     return PhaseFigures(
         phase, steps,
         applied.stages.get("process_due", applied.total),
