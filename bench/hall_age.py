@@ -50,7 +50,7 @@ from benchlib import (  # noqa: E402
 )
 
 from dealer.fairness import FairSource  # noqa: E402
-from dealer.registry import add_player, create_game  # noqa: E402
+from dealer.shell.registry import add_player, create_game  # noqa: E402
 from dealer.store.models import Game, Holding, Inbound  # noqa: E402
 
 GAME = "h1"

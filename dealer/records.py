@@ -3,7 +3,7 @@
 
 Three callers share these functions, so they cannot drift apart:
 
-- the real shell (:func:`dealer.steps.run_step`) writes the records to the store in the
+- the real shell (:func:`dealer.shell.steps.run_step`) writes the records to the store in the
   step's transaction;
 - the in-memory shell (:class:`dealer.testing.RulesShell`) keeps them in memory;
 - the replay (:mod:`dealer.replay`) rebuilds a game from its stored step inputs and

@@ -17,7 +17,7 @@ from typing import Any
 from dealer.games import rules_for
 from dealer.games.base import Rejected
 from dealer.ledger import CHIPS, VERTEBRAE
-from dealer.registry import add_player, create_game, grant
+from dealer.shell.registry import add_player, create_game, grant
 from dealer.testing import RulesShell, Sent
 from dealer.text import command_lines
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select, update
 
-from dealer.overrides import apply_overrides, parse_overrides
+from dealer.shell.overrides import apply_overrides, parse_overrides
 from dealer.history import STEP_INPUTS
 from dealer.replay import replay_game
 from dealer.store.models import Event, Game

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from dealer import steps
+from dealer.shell import steps
 from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Post
 from dealer.testing import seed_chain
 from dealer.text import escape_post

@@ -100,6 +100,8 @@ class BlackTransferRecord(BaseModel):
     owed: int
     paid: int
     limited_by: str | None
+    counted: bool
+    """SR-10: False when paid for a round without a bet (it does not count towards the cap)."""
     gross: list[Gross]
 
 
@@ -115,6 +117,9 @@ class RoundResolved(RouletteEvent):
     fees: dict[str, int]
     points: dict[str, int]
     black_losses: dict[str, int]
+    """SR-9: chips each player lost through black that count towards its cap."""
+    idle_black: dict[str, int]
+    """SR-10: chips each player paid through black for rounds it placed no bet in."""
     chips_stolen: dict[str, int]
 
 
