@@ -18,8 +18,8 @@ Three families share this contract:
 - **the shell's records** of what a step did to the game's clock and fair source
   (``deadline.set``, ``fair.draws``, ``seed.revealed`` ...) and the admin's overrides;
 - **each ruleset's own events**, declared in ``dealer/games/<kind>/events.py`` as
-  subclasses of a class that sets ``game = "<kind>"`` (type names are unique per game;
-  the shell's names are shared by every game).
+  subclasses of a class that sets ``ruleset = "<kind>"`` (type names are unique per game
+  and may not take one of the shell's, which every game shares).
 
 This module is pure: it imports no shell, store or game.
 """
@@ -51,8 +51,8 @@ class HistoryEvent(BaseModel):
 
     type: ClassVar[str]
     """The name stored with the event (``round.resolved``)."""
-    game: ClassVar[str | None] = None
-    """The kind of game that declares it; None for the shell's own events."""
+    ruleset: ClassVar[str | None] = None
+    """The kind of game (the ruleset) that declares it; None for the shell's own events."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -60,14 +60,14 @@ class HistoryEvent(BaseModel):
         name = cls.__dict__.get("type")
         if name is None:
             return  # a base class of a game's events, not an event
-        key = (cls.game, name)
-        if cls.game is not None and (None, name) in _TYPES:
+        key = (cls.ruleset, name)
+        if cls.ruleset is not None and (None, name) in _TYPES:
             # A game's event may not hide one of the shell's (a replay reads the shell's).
-            raise TypeError(f"{cls.__qualname__} of {cls.game} takes the name {name!r}, "
+            raise TypeError(f"{cls.__qualname__} of {cls.ruleset} takes the name {name!r}, "
                             "which is the shell's")
         known = _TYPES.get(key)
         if known is not None and known.__qualname__ != cls.__qualname__:
-            raise TypeError(f"two events are called {name!r} in {cls.game or 'the shell'}: "
+            raise TypeError(f"two events are called {name!r} in {cls.ruleset or 'the shell'}: "
                             f"{known.__qualname__} and {cls.__qualname__}")
         _TYPES[key] = cls
 

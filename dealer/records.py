@@ -9,8 +9,9 @@ Three callers share these functions, so they cannot drift apart:
 - the replay (:mod:`dealer.replay`) rebuilds a game from its stored step inputs and
   compares what it gets with what the store holds.
 
-:func:`perform` is what a step input does (create the game, handle a command, fire a
-deadline, add a client seed, grant an item into the game's inventories); :func:`collect` turns the context's effects into a
+:func:`perform` is what a step input does (create the game, handle a command or a whole
+message, an edit, a deletion or a reaction, fire a deadline, add a client seed, grant an
+item into the game's inventories, hear that a child game ended); :func:`collect` turns the context's effects into a
 :class:`StepRecords`: the new state, the transfers, the history events (the completed
 input first), the deadline changes, the fair source's changes and the post drafts.
 This module is pure: no store, clock or network.
@@ -28,6 +29,7 @@ from dealer.games.base import (
 )
 from dealer.history import (
     ChildFinished,
+    ChildOpened,
     ClientSeedAdded,
     CommandSent,
     DeletionSent,
@@ -180,7 +182,8 @@ class StepRecords:
     transfers: list[Transfer]
     events: list[tuple[str, dict[str, Any]]]
     """The history entries as stored, ``(type, data)``: the input first, completed with the
-    balances the step read and the fair source's position."""
+    balances the step read and the fair source's position; then the rules' events, the
+    child games opened, the deadline changes and the fair source's."""
     deadlines: list[DeadlineChange]
     fair: FairChanges
     posts: list[PostDraft]
@@ -204,7 +207,12 @@ def collect(
     completed.update(balances=ctx.ledger.opening_reads(), epoch=fair.epoch, counter=fair.counter)
     deadlines, deadline_events = deadline_changes(ctx.deadline_changes, pending)
     changes, fair_events = fair_changes(ctx.rng, fair, finished=summary.status == "finished")
-    events: list[HistoryEvent] = [*ctx.events, *deadline_events, *fair_events]
+    children = [
+        ChildOpened(kind=c.kind, game_id=c.game_id, players=c.players, settings=c.settings,
+                    start=c.start, channel=c.channel)
+        for c in ctx.children
+    ]
+    events: list[HistoryEvent] = [*ctx.events, *children, *deadline_events, *fair_events]
     return StepRecords(
         state=state.model_dump(mode="json"),
         status=summary.status,

@@ -1,7 +1,8 @@
 """``dealer replay ID``: rebuild a game from its history and compare it with the store.
 
 The replay model (docs/HISTORY.md): every step's first event is its input (the game's
-creation, an accepted command line, a fired deadline, a client seed), carrying what the
+creation, an accepted command line or a whole message, an edit, a deletion or a reaction,
+a fired deadline, a client seed, a grant, a child game's end), carrying what the
 step read from outside the game's history: the ledger balances it looked at and where the
 fair source stood. Replaying runs the same pure rules over those inputs again, at the
 same times, with the same fair source (each epoch's server seed is in the ``seeds``
@@ -49,6 +50,7 @@ from dealer.history import (
 )
 from dealer.ledger import Ledger, Scope
 from dealer.records import FairMark, apply_deadlines, collect, perform, revealed_after
+from dealer.shell.steps import game_scope
 from dealer.store.models import Deadline, Event, Game, Seed
 
 
@@ -78,6 +80,9 @@ class StoredGame:
     id: str
     kind: str
     channel: str
+    parent_id: str | None
+    parent_scope: str | None
+    """The ledger scope of the parent game (a child game's accounts live in it)."""
     state: dict[str, Any]
     status: str
     seeds: dict[int, StoredSeed]
@@ -118,8 +123,9 @@ def load_game(session: Session, game_id: str) -> StoredGame:
         StoredEvent(e.seq, e.at, e.type, dict(e.data))
         for e in session.scalars(select(Event).where(Event.game_id == game_id).order_by(Event.seq))
     ]
-    return StoredGame(game.id, game.kind, game.channel, dict(game.state), game.status, seeds,
-                      deadlines, history)
+    parent_scope = game_scope(session, game.parent_id) if game.parent_id else None
+    return StoredGame(game.id, game.kind, game.channel, game.parent_id, parent_scope,
+                      dict(game.state), game.status, seeds, deadlines, history)
 
 
 def replay_game(session: Session, game_id: str) -> ReplayReport:
@@ -232,7 +238,8 @@ class _Replay:
         ctx = Context(
             game_id=self.game.id, kind=self.game.kind, channel=self.game.channel, now=entry.at,
             rng=rng, ledger=Ledger.from_reads(step.balances), deadlines=dict(self.pending),
-            scope=Scope(self.rules.ledger_scope(self.game.id, state)),
+            scope=Scope(self.rules.ledger_scope(self.game.id, state, self.game.parent_scope)),
+            parent_id=self.game.parent_id,
         )
         try:
             new_state = perform(self.rules, ctx, state, step)

@@ -36,7 +36,7 @@ class TallyState(GameState):
 
 
 class TallyEvent(HistoryEvent):
-    game = "tally"
+    ruleset = "tally"
 
 
 class RoundBegan(TallyEvent):

@@ -3,7 +3,7 @@ is rebuilt from its history exactly; a tampered store is reported at its first d
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -13,8 +13,11 @@ from dealer.shell.overrides import apply_overrides, parse_overrides
 from dealer.history import STEP_INPUTS
 from dealer.replay import replay_game
 from dealer.store.models import Event, Game
-from scripts import SCRIPTS
+from dealer.shell.registry import add_player, create_game
+from scripts import HOUR, MINUTE, SCRIPTS
 
+
+T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 
 TAMPERED = {"roulette": "phase", "races": "pool", "hall": "next_offer"}
 """A number in each game's state that the tests change behind the rules' back."""
@@ -107,3 +110,32 @@ def test_the_replay_command(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("replay", "r9")
     assert "steps replayed; the state, deadlines and fair source match the store" in result.output
     assert cli("replay", "nothing", ok=False).output.strip() == "Error: there is no game 'nothing'"
+
+
+def test_whole_messages_edits_reactions_and_child_games_replay(harness) -> None:  # type: ignore[no-untyped-def]
+    # The test rulesets of board.py: a motion is a whole message, edits and reactions
+    # reach it by its id, and `duel NAME` opens a child game whose end the board hears.
+    def setup(session: Any) -> None:
+        for name in ("alice", "bob"):
+            add_player(session, name, T0, chips=10)
+        create_game(session, "board", "b1", T0, players=["alice", "bob"])
+    harness.admin(setup)
+    harness.send("alice", "Let the dice be fair", T0 + MINUTE, channel="#motions", id="mo1")
+    harness.send("alice", "Let the dice be loaded", T0 + 2 * MINUTE, channel="#motions",
+                 kind="edit", target="mo1", id="e1")
+    harness.send("bob", "", T0 + 3 * MINUTE, channel="#motions", kind="reaction", target="mo1",
+                 emoji="👍", id="r1")
+    harness.send("alice", "duel bob", T0 + 4 * MINUTE, channel="#board", id="d1")
+    harness.run(T0 + 2 * HOUR)
+    types = harness.admin(lambda s: [e.type for e in s.scalars(
+        select(Event).where(Event.game_id == "b1").order_by(Event.seq))])
+    assert {"message", "edit", "reaction", "command", "child.opened", "child.finished"} <= set(types)
+    for game_id in ("b1", "b1-duel-1"):
+        report = _replay(harness, game_id)
+        assert report.ok, report.difference
+    # The parent's record of the child it opened is checked like any other event.
+    harness.admin(lambda s: s.execute(update(Event).where(
+        Event.game_id == "b1", Event.type == "child.opened").values(
+        data={"kind": "duel", "game_id": "b1-duel-9", "players": ["alice", "bob"],
+              "settings": {}, "start": "2026-12-01T12:04:00Z", "channel": None})))
+    assert "child.opened.game_id" in _replay(harness, "b1").difference

@@ -106,4 +106,4 @@ def test_fair_changes_record_draws_rotation_and_the_final_reveal() -> None:
 
 
 def test_shell_events_are_history_events() -> None:
-    assert issubclass(CommandSent, HistoryEvent) and CommandSent.game is None
+    assert issubclass(CommandSent, HistoryEvent) and CommandSent.ruleset is None

@@ -14,7 +14,7 @@ from dealer.history import HistoryEvent
 class HallEvent(HistoryEvent):
     """An event of a Gilded Hall cycle."""
 
-    game: ClassVar[str | None] = "hall"
+    ruleset: ClassVar[str | None] = "hall"
 
 
 class CycleCreated(HallEvent):

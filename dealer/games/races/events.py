@@ -15,7 +15,7 @@ from dealer.history import HistoryEvent
 class RacesEvent(HistoryEvent):
     """An event of an Off to the Races table."""
 
-    game: ClassVar[str | None] = "races"
+    ruleset: ClassVar[str | None] = "races"
 
 
 class TableScheduled(RacesEvent):

@@ -16,7 +16,7 @@ from dealer.history import HistoryEvent
 class RouletteEvent(HistoryEvent):
     """An event of a Stationary Roulette game."""
 
-    game: ClassVar[str | None] = "roulette"
+    ruleset: ClassVar[str | None] = "roulette"
 
 
 class GameCreated(RouletteEvent):
