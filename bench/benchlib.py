@@ -246,6 +246,8 @@ class TimedPass:
     cpu: float
     stages: dict[str, float]
     load: tuple[float, float, float]
+    stages_cpu: dict[str, float] = field(default_factory=dict)
+    """The CPU time of each stage (the machine may be shared: wall time then overstates)."""
 
 
 class SqlCounter:
@@ -343,6 +345,7 @@ def timed_pass(
     """Run exactly one ``Dealer.run_pass(now)``, timing it and each of its stages."""
     dealer = bench.dealer
     stages: dict[str, float] = {}
+    stages_cpu: dict[str, float] = {}
     originals = {}
     for name in ("apply_overrides", "ingest", "process_due", "deliver"):
         original = getattr(dealer, name, None)
@@ -351,11 +354,12 @@ def timed_pass(
         originals[name] = original
 
         def wrapped(*args: Any, _name: str = name, _fn: Callable[..., Any] = original, **kw: Any) -> Any:
-            began = time.perf_counter()
+            began, cpu_began = time.perf_counter(), time.process_time()
             try:
                 return _fn(*args, **kw)
             finally:
                 stages[_name] = stages.get(_name, 0.0) + time.perf_counter() - began
+                stages_cpu[_name] = stages_cpu.get(_name, 0.0) + time.process_time() - cpu_began
 
         setattr(dealer, name, wrapped)
     bench.now = now
@@ -383,7 +387,7 @@ def timed_pass(
         print_profile(profile, top)
     if sampler:
         sampler.print(top)
-    return TimedPass(report, total, cpu, stages, load)
+    return TimedPass(report, total, cpu, stages, load, stages_cpu)
 
 
 def print_profile(path: str, top: int) -> None:

@@ -571,6 +571,31 @@ def fairness_script() -> None:
 
 
 @main.command()
+@click.argument("game_id")
+def replay(game_id: str) -> None:
+    """Rebuild a game from its history and compare it with the stored state.
+
+    Runs the rules again over every step's recorded input (creation, command lines,
+    deadlines, client seeds) and prints the first difference from the store; exits 1 on
+    a mismatch.
+    """
+    from dealer.replay import replay_game
+
+    sessions = _store(_settings())
+    with sessions() as session:
+        try:
+            report = replay_game(session, game_id)
+        except LookupError as exc:
+            raise click.ClickException(str(exc.args[0])) from None
+    if not report.ok:
+        click.echo(f"MISMATCH: {report.difference}")
+        click.echo(f"game {game_id}: {report.steps} steps replayed before the first difference")
+        sys.exit(1)
+    click.echo(f"game {game_id}: {report.steps} steps replayed; the state, deadlines and fair "
+               "source match the store")
+
+
+@main.command()
 @click.option("--database", help="SQLite file to use (default a throw-away temporary file).")
 def demo(database: str | None) -> None:
     """A whole Stationary Roulette game with scripted players in accelerated time."""

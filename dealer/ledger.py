@@ -23,7 +23,7 @@ snapshot, stages transfers, and refuses any that would make a balance negative.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Protocol
 
 HOUSE = "house"
 VOID = "void"
@@ -140,12 +140,34 @@ class Transfer:
     memo: str = ""
 
 
+class BalanceSource(Protocol):
+    """Where a :class:`Ledger` reads the balances its snapshot does not hold (the shell's
+    store), the first time a rule looks at them."""
+
+    def balance(self, account: str, item: str) -> int:
+        """What ``account`` holds of ``item`` (0 for an account the step may not touch)."""
+
+    def holdings(self, account: str) -> dict[str, int]:
+        """Every item ``account`` holds (empty for an account the step may not touch)."""
+
+
 @dataclass
 class Ledger:
-    """Balances read from a snapshot plus the transfers staged by the current step."""
+    """Balances read from a snapshot plus the transfers staged by the current step.
+
+    With a ``source``, a balance the snapshot does not hold is read from it on first use,
+    so a step reads only what its rules look at: a member's hundred kinds of cards cost
+    nothing to a step that only looks at chips.
+    """
 
     balances: dict[tuple[str, str], int] = field(default_factory=dict)
     staged: list[Transfer] = field(default_factory=list)
+    read: dict[tuple[str, str], int] = field(default_factory=dict)
+    """The opening balance of every ``(account, item)`` the step looked at, before its own
+    transfers: what a replay of the step must be given (every transfer reads first)."""
+    source: BalanceSource | None = None
+    whole: set[str] = field(default_factory=set)
+    """Accounts whose every item is in ``balances`` already (read from the source)."""
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, int]]) -> "Ledger":
@@ -154,15 +176,43 @@ class Ledger:
 
     def balance(self, account: str, item: str = CHIPS) -> int:
         """What ``account`` holds of ``item`` now, staged transfers included."""
-        return self.balances.get((account, item), 0)
+        key = (account, item)
+        value = self.balances.get(key)
+        if value is None:
+            value = 0
+            if self.source is not None and account not in self.whole:
+                value = self.balances[key] = self.source.balance(account, item)
+        if key not in self.read:
+            self.read[key] = value
+        return value
 
     def holdings(self, account: str) -> dict[str, int]:
         """Every item ``account`` holds a positive amount of."""
-        return {
-            item: amount
-            for (acct, item), amount in sorted(self.balances.items())
-            if acct == account and amount > 0
-        }
+        if self.source is not None and account not in self.whole:
+            for item, amount in self.source.holdings(account).items():
+                self.balances.setdefault((account, item), amount)  # keep staged changes
+            self.whole.add(account)
+        held = {}
+        for (acct, item), amount in sorted(self.balances.items()):
+            if acct == account:
+                self.read.setdefault((acct, item), amount)
+                if amount > 0:
+                    held[item] = amount
+        return held
+
+    def opening_reads(self) -> dict[str, dict[str, int]]:
+        """The non-zero opening balances the step read, ``{account: {item: amount}}``."""
+        reads: dict[str, dict[str, int]] = {}
+        for (account, item), amount in sorted(self.read.items()):
+            if amount:
+                reads.setdefault(account, {})[item] = amount
+        return reads
+
+    @classmethod
+    def from_reads(cls, reads: Mapping[str, Mapping[str, int]]) -> "Ledger":
+        """A ledger holding exactly the balances a recorded step read (the rest is zero)."""
+        return cls({(account, item): amount for account, items in reads.items()
+                    for item, amount in items.items()})
 
     def move(self, source: str, target: str, item: str, amount: int, memo: str = "") -> int:
         """Stage a transfer; refuse one that would make ``source`` negative, or one between

@@ -20,9 +20,13 @@ from typing import Any, Callable, Iterable, Mapping
 from dealer.clock import as_utc, iso
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
+from dealer.history import (
+    ClientSeedAdded, CommandSent, DeadlineFired, GameCreated, ItemGranted, StepInput,
+)
 from dealer.inbox.memory import MemoryInbox
 from dealer.ledger import CHIPS, MINT, Ledger, Scope, player
 from dealer.publish.memory import MemoryPublisher
+from dealer.records import FairMark, apply_deadlines, collect, perform, revealed_after
 from dealer.render import render_post
 
 __all__ = [
@@ -97,16 +101,19 @@ class RulesShell:
 
     - every step gets a fresh :class:`~dealer.games.base.Context` carrying the balances,
       the pending deadlines and the fair source (counter, client seeds, epoch) forward;
-    - before a message, every deadline due at or before its ``sent_at`` fires, in time order
-      (a message sent after a deadline is too late for it); ``fire_first=False`` fires
+    - before a message, every deadline due before its ``sent_at`` fires, in time order (a
+      message sent after a deadline is too late for it; one sent at the very time a deadline
+      is due still counts for it, as in the daemon); ``fire_first=False`` fires
       nothing first and hands the message to the game as it stands, like one the daemon
       reads only after a deadline it was sent before has fired;
     - a step the rules refuse (:class:`~dealer.games.base.Rejected`) changes nothing: what
       its context collected (transfers, posts, events, draws, deadlines) is thrown away;
-    - an accepted step's transfers are applied to the books, its events kept (they must be
-      JSON, as the store keeps them), its posts rendered with
-      :func:`dealer.render.render_post` (so a test also checks its templates render; pass
-      ``render=False`` for speed) and the new state stored as JSON and read back.
+    - a step runs through :func:`dealer.records.perform` and its records are made by
+      :func:`dealer.records.collect`, as in the real shell: the transfers are applied to
+      the books, the events kept as the store keeps them (each step's input first), the
+      posts rendered with :func:`dealer.render.render_post` (so a test also checks its
+      templates render; pass ``render=False`` for speed) and the new state stored as JSON
+      and read back; a line ``seed TEXT`` adds a client seed, as the shell's does.
 
     With ``load_players_only`` a step's ledger holds only the accounts the real shell loads
     (the game's players, the actor, ``house``, ``void`` and the game's pool, in the game's
@@ -154,8 +161,11 @@ class RulesShell:
         self.state: Any = None
         self.balances: dict[tuple[str, str], int] = {}
         self.deadlines: dict[str, datetime] = {}
+        self.revealed = False
+        """Whether the current epoch's seed has been revealed (the game finished)."""
         self.sent: list[Sent] = []
         self.events: list[tuple[str, dict[str, Any]]] = []
+        """The history as the store keeps it: ``(type, data)``, each step's input first."""
 
     # --- the books -----------------------------------------------------------------------
 
@@ -174,6 +184,15 @@ class RulesShell:
         key = (self.account(name, wallet), item)
         self.balances[key] = self.balances.get(key, 0) + amount
         self.balances[(MINT, item)] = self.balances.get((MINT, item), 0) - amount
+
+    def grant_step(self, name: str, item: str, amount: int, at: datetime) -> list[Sent]:
+        """``dealer grant NAME ITEM N --game ID`` at ``at``: a step of the game (a Hall
+        cycle records it, tells the player and checks victory), after every deadline due by
+        then; raises Rejected when the game cannot take it."""
+        self.fire_due(at)
+        step = ItemGranted(player=name, item=item, amount=amount)
+        ctx = self.context(at, name)
+        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def has(self, name: str, item: str = CHIPS, wallet: bool = False) -> int:
         """How much of ``item`` player ``name`` holds (in the game's scope, or its wallet)."""
@@ -203,8 +222,9 @@ class RulesShell:
         if not isinstance(settings, GameSettings):
             settings = self.rules.Settings.model_validate(dict(settings or {}))
         players = list(players)
+        step = GameCreated(players=players, settings=settings.model_dump(mode="json"), start=start)
         ctx = self.context(now, members=players)
-        self.commit(ctx, self.rules.start(ctx, players, settings, start))
+        self.commit(ctx, perform(self.rules, ctx, None, step), step)
 
     def context(
         self, now: datetime, actor: str | None = None, members: Iterable[str] | None = None
@@ -230,30 +250,36 @@ class RulesShell:
             scope=self.scope,
         )
 
-    def commit(self, ctx: Context, state: GameState) -> list[Sent]:
+    def commit(self, ctx: Context, state: GameState, step: StepInput) -> list[Sent]:
         """Keep what an accepted step produced, as the shell's transaction would.
 
+        The records are the very ones the real shell writes (:func:`dealer.records.collect`).
         Returns the posts and replies it produced.
         """
-        for t in ctx.ledger.staged:
+        records = collect(step, ctx, state, self.rules.summary(state), self.deadlines,
+                          FairMark.of(self.rng, self.revealed))
+        for t in records.transfers:
             self.balances[(t.source, t.item)] = self.balances.get((t.source, t.item), 0) - t.amount
             self.balances[(t.target, t.item)] = self.balances.get((t.target, t.item), 0) + t.amount
-        self.state = self.rules.State.model_validate(state.model_dump(mode="json"))
-        self.deadlines = dict(ctx.deadlines)
+        self.state = self.rules.State.model_validate(records.state)
+        apply_deadlines(self.deadlines, records.deadlines)
         self.rng = ctx.rng
-        json.dumps(ctx.events)  # events are stored as JSON
-        self.events.extend(ctx.events)
+        self.revealed = revealed_after(self.revealed, records.fair)
+        json.dumps(records.events)  # events are stored as JSON
+        self.events.extend(records.events)
         sent = [
             Sent(ctx.now, draft, render_post(draft, ctx.now, self.game_id) if self.render else "")
-            for draft in ctx.posts
+            for draft in records.posts
         ]
         self.sent.extend(sent)
         return sent
 
-    def fire_due(self, until: datetime) -> None:
-        """Fire every pending deadline due at or before ``until``, in time order."""
+    def fire_due(self, until: datetime, before: bool = False) -> None:
+        """Fire every pending deadline due at or before ``until`` (strictly before it, with
+        ``before``), in time order."""
         while True:
-            due = sorted((when, name) for name, when in self.deadlines.items() if when <= until)
+            due = sorted((when, name) for name, when in self.deadlines.items()
+                         if when < until or (when == until and not before))
             if not due:
                 return
             self.fire(due[0][1])
@@ -261,8 +287,9 @@ class RulesShell:
     def fire(self, name: str) -> None:
         """Fire the pending deadline ``name`` at its due time."""
         when = self.deadlines.pop(name)
+        step = DeadlineFired(deadline=name)
         ctx = self.context(when)
-        self.commit(ctx, self.rules.on_deadline(ctx, self._fresh_state(), name))
+        self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def run_to_end(self) -> None:
         """Fire deadlines until the game is over."""
@@ -273,15 +300,16 @@ class RulesShell:
     def step(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> list[Sent]:
         """Deliver ``actor``'s line sent at ``at``; return what it posted, or raise Rejected.
 
-        With ``fire_first`` (the shell's normal order) every deadline due by ``at`` fires
+        With ``fire_first`` (the shell's normal order) every deadline due before ``at`` fires
         first; without it the message is handled as one that arrived late. A refused line
         leaves everything as it was.
         """
         if fire_first:
-            self.fire_due(at)
+            self.fire_due(at, before=True)
+        step = ClientSeedAdded(player=actor, seed=f"{actor}: {line[5:].strip()}") \
+            if line.lower().startswith("seed ") else CommandSent(actor=actor, line=line)
         ctx = self.context(at, actor)
-        state = self.rules.handle(ctx, self._fresh_state(), actor, self.rules.parse(line))
-        return self.commit(ctx, state)
+        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def _fresh_state(self) -> Any:
         """The state for one call, built from its JSON as the real shell does: a rule may

@@ -16,6 +16,7 @@ from dealer.cards import card_of_item, display
 from dealer.clock import iso
 from dealer.games import rules_for
 from dealer.games.base import GameState, Rules
+from dealer.history import shown as shown_fields
 from dealer.store import queries as Q
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.text import player_key
@@ -118,7 +119,7 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
     ]
     events = Q.game_events(session, game.id)
     history = [
-        {"seq": e.seq, "at": iso(e.at), "type": e.type, **e.data}
+        {"seq": e.seq, "at": iso(e.at), "type": e.type, **shown_fields(e.type, e.data)}
         for e in events
         if e.type.startswith(("deadline.", "admin."))
     ]

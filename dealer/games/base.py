@@ -10,7 +10,8 @@ the context, which the shell then commits in one transaction:
 - ``ctx.post(...)`` / ``ctx.reply(...)`` queue public posts and private replies, rendered
   from ``templates/<kind>/<name>.txt``;
 - ``ctx.set_deadline(name, when)`` / ``ctx.cancel_deadline(name)`` keep the game's clock;
-- ``ctx.record(type, **data)`` appends an event to the game's history;
+- ``ctx.record(event)`` appends a typed event (:class:`~dealer.history.HistoryEvent`, one
+  module of them per game: ``games/<kind>/events.py``) to the game's history;
 - ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random;
 - ``ctx.open_child(kind, id, players, settings)`` opens a child game (a match inside this
   one) with its own deadlines, fair source, history and posts, its accounts in this game's
@@ -43,6 +44,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, Va
 
 from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
+from dealer.history import HistoryEvent
 from dealer.ledger import GLOBAL, Ledger, Scope
 
 if TYPE_CHECKING:
@@ -265,7 +267,7 @@ class Context:
     ledger: Ledger
     deadlines: dict[str, datetime] = field(default_factory=dict)
     posts: list[PostDraft] = field(default_factory=list)
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    events: list[HistoryEvent] = field(default_factory=list)
     deadline_changes: dict[str, datetime | None] = field(default_factory=dict)
     scope: Scope = GLOBAL
     """The ledger scope of the game's accounts (see :meth:`Rules.ledger_scope`)."""
@@ -281,9 +283,11 @@ class Context:
         """Queue a private message to ``recipient``."""
         self.posts.append(PostDraft(kind, template, "pm", recipient, subject, context))
 
-    def record(self, type_: str, **data: Any) -> None:
-        """Append an event (JSON-serialisable data) to the game's history."""
-        self.events.append((type_, data))
+    def record(self, event: HistoryEvent) -> None:
+        """Append a typed event (validated when it was made) to the game's history."""
+        if not isinstance(event, HistoryEvent):
+            raise TypeError(f"ctx.record takes a HistoryEvent, not {type(event).__name__}")
+        self.events.append(event)
 
     def set_deadline(self, name: str, when: datetime) -> None:
         """Create or move the deadline ``name``."""

@@ -16,6 +16,7 @@ from dealer import ledger as L
 from dealer.cards import UnknownCard, parse_card
 from dealer.games import rules_for
 from dealer.games.base import Rejected
+from dealer.history import ItemGranted
 from dealer.shell.steps import apply_transfers, open_game, run_step
 from dealer.store import queries as Q
 from dealer.store.models import Game, Player
@@ -113,8 +114,7 @@ def grant(
     game, scope = own_inventories(session, game_id, "grant", lock=True)
     try:
         run_step(
-            session, game, now,
-            lambda rules, ctx, state: rules.grant(ctx, state, player.name, item, amount),
+            session, game, now, ItemGranted(player=player.name, item=item, amount=amount),
             # The grant appends the game's next event: its number makes the posts' keys unique.
             origin=f"grant:{game.id}:{game.next_event_seq}", actor=player.name,
         )

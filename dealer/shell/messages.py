@@ -30,13 +30,14 @@ from markupsafe import Markup
 from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import Session
 
-from dealer.fairness import client_hash
 from dealer.games import command_words, rules_for
-from dealer.games.base import (
-    Context, Deletion, Edit, GameState, Ignored, Message, PostDraft, Reaction, Rejected, Rules,
+from dealer.games.base import Context, GameState, Ignored, PostDraft, Rejected, Rules
+from dealer.history import (
+    ClientSeedAdded, CommandSent, DeletionSent, EditSent, MessageTaken, ReactionSent,
 )
+from dealer.records import NotTaken
 from dealer.render import render, render_post
-from dealer.shell.steps import Action, load_state, queue_posts, run_step
+from dealer.shell.steps import load_state, queue_posts, run_step
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.text import (
@@ -298,18 +299,12 @@ class _Answer:
         self.drafts: list[PostDraft] = []
         self.texts: list[str] = []
 
-    def around(self, action: Action) -> Action:
-        """``action``, then take its private replies to the sender (rendered as the step
-        would have rendered them: at its time, for its game)."""
-
-        def run(rules: Rules, ctx: Context, state: GameState) -> GameState:
-            state = action(rules, ctx, state)
-            taken = _take_replies(ctx, self.recipient)
-            self.drafts += taken
-            self.texts += [render_post(d, ctx.now, ctx.game_id) for d in taken]
-            return state
-
-        return run
+    def take(self, ctx: Context) -> None:
+        """Take the step's private replies to the sender out of its posts, once its rules
+        ran (rendered as the step would have rendered them: at its time, for its game)."""
+        taken = _take_replies(ctx, self.recipient)
+        self.drafts += taken
+        self.texts += [render_post(d, ctx.now, ctx.game_id) for d in taken]
 
     def accepted(self, outcome: Outcome, game: GameRef, line: str) -> None:
         """Add the line to the reply as accepted, with what the rules said about it."""
@@ -421,19 +416,13 @@ def _run_line(
             return "ignored"
         return _refused(session, rules, game, sender, line, exc, outcome)
 
-    def handle(r: Rules, ctx: Context, state: GameState) -> GameState:
-        if not r.open_to_all and not r.involves(state, sender.name):
-            raise Rejected(f"You do not play in game {game.id}.", allowed=[])
-        return r.handle(ctx, state, sender.name, command)
-
     answer = _Answer(sender.name)
 
     # The rules raise Rejected before the step writes anything, so a refused line needs
     # no savepoint; any other failure aborts the whole message's transaction.
     try:
-        step = run_step(
-            session, game, inbound.sent_at, answer.around(handle), origin=origin, actor=sender.name
-        )
+        step = run_step(session, game, inbound.sent_at, CommandSent(actor=sender.name, line=line),
+                        origin=origin, actor=sender.name, command=command, after=answer.take)
     except Rejected as exc:
         return _refused(session, rules, game, sender, line, exc, outcome)
     outcome.deadlines_changed |= step.deadlines_changed
@@ -495,28 +484,12 @@ def _add_client_seed(
         exc = Rejected(f"Game {game.id} has finished; its draws are all made.", rule="GH-40")
         return _refused(session, rules_for(game.kind), game, sender, line, exc, outcome)
     seed_text = f"{sender.name}: {text.strip()}"
-
-    def add(rules: Rules, ctx: Context, state: GameState) -> GameState:
-        ctx.rng.add_client_seed(seed_text)
-        ctx.record("seed.client", player=sender.name, seed=seed_text, epoch=ctx.rng.epoch)
-        ctx.reply(
-            sender.name, "seed_added", "common/seed.txt", f"{game.id}: your seed is in",
-            seed=seed_text, client_hash=client_hash(ctx.rng.client_seeds),
-            commitment=ctx.rng.commitment,
-            until="phase" if game.kind == "hall" else "game",
-        )
-        return state
-
     answer = _Answer(sender.name)
-    run_step(session, game, sent_at, answer.around(add), origin=origin, actor=sender.name)
+    run_step(session, game, sent_at, ClientSeedAdded(player=sender.name, seed=seed_text),
+             origin=origin, actor=sender.name, after=answer.take)
     outcome.note(line, "applied", "client seed added", game=game.id)
     answer.accepted(outcome, game, line)
     return "applied"
-
-
-class _NotTaken(Exception):
-    """The ruleset's :meth:`~dealer.games.base.Rules.on_message` left the message to be
-    read line by line (the step it ran writes nothing)."""
 
 
 def _overrides(rules: Rules, hook: str) -> bool:
@@ -541,23 +514,16 @@ def _offer_message(
     rules = rules_for(game.kind)
     if not _overrides(rules, "on_message"):
         return False
-    message = Message(
+    message = MessageTaken(
         id=inbound.external_id, sender=sender.name, channel=inbound.channel,
-        sent_at=inbound.sent_at, body=inbound.body, lines=tuple(lines),
+        sent_at=inbound.sent_at, body=inbound.body, lines=list(lines),
     )
-
-    def take(r: Rules, ctx: Context, state: GameState) -> GameState:
-        new_state = r.on_message(ctx, state, message)
-        if new_state is None:
-            raise _NotTaken
-        return new_state
-
     answer = _Answer(sender.name)
     first = lines[0]
     try:
-        step = run_step(session, game, inbound.sent_at, answer.around(take),
-                        origin=f"{origin}:m", actor=sender.name)
-    except (_NotTaken, Ignored):
+        step = run_step(session, game, inbound.sent_at, message, origin=f"{origin}:m",
+                        actor=sender.name, after=answer.take)
+    except (NotTaken, Ignored):
         return False
     except Rejected as exc:
         _refused(session, rules, game, sender, first, exc, outcome)
@@ -572,15 +538,19 @@ def _offer_message(
 _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reaction"}
 
 
-def _inbound_event(inbound: Inbound | Row[Any], sender: str) -> Edit | Deletion | Reaction:
-    """The typed event of a stored edit, deletion or reaction."""
+def _inbound_event(
+    inbound: Inbound | Row[Any], sender: str
+) -> EditSent | DeletionSent | ReactionSent:
+    """The step input of a stored edit, deletion or reaction (the rules get it as a typed
+    :class:`~dealer.games.base.Edit`, :class:`~dealer.games.base.Deletion` or
+    :class:`~dealer.games.base.Reaction`)."""
     common = dict(id=inbound.external_id, sender=sender, channel=inbound.channel,
                   sent_at=inbound.sent_at, target=inbound.target)
     if inbound.kind == "edit":
-        return Edit(body=inbound.body, **common)
+        return EditSent(body=inbound.body, **common)
     if inbound.kind == "delete":
-        return Deletion(**common)
-    return Reaction(emoji=inbound.emoji or "", removed=bool(inbound.removed), **common)
+        return DeletionSent(**common)
+    return ReactionSent(emoji=inbound.emoji or "", removed=bool(inbound.removed), **common)
 
 
 def _describe_event(inbound: Inbound | Row[Any]) -> str:
@@ -619,15 +589,11 @@ def _process_event(
         outcome.note(None, "ignored", f"game {game.id} has finished", game=game.id)
         return
     event = _inbound_event(inbound, sender.name)
-
-    def hand(r: Rules, ctx: Context, state: GameState) -> GameState:
-        return getattr(r, hook)(ctx, state, event)
-
     answer = _Answer(sender.name)
     described = _describe_event(inbound)
     try:
-        step = run_step(session, game, inbound.sent_at, answer.around(hand), origin=origin,
-                        actor=sender.name)
+        step = run_step(session, game, inbound.sent_at, event, origin=origin,
+                        actor=sender.name, after=answer.take)
     except Ignored as exc:
         outcome.status = "ignored"
         outcome.note(None, "ignored", exc.why, game=game.id)

@@ -55,6 +55,7 @@ from sqlalchemy.orm import Session
 
 from dealer.clock import iso, parse_duration, parse_time
 from dealer.games.base import PostDraft
+from dealer.history import AdminOverride, DeadlineShift
 from dealer.shell.steps import append_event, queue_posts
 from dealer.store import queries as Q
 from dealer.store.models import Game, Override
@@ -339,13 +340,11 @@ def _announce(
     origin: str,
 ) -> None:
     append_event(
-        session, game, now, "admin.override",
-        {
-            "key": spec.key,
-            "value": spec.value,
-            "action": action,
-            "deadlines": [{"deadline": n, "from": iso(a), "to": iso(b)} for n, a, b in moved],
-        },
+        session, game, now,
+        AdminOverride(
+            key=spec.key, value=spec.value, action=action,
+            deadlines=[DeadlineShift(deadline=n, from_=a, to=b) for n, a, b in moved],
+        ),
     )
     draft = PostDraft(
         kind="deadline_override",

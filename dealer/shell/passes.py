@@ -27,6 +27,7 @@ from typing import Any, Callable
 from sqlalchemy.orm import Session
 
 from dealer.clock import utcnow
+from dealer.history import DeadlineFired
 from dealer.inbox import Inbox, open_inbox
 from dealer.publish import Publisher, open_publisher
 from dealer.render import set_fairness_url
@@ -328,13 +329,8 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
             deadline.fired_at = dealer.clock()
             deadline.error = None
             session.flush()
-
-            def fire(rules, ctx, state):  # type: ignore[no-untyped-def]
-                ctx.record("deadline.fired", deadline=name)
-                return rules.on_deadline(ctx, state, name)
-
-            run_step(session, deadline.game_id, due, fire, origin=f"deadline:{deadline.id}",
-                     firing=deadline.id)
+            run_step(session, game_id, due, DeadlineFired(deadline=name),
+                     origin=f"deadline:{deadline.id}", firing=deadline.id)
         fault("after-deadline-commit")
         if previous is not None:
             log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)

@@ -1,11 +1,14 @@
 """One step of a game against the store: load, run the pure rules, commit every effect.
 
-A step is a player's command, a deadline, or the creation of a game. It reads the game's
-state, a ledger snapshot, the fair source and the pending deadlines, calls the ruleset,
-and then writes, in the caller's transaction: the new state, the ledger entries and
-balances, the events, the deadline rows, the fair source's counter and draws, and the
-rendered posts in the outbox. If the rules raise :class:`~dealer.games.base.Rejected`
-(or anything else), nothing is written.
+A step is a player's command, a deadline, the creation of a game or a client seed: its
+input (:mod:`dealer.history`). It reads the game's state, a ledger snapshot, the fair
+source and the pending deadlines, runs the input through the ruleset
+(:func:`dealer.records.perform`), turns the effects into records
+(:func:`dealer.records.collect`, shared with the in-memory shell and the replay) and
+writes them, in the caller's transaction: the new state, the ledger entries and balances,
+the events (the input first), the deadline rows, the fair source's counter and draws, and
+the rendered posts in the outbox. If the rules raise
+:class:`~dealer.games.base.Rejected` (or anything else), nothing is written.
 """
 
 from __future__ import annotations
@@ -29,14 +32,14 @@ from dealer.games import rules_for
 from dealer.games.base import (
     ChildDraft, Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary,
 )
+from dealer.history import ChildFinished, GameCreated, HistoryEvent, StepInput
+from dealer.records import DeadlineChange, FairChanges, FairMark, StepRecords, collect, perform
 from dealer.store import queries as Q
 from dealer.render import render_post
 from dealer.text import escape_post
 from dealer.store.models import Game
 
 log = logging.getLogger(__name__)
-
-Action = Callable[[Rules, Context, Any], GameState]
 
 
 @dataclass
@@ -63,9 +66,41 @@ def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
 
 
 def ledger_snapshot(session: Session, accounts: Iterable[str]) -> L.Ledger:
-    """The balances of ``accounts`` as they stand in the store."""
-    rows = session.execute(Q.HOLDINGS, {"accounts": sorted(set(accounts))})
-    return L.Ledger.from_rows(rows)
+    """The ledger a step works with, over ``accounts`` (the only ones it may touch).
+
+    The currencies of every account are read at once (nearly every step looks at some);
+    any other balance (a card, a pack) is read from the store the first time the rules
+    look at it, so a step's cost does not grow with what the members have collected.
+    """
+    wanted = sorted(set(accounts))
+    ledger = L.Ledger({(account, item): 0 for account in wanted for item in Q.CURRENCIES})
+    ledger.balances.update(
+        ((row.account, row.item), row.amount) for row in session.execute(Q.CURRENCY_HOLDINGS, {"accounts": wanted})
+    )
+    ledger.source = StoreBalances(session, wanted)
+    return ledger
+
+
+class StoreBalances:
+    """Balances read from the store on first use, for the accounts a step may touch (any
+    other reads as empty, as if it held nothing)."""
+
+    def __init__(self, session: Session, accounts: Iterable[str]) -> None:
+        self.session = session
+        self.accounts = frozenset(accounts)
+
+    def balance(self, account: str, item: str) -> int:
+        """What ``account`` holds of ``item``."""
+        if account not in self.accounts:
+            return 0
+        amount = self.session.execute(Q.BALANCE, {"account": account, "item": item}).scalar()
+        return amount or 0
+
+    def holdings(self, account: str) -> dict[str, int]:
+        """Every item ``account`` holds."""
+        if account not in self.accounts:
+            return {}
+        return {row.item: row.amount for row in self.session.execute(Q.ACCOUNT_HOLDINGS, {"account": account})}
 
 
 @dataclass
@@ -147,15 +182,22 @@ def run_step(
     session: Session,
     game: Game | str,
     now: datetime,
-    action: Action,
+    step: StepInput,
     *,
     origin: str,
     actor: str | None = None,
     extra_players: Iterable[str] = (),
     firing: int | None = None,
+    command: Any = None,
+    after: Callable[[Context], None] | None = None,
 ) -> StepResult:
-    """Run ``action`` on ``game`` at ``now`` and stage every effect in ``session``.
+    """Run ``step`` on ``game`` at ``now`` and stage every effect in ``session``.
 
+    ``step`` is what the history keeps as the step's input (:mod:`dealer.history`): the
+    game's creation, an accepted command line, a fired deadline or a client seed;
+    :func:`dealer.records.perform` runs it (with ``command`` already parsed, if given);
+    ``after`` then sees the step's context before its records are made (the message
+    handling takes the sender's replies out of the posts, to answer once per message).
     ``origin`` names the cause (``in:12:0``, ``deadline:7``, ``create``); it makes the
     posts' idempotency keys. ``game`` may be given by id; ``firing`` is the id of the
     deadline this step fires. The caller commits. Raises :class:`GameHeld` (writing
@@ -197,10 +239,16 @@ def run_step(
         scope=scope,
         parent_id=game.parent_id,
     )
-    new_state = action(rules, ctx, state)
+    new_state = perform(rules, ctx, state, step, command)
+    if after is not None:
+        after(ctx)
     summary = rules.summary(new_state)
     children = [_check_child(session, child) for child in ctx.children]  # may refuse the step
-    commit_effects(session, game, new_state, summary, ctx, seed, origin, players, pending)
+    records = collect(
+        step, ctx, new_state, summary, {name: row.due_at for name, row in pending.items()},
+        FairMark(seed.epoch, seed.counter, tuple(seed.client_seeds), seed.revealed),
+    )
+    commit_effects(session, game, records, now, origin, players, pending)
     for draft, (child_rules, settings) in zip(ctx.children, children):
         open_game(
             session, child_rules, draft.game_id, now, players=draft.players, settings=settings,
@@ -209,7 +257,7 @@ def run_step(
         )
     if game.parent_id and summary.status == "finished" and game.status != "finished":
         _tell_parent(session, game.parent_id, game.id, summary, now, origin)
-    return StepResult(summary, len(ctx.posts), list(ctx.events), bool(ctx.deadline_changes))
+    return StepResult(summary, len(records.posts), records.events, bool(records.deadlines))
 
 
 class ChildRefused(RuntimeError):
@@ -248,13 +296,10 @@ def _tell_parent(
     """Run the parent's :meth:`~dealer.games.base.Rules.on_child_finished` as its own step,
     right after the child's finishing step and in the same transaction: the parent's
     rewards land with the match's end, or neither does."""
-
-    def hear(rules: Rules, ctx: Context, state: GameState) -> GameState:
-        ctx.record("child.finished", game=child_id, winner=summary.winner, status=summary.status)
-        return rules.on_child_finished(ctx, state, child_id, summary)
-
+    heard = ChildFinished(game=child_id, status=summary.status, players=list(summary.players),
+                          scores=summary.scores, winner=summary.winner, detail=summary.detail)
     try:
-        run_step(session, parent_id, now, hear, origin=f"{origin}:parent")
+        run_step(session, parent_id, now, heard, origin=f"{origin}:parent")
     except Rejected as exc:
         raise ChildRefused(
             f"game {parent_id} refused the end of its child game {child_id}: {exc.what}"
@@ -295,7 +340,7 @@ def open_game(
     try:
         run_step(
             session, game_id, now,
-            lambda r, ctx, _state: r.start(ctx, players, settings, start),
+            GameCreated(players=players, settings=settings.model_dump(mode="json"), start=start),
             origin=origin or f"create:{game_id}", extra_players=players,
         )
     except Rejected as exc:
@@ -307,10 +352,8 @@ def open_game(
 def commit_effects(
     session: Session,
     game: Row[Any],
-    state: GameState,
-    summary: Summary,
-    ctx: Context,
-    seed: SeedRow,
+    records: StepRecords,
+    now: datetime,
     origin: str,
     players: list[str],
     pending: dict[str, PendingDeadline],
@@ -321,26 +364,24 @@ def commit_effects(
     thousand games may share one deadline); a Game object loaded in the session is then
     told its new committed values, so the session stays consistent without a flush.
     """
-    now = ctx.now
-    sync_players(session, game.id, players, summary.players)
-    apply_transfers(session, ctx.ledger.staged, now, game.id)
-    events = list(ctx.events)
-    events += apply_deadline_changes(session, game, ctx.deadline_changes, pending)
-    events += save_fair_source(session, game, ctx.rng, seed, now, finished=summary.status == "finished")
+    sync_players(session, game.id, players, records.players)
+    apply_transfers(session, records.transfers, now, game.id)
+    write_deadlines(session, game, records.deadlines, pending)
+    write_fair_source(session, game, records.fair, now)
     first_seq = game.next_event_seq or 1
-    append_events(session, game.id, first_seq, now, events)
+    append_events(session, game.id, first_seq, now, records.events)
     values = {
-        "state": state.model_dump(mode="json"),
-        "status": summary.status,
+        "state": records.state,
+        "status": records.status,
         "updated_at": now,
-        "next_event_seq": first_seq + len(events),
+        "next_event_seq": first_seq + len(records.events),
     }
     session.execute(Q.UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}})
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
             set_committed_value(loaded, key, value)
-    queue_posts(session, ctx.posts, now, game.id, origin)
+    queue_posts(session, records.posts, now, game.id, origin)
 
 
 def sync_players(session: Session, game_id: str, before: list[str], after: list[str]) -> None:
@@ -390,13 +431,11 @@ def change_balance(session: Session, account: str, item: str, delta: int) -> Non
         session.execute(Q.INSERT_HOLDING, {"account": account, "item": item, "amount": delta})
 
 
-def append_event(
-    session: Session, game: Game, at: datetime, type_: str, data: dict[str, Any]
-) -> None:
+def append_event(session: Session, game: Game, at: datetime, event: HistoryEvent) -> None:
     """Append one event to the game's history (outside a step: overrides, admin)."""
     first = game.next_event_seq or 1
     game.next_event_seq = first + 1
-    append_events(session, game.id, first, at, [(type_, data)])
+    append_events(session, game.id, first, at, [event.stored()])
 
 
 def append_events(
@@ -418,81 +457,55 @@ def append_events(
     )
 
 
-def apply_deadline_changes(
+def write_deadlines(
     session: Session,
     game: Row[Any],
-    changes: dict[str, datetime | None],
+    changes: list[DeadlineChange],
     pending: dict[str, PendingDeadline],
-) -> list[tuple[str, dict[str, Any]]]:
-    """Create, move or cancel the game's deadline rows as the rules asked; return the
-    history events that record it."""
-    events: list[tuple[str, dict[str, Any]]] = []
+) -> None:
+    """Create, move or cancel the game's deadline rows as the step's records say."""
     paused: bool | None = None
-    for name, when in changes.items():
-        row = pending.get(name)
-        if when is None:
-            if row is not None:
-                session.execute(Q.CANCEL_DEADLINE, {"deadline_id": row.id})
-                events.append(("deadline.cancelled", {"deadline": name}))
-            continue
-        if row is None:
+    for change in changes:
+        if change.action == "cancelled":
+            session.execute(Q.CANCEL_DEADLINE, {"deadline_id": pending[change.name].id})
+        elif change.action == "moved":
+            session.execute(Q.MOVE_DEADLINE, {"deadline_id": pending[change.name].id, "when": change.due_at})
+        else:
             if paused is None:
                 paused = Q.game_is_paused(session, game.id)
             session.execute(
                 Q.INSERT_DEADLINE,
-                {"game_id": game.id, "name": name, "due_at": when, "set_due_at": when,
-                 "status": "pending", "paused": paused},
+                {"game_id": game.id, "name": change.name, "due_at": change.due_at,
+                 "set_due_at": change.due_at, "status": "pending", "paused": paused},
             )
-            events.append(("deadline.set", {"deadline": name, "due_at": iso(when)}))
-        elif row.due_at != when:
-            session.execute(Q.MOVE_DEADLINE, {"deadline_id": row.id, "when": when})
-            events.append(("deadline.moved", {"deadline": name, "due_at": iso(when)}))
-    return events
 
 
-def save_fair_source(
-    session: Session, game: Row[Any], rng: FairSource, seed: SeedRow, now: datetime, finished: bool
-) -> list[tuple[str, dict[str, Any]]]:
-    """Persist the fair source (counter, client seeds, draws, rotations, reveals); return
-    the history events that record rotations and reveals."""
-    events: list[tuple[str, dict[str, Any]]] = []
-    if rng.draws:
+def write_fair_source(session: Session, game: Row[Any], fair: FairChanges, now: datetime) -> None:
+    """Persist the fair source: its draws, counter and client seeds, rotations and reveals."""
+    if fair.draws:
         session.execute(
             Q.INSERT_DRAWS,
             [
                 {"game_id": game.id, "epoch": d.epoch, "counter": d.counter, "n": d.n,
                  "result": d.result, "client": d.client, "purpose": d.purpose[:120]}
-                for d in rng.draws
+                for d in fair.draws
             ],
         )
-        # GH-40: the step's draws also stand in the game's history, each with its counter.
-        events.append((
-            "fair.draws",
-            {"draws": [{"epoch": d.epoch, "counter": d.counter, "n": d.n, "result": d.result,
-                        "purpose": d.purpose} for d in rng.draws]},
-        ))
 
     def epoch_row(epoch: int):  # type: ignore[no-untyped-def]
         return Q.update_epoch(game.id, epoch)
 
-    revealed = seed.revealed
-    if rng.retired:
-        for epoch, server_seed, counter in rng.retired:
-            session.execute(epoch_row(epoch).values(revealed_at=now, counter=counter))
-            events.append(("seed.revealed", {"epoch": epoch, "server_seed": server_seed}))
-        current = new_seed_row(game.id, rng.epoch, rng.server_seed)
-        current.update(client_seeds=list(rng.client_seeds), counter=rng.counter)
-        session.execute(Q.INSERT_SEED.values(**current))
-        events.append(("seed.committed", {"epoch": rng.epoch, "commitment": current["commitment"]}))
-        revealed = False
-    elif rng.counter != seed.counter or rng.client_seeds != seed.client_seeds:
-        session.execute(
-            epoch_row(seed.epoch).values(counter=rng.counter, client_seeds=list(rng.client_seeds))
-        )
-    if finished and not revealed:
-        session.execute(epoch_row(rng.epoch).values(revealed_at=now))
-        events.append(("seed.revealed", {"epoch": rng.epoch, "server_seed": rng.server_seed}))
-    return events
+    for epoch, _server_seed, counter in fair.retired:
+        session.execute(epoch_row(epoch).values(revealed_at=now, counter=counter))
+    if fair.new_epoch is not None:
+        row = new_seed_row(game.id, fair.new_epoch.epoch, fair.new_epoch.server_seed)
+        row.update(client_seeds=list(fair.new_epoch.client_seeds), counter=fair.new_epoch.counter)
+        session.execute(Q.INSERT_SEED.values(**row))
+    elif fair.current is not None:
+        epoch, counter, client_seeds = fair.current
+        session.execute(epoch_row(epoch).values(counter=counter, client_seeds=client_seeds))
+    if fair.reveal is not None:
+        session.execute(epoch_row(fair.reveal).values(revealed_at=now))
 
 
 def queue_posts(

@@ -118,6 +118,25 @@ HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).whe
 )
 """Every balance of the ``accounts``."""
 
+CURRENCIES = ("chips", "vertebrae")
+"""The currencies a step reads for every account at once (other items on first use)."""
+
+CURRENCY_HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
+    _holdings.c.account.in_(bindparam("accounts", expanding=True)),
+    _holdings.c.item.in_(CURRENCIES),
+)
+"""The currencies held by the ``accounts``."""
+
+BALANCE = select(_holdings.c.amount).where(
+    _holdings.c.account == bindparam("account"), _holdings.c.item == bindparam("item")
+)
+"""What ``account`` holds of ``item`` (no row: nothing)."""
+
+ACCOUNT_HOLDINGS = select(_holdings.c.item, _holdings.c.amount).where(
+    _holdings.c.account == bindparam("account")
+)
+"""Every item ``account`` holds."""
+
 CHANGE_BALANCE = (
     update(_holdings)
     .where(_holdings.c.account == bindparam("a"), _holdings.c.item == bindparam("i"))

@@ -27,12 +27,33 @@ from dealer.games.base import (
     Summary,
 )
 from dealer.games.commands import Command, Commands, Example, Word
+from dealer.history import HistoryEvent
 from dealer.render import add_template_dir
 
 add_template_dir(Path(__file__).parent / "templates")
 
 START_CHIPS = 5
 BONUS = 1
+
+
+class BoardEvent(HistoryEvent):
+    ruleset = "board"
+
+
+class DuelOpened(BoardEvent):
+    type = "board.duel"
+    game: str
+
+
+class MotionMade(BoardEvent):
+    type = "motion.made"
+    message: str
+    author: str
+
+
+class MotionEdited(BoardEvent):
+    type = "motion.edited"
+    message: str
 
 
 class Motion(BaseModel):
@@ -83,14 +104,14 @@ class Board(Rules):
         state.duels += 1
         child = f"{ctx.game_id}-duel-{state.duels}"
         ctx.open_child("duel", child, [actor, rival], {"stake": 2})
-        ctx.record("board.duel", game=child)
+        ctx.record(DuelOpened(game=child))
         return state
 
     def on_message(self, ctx: Context, state: BoardState, message: Message) -> BoardState | None:
         if message.channel != "#motions":
             return None  # read line by line as commands
         state.motions[message.id] = Motion(author=message.sender, text=message.body)
-        ctx.record("motion.made", message=message.id, author=message.sender)
+        ctx.record(MotionMade(message=message.id, author=message.sender))
         ctx.post("motion", "board/motion.txt", "New motion", author=message.sender, text=message.body)
         return state
 
@@ -101,7 +122,7 @@ class Board(Rules):
         if edit.sender != motion.author:
             raise Rejected("only the author may edit a motion")
         motion.text = edit.body
-        ctx.record("motion.edited", message=edit.target)
+        ctx.record(MotionEdited(message=edit.target))
         return state
 
     def on_delete(self, ctx: Context, state: BoardState, deletion: Deletion) -> BoardState:

@@ -12,6 +12,7 @@ from dealer import ledger as L
 from dealer.games import register
 from dealer.games.base import Context, Duration, GameSettings, GameState, Rejected, Rules, Summary, UtcTime
 from dealer.games.commands import Command, Commands, Example, Whole
+from dealer.history import HistoryEvent
 from dealer.render import add_template_dir
 
 add_template_dir(Path(__file__).parent / "templates")
@@ -32,6 +33,21 @@ class TallyState(GameState):
     round: int = 1
     rounds: int = 1
     length_seconds: int = 3600
+
+
+class TallyEvent(HistoryEvent):
+    ruleset = "tally"
+
+
+class RoundBegan(TallyEvent):
+    type = "tally.round"
+    round: int
+
+
+class Closed(TallyEvent):
+    type = "tally.closed"
+    winner: str
+    totals: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,7 @@ class Tally(Rules):
             state.opened = ctx.now
             state.closes = ctx.now + timedelta(seconds=state.length_seconds)
             ctx.set_deadline("close", state.closes)
-            ctx.record("tally.round", round=state.round)
+            ctx.record(RoundBegan(round=state.round))
             return state
         winner = ctx.rng.choice(state.players, "winner")
         for p in state.players:
@@ -88,7 +104,7 @@ class Tally(Rules):
                 ctx.ledger.move_up_to(L.player(p), L.player(winner), L.CHIPS, 1, "tally")
         state.winner = winner
         state.finished = True
-        ctx.record("tally.closed", winner=winner, totals=state.totals)
+        ctx.record(Closed(winner=winner, totals=state.totals))
         ctx.post("result", "tally/result.txt", "Tally result", winner=winner, totals=state.totals,
                  server_seed=ctx.rng.server_seed)
         return state

@@ -33,6 +33,48 @@ def test_holdings_list_only_positive_items() -> None:
     assert book.holdings(L.player("a")) == {L.CHIPS: 3}
 
 
+def test_the_opening_balances_read_are_kept_for_the_replay() -> None:
+    alice, bob = L.player("alice"), L.player("bob")
+    book = L.Ledger.from_rows([(alice, L.CHIPS, 10), (bob, L.CHIPS, 4), (bob, "card:KS", 1)])
+    book.move(alice, bob, L.CHIPS, 3)  # reads alice's 10 and bob's 4 before moving
+    assert book.balance(bob) == 7 and book.balance(alice, L.VERTEBRAE) == 0
+    # The opening values, not the ones after the move; zeros and unread balances left out.
+    assert book.opening_reads() == {alice: {L.CHIPS: 10}, bob: {L.CHIPS: 4}}
+    book.holdings(bob)  # reading a whole account reads every item of it
+    assert book.opening_reads()[bob] == {L.CHIPS: 4, "card:KS": 1}
+    replayed = L.Ledger.from_reads(book.opening_reads())
+    assert replayed.balance(bob, "card:KS") == 1 and replayed.balance(alice, L.VERTEBRAE) == 0
+
+
+class Store:
+    """A balance source that counts what it is asked."""
+
+    def __init__(self, rows: dict[tuple[str, str], int]) -> None:
+        self.rows, self.asked = rows, []
+
+    def balance(self, account: str, item: str) -> int:
+        self.asked.append((account, item))
+        return self.rows.get((account, item), 0)
+
+    def holdings(self, account: str) -> dict[str, int]:
+        self.asked.append((account, "*"))
+        return {item: n for (acct, item), n in self.rows.items() if acct == account}
+
+
+def test_a_source_is_read_once_per_balance_and_never_over_a_staged_move() -> None:
+    alice = L.player("alice")
+    store = Store({(alice, L.CHIPS): 5, (alice, "card:KS"): 2, (alice, "card:7H"): 1})
+    book = L.Ledger(source=store)
+    book.move(alice, L.HOUSE, "card:KS", 1)
+    assert book.balance(alice, "card:KS") == 1 and store.asked == [(alice, "card:KS"), (L.HOUSE, "card:KS")]
+    # The whole account: the staged move stands, the other items come from the source once.
+    assert book.holdings(alice) == {L.CHIPS: 5, "card:KS": 1, "card:7H": 1}
+    book.holdings(alice)
+    book.balance(alice, "pack:handy")
+    assert store.asked[2:] == [(alice, "*")]
+    assert book.opening_reads()[alice] == {L.CHIPS: 5, "card:7H": 1, "card:KS": 2}
+
+
 ACCOUNTS = [L.player("a"), L.player("b"), L.HOUSE, L.VOID, L.pool("g")]
 
 

@@ -17,6 +17,7 @@ from dealer.cards import CATALOGUE
 from dealer.fairness import FairSource
 from dealer.games.base import Context, Rejected
 from dealer.games.commands import Example, help_line
+from dealer.games.hall import events
 from dealer.games.hall.items import PACK_NAMES, card_label, label, pack_item
 from dealer.games.hall.state import Happening, HallState
 from dealer.ledger import CHIPS, VERTEBRAE
@@ -86,7 +87,7 @@ def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> 
     shown = [card_label(card) for card in cards]
     state.log.append(Happening(kind="opened", actor=actor, what=name, items=shown,
                                **draw_span(ctx, first)))
-    ctx.record("pack_opened", player=actor, pack=command.pack, cards=cards)
+    ctx.record(events.PackOpened(player=actor, pack=command.pack, cards=cards))
     ctx.reply(
         actor, "confirmation", "hall/opened.txt", f"You opened a {name}",
         pack=name, cards=shown, plain=plain, holo=holo,
@@ -113,8 +114,8 @@ def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
     span = draw_span(ctx, first) if cards else {}
     state.log.append(Happening(kind="bought", actor=actor, what=what, cost=cost, items=shown,
                                **span))
-    ctx.record("bought", player=actor, ware=command.ware, count=command.count, cost=cost,
-               cards=cards)
+    ctx.record(events.Bought(player=actor, ware=command.ware, count=command.count, cost=cost,
+                             cards=cards))
     ctx.reply(
         actor, "confirmation", "hall/bought.txt", f"You bought {what}",
         what=what, cost=cost, cards=shown, vertebrae=ctx.ledger.balance(account, VERTEBRAE),
@@ -202,7 +203,7 @@ def grant(ctx: Context, state: HallState, name: str, item: str, amount: int) -> 
     ctx.ledger.mint(ctx.scope.player(member.name), item, amount, "GH-1 granted by the dealer")
     what = label(item, amount)
     state.log.append(Happening(kind="granted", actor=member.name, items=[what]))
-    ctx.record("admin.grant", player=member.name, item=item, amount=amount)
+    ctx.record(events.Granted(player=member.name, item=item, amount=amount))
     ctx.reply(member.name, "notice", "hall/granted.txt", f"The host granted you {what}",
               what=what, **_balances(ctx, member.name))
 

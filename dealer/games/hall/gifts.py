@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dealer.games.base import Context, Rejected
+from dealer.games.hall import events
 from dealer.games.hall.commands import Gift
 from dealer.games.hall.economy import draw_span, grant_cards
 from dealer.games.hall.items import card_count, card_label
@@ -44,8 +45,8 @@ def gift(ctx: Context, state: HallState, actor: str, command: Gift) -> None:
     shown = [card_label(card) for card in cards]
     state.log.append(Happening(kind="gift", actor=actor, other=receiver.name, items=shown,
                                what=_reasons(inactive, few), **draw_span(ctx, first)))
-    ctx.record("gift", giver=actor, receiver=receiver.name, inactive=inactive, few_cards=few,
-               cards=cards)
+    ctx.record(events.GiftGiven(giver=actor, receiver=receiver.name, inactive=inactive,
+                                few_cards=few, cards=cards))
     context = dict(giver=actor, receiver=receiver.name, cards=shown, inactive=inactive, few=few,
                    phase=state.phase, phase_ends_at=state.phase_ends_at)
     ctx.reply(actor, "confirmation", "hall/gift_sent.txt", f"Gift to {receiver.name}", **context)
@@ -83,6 +84,6 @@ def count_action(ctx: Context, state: HallState, actor: str) -> None:
         shown = [card_label(card) for card in cards]
         state.log.append(Happening(kind="gift_bonus", actor=bonus.giver, other=actor, items=shown,
                                    **draw_span(ctx, first)))
-        ctx.record("gift_bonus", giver=bonus.giver, receiver=actor, cards=cards)
+        ctx.record(events.GiftBonus(giver=bonus.giver, receiver=actor, cards=cards))
         ctx.reply(bonus.giver, "notice", "hall/gift_bonus.txt", f"{actor} acted: a card for you",
                   giver=bonus.giver, receiver=actor, cards=shown)

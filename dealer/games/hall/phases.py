@@ -13,6 +13,7 @@ from datetime import datetime
 from dealer.clock import format_duration, format_utc
 from dealer.fairness import commitment
 from dealer.games.base import Context, Rejected
+from dealer.games.hall import events
 from dealer.games.hall.economy import PRICES, give_starting_items
 from dealer.games.hall.items import label
 from dealer.games.hall.state import HallState
@@ -42,16 +43,22 @@ def require_running(state: HallState, now: datetime) -> None:
         raise Rejected(f"this cycle is over: {state.winner} won it", rule="GH-8",
                        allowed=["inventory — see your inventory"])
     started = state.phase_started_at
-    assert started is not None
+    assert started is not None and state.opened_at is not None
     if now < started:
-        meant = state.phase_of(now)
         when = format_utc(now)
-        if meant == 0:
-            raise Rejected(f"too late: sent at {when}, before the Hall opened; phase "
-                           f"{state.phase} is running now, send it again", rule="GH-6")
-        ended = format_utc(state.phase_starts[meant])
-        raise Rejected(f"too late: sent at {when} for phase {meant}, which ended at {ended}; "
-                       f"phase {state.phase} is running now, send it again", rule="GH-6")
+        running = f"phase {state.phase} is running now, send it again"
+        if now < state.opened_at:
+            raise Rejected(f"too late: sent at {when}, before the Hall opened; {running}",
+                           rule="GH-6")
+        previous = state.previous_phase_started_at
+        if previous is not None and now >= previous:
+            raise Rejected(f"too late: sent at {when} for phase {state.phase - 1}, which ended "
+                           f"at {format_utc(started)}; {running}", rule="GH-6")
+        # Interpretation (docs/HALL.md): the cycle keeps only the starts of the current and
+        # the previous phase (its state must not grow with its age), so a message older
+        # still is told so without the number of its phase.
+        raise Rejected(f"too late: sent at {when}, before phase {state.phase - 1} began "
+                       f"({format_utc(previous or started)}); {running}", rule="GH-6")
 
 
 def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
@@ -60,12 +67,11 @@ def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
     GH-1: the players listed at creation join now, so their starting items are issued now.
     """
     state.status = "running"
-    state.phase = 1
-    state.phase_starts = [at]
+    state.begin_phase(1, at)
     for member in state.members:
         give_starting_items(ctx, state, member.name)
     _schedule_next(ctx, state, at)
-    ctx.record("phase", number=1, commitment=ctx.rng.commitment)
+    ctx.record(events.PhaseBegan(number=1, commitment=ctx.rng.commitment))
     ctx.post("opening", "hall/opening.txt", "The Gilded Hall is open",
              **opening_context(ctx, state))
 
@@ -102,12 +108,12 @@ def next_phase(ctx: Context, state: HallState) -> None:
         member.gifted = None  # GH-7: a new gift per phase
     state.bonuses = []  # GH-7: "if they then act in that phase": a later action earns nothing
     state.log = []
-    state.phase = closing + 1
-    state.phase_starts.append(ctx.now)
+    state.begin_phase(closing + 1, ctx.now)
     _schedule_next(ctx, state, ctx.now)
     inactive = [m.name for m in state.members if m.inactive]
-    ctx.record("phase", number=state.phase, closed=closing, revealed_seed=fair["seed"],
-               commitment=ctx.rng.commitment, inactive=inactive, expired=[o.id for o in expired])
+    ctx.record(events.PhaseBegan(number=state.phase, closed=closing, revealed_seed=str(fair["seed"]),
+                                 commitment=ctx.rng.commitment, inactive=inactive,
+                                 expired=[o.id for o in expired]))
     ctx.post(
         "phase_summary", "hall/phase.txt", f"Phase {closing} is over; phase {state.phase} begins",
         closed=closing, number=state.phase, acted=acted, idle=[m.name for m in state.members
@@ -160,7 +166,8 @@ def _finish(ctx: Context, state: HallState, winner: str, chips: int) -> None:
     for name in list(ctx.deadlines):
         ctx.cancel_deadline(name)
     state.phase_ends_at = None
-    ctx.record("victory", winner=winner, chips=chips, phase=state.phase, revealed_seed=fair["seed"])
+    ctx.record(events.Victory(winner=winner, chips=chips, phase=state.phase,
+                              revealed_seed=str(fair["seed"])))
     ctx.post(
         "victory", "hall/victory.txt", f"{winner} wins the cycle",
         winner=winner, chips=chips, target=state.settings.victory_chips, phase=state.phase,

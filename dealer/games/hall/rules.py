@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from dealer.clock import format_utc
 from dealer.games import register
 from dealer.games.base import Context, Rejected, Rules, Summary
-from dealer.games.hall import economy, gifts, phases, trades
+from dealer.games.hall import economy, events, gifts, phases, trades
 from dealer.games.hall.commands import (
     COMMANDS, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
 )
@@ -61,8 +61,8 @@ class Hall(Rules):
         # having acted, so they are inactive in phase 2 unless they act in phase 1.
         state = HallState(settings=hall_settings, opens_at=start,
                           members=[Member(name=name, joined_phase=1) for name in players])
-        ctx.record("created", players=players, opens_at=state.opens_at.isoformat(),
-                   commitment=ctx.rng.commitment)
+        ctx.record(events.CycleCreated(players=players, opens_at=state.opens_at.isoformat(),
+                                       commitment=ctx.rng.commitment))
         if state.opens_at <= ctx.now:
             # The opening time is now or past: phase 1 runs from it, so that a message sent
             # since then still counts.
@@ -109,7 +109,7 @@ class Hall(Rules):
         """A phase boundary: open phase 1, or close a phase and open the next."""
         number = phases.phase_number(name)
         if state.status == "finished" or number != state.phase + 1:
-            ctx.record("deadline_ignored", name=name, phase=state.phase, status=state.status)
+            ctx.record(events.DeadlineIgnored(name=name, phase=state.phase, status=state.status))
             return state
         if number == 1:
             phases.open_first_phase(ctx, state, ctx.now)
@@ -142,7 +142,7 @@ class Hall(Rules):
         # GH-1: the inventory in this cycle starts now, with the cycle's starting items only.
         starting = economy.give_starting_items(ctx, state, actor)
         state.log.append(Happening(kind="joined", actor=actor, items=starting))
-        ctx.record("joined", player=actor, phase=state.phase)
+        ctx.record(events.Joined(player=actor, phase=state.phase))
         ctx.reply(actor, "confirmation", "hall/joined.txt", "Welcome to the Gilded Hall",
                   name=actor, phase=state.phase, phase_ends_at=state.phase_ends_at,
                   members=[m.name for m in state.members], starting=starting,

@@ -100,18 +100,30 @@ class Happening(_Record):
 
 
 class HallState(GameState):
-    """One cycle of the Hall."""
+    """One cycle of the Hall: only what is open or current.
+
+    A step reads and writes this whole state, so it holds nothing that grows with the age
+    of the cycle: offers leave it when they are accepted, declined, withdrawn or lapse,
+    the happenings when their phase's summary is posted, and past phases leave only the
+    start of the one before the current. What is gone stays in the history (the events
+    ``offer``, ``trade``, ``phase`` ...), not here.
+    """
 
     settings: HallSettings
     status: Literal["pending", "running", "finished"] = "pending"
     opens_at: UtcTime
     phase: int = 0
     """The current phase number; 0 while pending."""
-    phase_starts: list[UtcTime] = Field(default_factory=list)
-    """When each phase began (index 0 is phase 1): tells a late message its phase."""
+    opened_at: UtcTime | None = None
+    """When phase 1 began."""
+    phase_started_at: UtcTime | None = None
+    """When the current phase began (None while pending)."""
+    previous_phase_started_at: UtcTime | None = None
+    """When the phase before the current one began: tells a late message its phase."""
     phase_ends_at: UtcTime | None = None
     members: list[Member] = Field(default_factory=list)
     offers: list[Offer] = Field(default_factory=list)
+    """The open offers (GH-1)."""
     next_offer: int = 1
     bonuses: list[GiftBonus] = Field(default_factory=list)
     log: list[Happening] = Field(default_factory=list)
@@ -131,15 +143,10 @@ class HallState(GameState):
                 return found
         return None
 
-    @property
-    def phase_started_at(self) -> datetime | None:
-        """When the current phase began (None while pending)."""
-        return self.phase_starts[-1] if self.phase_starts else None
-
-    def phase_of(self, when: datetime) -> int:
-        """The phase that was running at ``when`` (0 if before the opening)."""
-        number = 0
-        for index, started in enumerate(self.phase_starts, start=1):
-            if started <= when:
-                number = index
-        return number
+    def begin_phase(self, number: int, at: datetime) -> None:
+        """Make phase ``number``, beginning ``at``, the current one."""
+        if number == 1:
+            self.opened_at = at
+        self.previous_phase_started_at = self.phase_started_at
+        self.phase = number
+        self.phase_started_at = at

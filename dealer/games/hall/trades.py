@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dealer.cards import card_of_item
 from dealer.games.base import Context, Rejected
+from dealer.games.hall import events
 from dealer.games.hall.commands import ANSWER, WITHDRAW, AnswerOffer, MakeOffer
 from dealer.games.hall.items import label, labels
 from dealer.games.hall.state import Happening, HallState, Offer
@@ -36,7 +37,8 @@ def make_offer(ctx: Context, state: HallState, actor: str, command: MakeOffer) -
                   wants=wants, made_at=ctx.now)
     state.next_offer += 1
     state.offers.append(offer)
-    ctx.record("offer", id=offer.id, offerer=actor, target=target.name, gives=gives, wants=wants)
+    ctx.record(events.OfferMade(id=offer.id, offerer=actor, target=target.name, gives=gives,
+                                wants=wants))
     context = _offer_context(state, offer)
     ctx.reply(actor, "confirmation", "hall/offer_made.txt", f"Offer {offer.id} sent", **context)
     ctx.reply(target.name, "notice", "hall/offer_received.txt",
@@ -74,8 +76,8 @@ def _accept(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
     state.offers.remove(offer)
     state.log.append(Happening(kind="trade", actor=offer.offerer, other=actor, offer=offer.id,
                                items=labels(offer.gives), back=labels(offer.wants)))
-    ctx.record("trade", id=offer.id, offerer=offer.offerer, target=actor, gives=offer.gives,
-               wants=offer.wants)
+    ctx.record(events.TradeDone(id=offer.id, offerer=offer.offerer, target=actor,
+                                gives=offer.gives, wants=offer.wants))
     context = _offer_context(state, offer)
     for name in (actor, offer.offerer):
         ctx.reply(name, "confirmation" if name == actor else "notice", "hall/trade_done.txt",
@@ -102,8 +104,8 @@ def _fail(ctx: Context, state: HallState, offer: Offer) -> None:
     state.log.append(Happening(kind="trade_failed", actor=offer.offerer, other=offer.target,
                                offer=offer.id, items=labels(offer.gives),
                                back=labels(offer.wants), what=why(None)))
-    ctx.record("trade_failed", id=offer.id, offerer=offer.offerer, target=offer.target,
-               why=why(None))
+    ctx.record(events.TradeFailed(id=offer.id, offerer=offer.offerer, target=offer.target,
+                                  why=why(None)))
     context = _offer_context(state, offer)
     for name in (offer.target, offer.offerer):
         ctx.reply(name, "notice", "hall/trade_failed.txt", f"Offer {offer.id} failed",
@@ -112,7 +114,7 @@ def _fail(ctx: Context, state: HallState, offer: Offer) -> None:
 
 def _decline(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
     state.offers.remove(offer)
-    ctx.record("offer_declined", id=offer.id, by=actor)
+    ctx.record(events.OfferDeclined(id=offer.id, by=actor))
     _tell_closed(ctx, state, offer, actor, "declined")
 
 
@@ -121,7 +123,7 @@ def _withdraw(ctx: Context, state: HallState, actor: str, offer: Offer) -> None:
         raise Rejected(f"only {offer.offerer} can withdraw offer {offer.id}", rule="GH-1",
                        allowed=open_offer_lines(state, actor))
     state.offers.remove(offer)
-    ctx.record("offer_withdrawn", id=offer.id, by=actor)
+    ctx.record(events.OfferWithdrawn(id=offer.id, by=actor))
     _tell_closed(ctx, state, offer, actor, "withdrawn")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dealer.games.base import Context, Rejected
-from dealer.games.races import racing
+from dealer.games.races import events, racing
 from dealer.games.races.commands import PlaceBet
 from dealer.games.races.field import find_horse
 from dealer.games.races.payout import totals_by_bettor
@@ -53,7 +53,7 @@ def place_bet(ctx: Context, state: RacesState, actor: str, command: PlaceBet) ->
     state.pool += command.amount
     closes_at = ctx.now + state.settings.betting_window  # an hour after the last bet
     ctx.set_deadline(BETTING, closes_at)
-    ctx.record("bet", bettor=actor, horse=horse.name, amount=command.amount)
+    ctx.record(events.BetPlaced(bettor=actor, horse=horse.name, amount=command.amount))
     confirm(
         ctx, actor, "reply_bet", "bet accepted",
         amount=command.amount, horse=horse.name,
@@ -72,7 +72,7 @@ def pass_(ctx: Context, state: RacesState, actor: str) -> RacesState:
     if actor in state.passed:
         raise Rejected("you already passed", "OR-5")
     state.passed.append(actor)
-    ctx.record("pass", player=actor)
+    ctx.record(events.Passed(player=actor))
     confirm(ctx, actor, "reply_pass", "you passed", waiting=waiting_for(state),
             closes_at=ctx.deadlines.get(BETTING))
     return maybe_close(ctx, state)
@@ -97,7 +97,7 @@ def close(ctx: Context, state: RacesState, early: bool = False) -> RacesState:
         ctx.cancel_deadline(BETTING)
     state.house_share = state.pool * state.settings.house_share_percent // 100
     ctx.ledger.move(pool(ctx.game_id), HOUSE, CHIPS, state.house_share, "OR-5 house share")
-    ctx.record("betting.closed", pool=state.pool, house_share=state.house_share, early=early)
+    ctx.record(events.BettingClosed(pool=state.pool, house_share=state.house_share, early=early))
     racing.start_race(ctx, state)
     announce(
         ctx, "betting_closed", "betting closed, the race begins",

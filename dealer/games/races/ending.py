@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from dealer.games.base import Context
+from dealer.games.races import events
 from dealer.games.races.payout import Payment, payout, refund, totals_by_bettor
 from dealer.games.races.posts import announce, field_view
 from dealer.games.races.state import Horse, Outcome, PhaseMark, RacesState
@@ -81,14 +82,14 @@ def _finish(ctx: Context, state: RacesState, outcome: Outcome, payments: Sequenc
     for name in _DEADLINES:
         if name in ctx.deadlines:
             ctx.cancel_deadline(name)
-    ctx.record(
-        "table.finished", outcome=outcome, winners=list(state.winners),
+    ctx.record(events.TableFinished(
+        outcome=outcome, winners=list(state.winners),
         payments=[
-            {"to": "void" if p.void else p.bettor, "bettor": p.bettor, "amount": p.amount,
-             "reason": p.reason, "horse": p.horse}
+            events.PaymentRecord(to="void" if p.void else p.bettor, bettor=p.bettor,
+                                 amount=p.amount, reason=p.reason, horse=p.horse)
             for p in payments
         ],
-    )
+    ))
 
 
 def _bettor_lines(state: RacesState, payments: Sequence[Payment]) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from dealer.cards import STANDARD_DECK
 from dealer.games.base import Context, Rejected
-from dealer.games.races import ending
+from dealer.games.races import ending, events
 from dealer.games.races.field import card_of
 from dealer.games.races.posts import announce, confirm, duration_text, field_view
 from dealer.games.races.state import PhaseMark, RacesState
@@ -70,8 +70,9 @@ def _apply(ctx: Context, state: RacesState, action: Action, actor: str | None) -
     if not action.winners:
         _schedule_idle(ctx, state)
     moved = [state.horses[i].name for i in action.moved]
-    ctx.record(f"{action.kind}.action", by=actor, card=action.card.code, moved=moved,
-               positions=list(action.after), lap_owed_at=action.lap_at)
+    recorded = events.LapAction if action.kind == "lap" else events.RaceAction
+    ctx.record(recorded(by=actor, card=action.card.code, moved=moved,
+                        positions=list(action.after), lap_owed_at=action.lap_at))
     announce(
         ctx, f"{action.kind}_action", f"{action.kind} action {state.actions}",
         number=state.actions, by=actor, card=action.card.short, card_name=action.card.name,

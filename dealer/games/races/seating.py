@@ -6,7 +6,7 @@ from datetime import datetime
 
 from dealer.cards import BY_CODE
 from dealer.games.base import Context, Rejected
-from dealer.games.races import betting, ending
+from dealer.games.races import betting, ending, events
 from dealer.games.races.commands import EnterHorse
 from dealer.games.races.field import check_entry, draw_npcs, entry_suggestions, owns
 from dealer.games.races.posts import announce, confirm, duration_text, field_view
@@ -22,7 +22,7 @@ def open_table(ctx: Context, state: RacesState, players: list[str], at: datetime
     state.phases.append(PhaseMark(phase="seating", started_at=at))
     for name in dict.fromkeys(players):
         _seat(ctx, state, name, at)
-    ctx.record("table.opened", at=at.isoformat(), seated=list(state.seated))
+    ctx.record(events.TableOpened(at=at.isoformat(), seated=list(state.seated)))
     s = state.settings
     announce(
         ctx, "opened", "the table is open",
@@ -45,7 +45,7 @@ def sit(ctx: Context, state: RacesState, actor: str) -> RacesState:
         raise Rejected("you are already seated", "OR-1")
     _seat(ctx, state, actor, ctx.now)
     closes_at = seating_closes_at(ctx, state)
-    ctx.record("seated", player=actor)
+    ctx.record(events.Seated(player=actor))
     # The example is an entry this player could send now (its own card, a free name).
     offered = entry_suggestions(ctx.ledger, state.horses, actor)[0].split(" — ")[0]
     confirm(ctx, actor, "reply_sat", "you are seated", closes_at=closes_at,
@@ -89,7 +89,7 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
         state.ready = [p for p in state.ready if p != actor]
         state.horses = [h for h in state.horses if h.owner != actor]
     _stood_up(state, actor)
-    ctx.record("stood", player=actor, withdrawn=withdrawn)
+    ctx.record(events.Stood(player=actor, withdrawn=withdrawn))
     horse_name = horse.name if horse else None
     confirm(ctx, actor, "reply_stood", "you stood up", phase=state.phase, horse=horse_name,
             last=not state.seated)
@@ -145,8 +145,8 @@ def enter_horse(ctx: Context, state: RacesState, actor: str, command: EnterHorse
         state.horses.append(horse)
     else:
         state.horses[state.horses.index(earlier)] = horse
-    ctx.record("horse.entered", player=actor, name=horse.name, card=card.code,
-               replaces=earlier.name if earlier else None)
+    ctx.record(events.HorseEntered(player=actor, name=horse.name, card=card.code,
+                                   replaces=earlier.name if earlier else None))
     replaced = earlier.name if earlier else None
     confirm(ctx, actor, "reply_horse", "your horse is entered", name=horse.name,
             card=card.short, card_name=card.name, replaced=replaced, is_ready=actor in state.ready)
@@ -167,7 +167,7 @@ def ready(ctx: Context, state: RacesState, actor: str) -> RacesState:
     if actor in state.ready:
         raise Rejected("you already said ready", "OR-3")
     state.ready.append(actor)
-    ctx.record("ready", player=actor)
+    ctx.record(events.Ready(player=actor))
     waiting = [p for p in state.seated if p not in state.ready]
     confirm(ctx, actor, "reply_ready", "you are ready", waiting=waiting,
             closes_at=seating_closes_at(ctx, state))
@@ -181,7 +181,7 @@ def interested(ctx: Context, state: RacesState, actor: str) -> RacesState:
     if actor in state.interested:
         raise Rejected("you already said you are interested", "OR-5")
     state.interested.append(actor)
-    ctx.record("interested", player=actor)
+    ctx.record(events.Interested(player=actor))
     confirm(ctx, actor, "reply_interested", "betting waits for you", phase=state.phase,
             closes_at=ctx.deadlines.get(betting.BETTING))
     return state
@@ -208,12 +208,12 @@ def close(ctx: Context, state: RacesState) -> RacesState:
     npcs, draws = draw_npcs(ctx.rng, state.horses, state.settings.min_horses)
     state.horses.extend(npcs)
     state.length = race_length(len(state.horses))  # OR-6
-    ctx.record(
-        "seating.closed", stood_up=unhorsed,
+    ctx.record(events.SeatingClosed(
+        stood_up=unhorsed,
         field=[h.model_dump(mode="json") for h in state.horses],
-        npc_draws=[{"card": d.card.code, "clash": d.clash} for d in draws],
+        npc_draws=[events.NpcDraw(card=d.card.code, clash=d.clash) for d in draws],
         length=state.length,
-    )
+    ))
     announce(
         ctx, "seating_closed", "seating closed: the field",
         stood_up=unhorsed, horses=field_view(state), length=state.length,

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from dealer.clock import as_utc, format_utc
 from dealer.games import register
 from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
-from dealer.games.races import betting, racing, seating
+from dealer.games.races import betting, events, racing, seating
 from dealer.games.races.commands import (
     COMMANDS,
     EnterHorse,
@@ -79,7 +79,7 @@ class OffToTheRaces(Rules):
         )
         if start > ctx.now:
             ctx.set_deadline(OPEN, start)
-            ctx.record("table.scheduled", opens_at=start.isoformat(), players=list(players))
+            ctx.record(events.TableScheduled(opens_at=start.isoformat(), players=list(players)))
             announce(ctx, "scheduled", "a table opens soon", opens_at=start,
                      commitment=ctx.rng.commitment)
             state.seat_on_open = list(dict.fromkeys(players))

@@ -21,7 +21,7 @@ from dealer.clock import as_utc, format_utc
 from dealer.clock import iso as _iso
 from dealer.games import register
 from dealer.games.base import Context, GameSettings, Rejected, Rules, SealedCheck, Summary
-from dealer.games.roulette import posts, sealed
+from dealer.games.roulette import events, posts, sealed
 from dealer.games.roulette.checks import bet_problems, colours_left, describe_left, layout_problems
 from dealer.games.roulette.model import (
     COLOURS,
@@ -101,8 +101,8 @@ class StationaryRoulette(Rules):
             chips_stolen={p: 0 for p in players},
             colours_used={p: {c: 0 for c in COLOURS} for p in players},
         )
-        ctx.record("game.created", players=list(players), starts_at=_iso(start),
-                   settings=settings.model_dump(mode="json"), stacks=stacks)
+        ctx.record(events.GameCreated(players=list(players), starts_at=_iso(start),
+                                      settings=settings.model_dump(mode="json"), stacks=stacks))
         ctx.post("opening", TEMPLATE.format("opening"), f"{ctx.game_id}: Stationary Roulette",
                  **posts.opening(ctx, state))
         if start > ctx.now:
@@ -241,8 +241,9 @@ class StationaryRoulette(Rules):
             silver=silver, black=black, sent_at=ctx.now, salt=salt, canonical=text,
             receipt=sealed.receipt(salt, text),
         )
-        ctx.record("submission.accepted", player=actor, phase=phase, kind=kind, number=number,
-                   canonical=text, receipt=entry.receipt, sent_at=_iso(ctx.now))
+        ctx.record(events.SubmissionAccepted(
+            player=actor, phase=phase, kind=kind, number=number, canonical=text,
+            receipt=entry.receipt, sent_at=_iso(ctx.now)))
         return entry
 
     def confirm(
@@ -263,7 +264,7 @@ class StationaryRoulette(Rules):
             state.reminders_off.remove(actor)
         if not on and actor not in state.reminders_off:
             state.reminders_off.append(actor)
-        ctx.record("reminders", player=actor, on=on)
+        ctx.record(events.RemindersSet(player=actor, on=on))
         ctx.reply(actor, "reminders", TEMPLATE.format("reminders"),
                   f"{state.game}: reminders {'on' if on else 'off'}", on=on, game=state.game)
 
@@ -295,8 +296,8 @@ class StationaryRoulette(Rules):
             self.remind(ctx, state)
         else:
             # A deadline of a phase already closed (e.g. an admin fired a stale name).
-            ctx.record("deadline.ignored", deadline=name, phase=phase_name(state.phase),
-                       status=state.status)
+            ctx.record(events.DeadlineIgnored(deadline=name, phase=phase_name(state.phase),
+                                              status=state.status))
         return state
 
     def begin_phase(self, ctx: Context, state: RouletteState, phase: int, at: datetime) -> None:
@@ -318,8 +319,9 @@ class StationaryRoulette(Rules):
         for label, offset in reminder_offsets(state.settings.remind_before):
             if deadline - offset > ctx.now:  # I-12: only reminders still ahead
                 ctx.set_deadline(f"reminder-{name}-{label}", deadline - offset)
-        ctx.record("phase.started", phase=name, at=_iso(at), deadline=_iso(deadline),
-                   commitments={r.preparer: r.commitment for r in state.active.values() if r})
+        ctx.record(events.PhaseStarted(
+            phase=name, at=_iso(at), deadline=_iso(deadline),
+            commitments={r.preparer: r.commitment for r in state.active.values() if r}))
         ctx.post("phase_start", TEMPLATE.format("phase_start"),
                  f"{state.game}: {phase_title(phase)} begins",
                  **posts.phase_start(ctx, state, deadline))
@@ -380,8 +382,8 @@ class StationaryRoulette(Rules):
             scores.append(score)
         transfer = settle_black(ctx.ledger, state, scores, memo)  # SR-9
         fees = black_fees(ctx.ledger, scores, memo)  # SR-9, after the transfer
-        ctx.record("round.resolved", round=state.phase,
-                   **posts.round_record(state, scores, transfer, fees))
+        ctx.record(events.RoundResolved(round=state.phase,
+                                        **posts.round_record(state, scores, transfer, fees)))
         return {"scores": scores, "transfer": transfer, "fees": fees}
 
     def lock_preparations(
@@ -400,7 +402,7 @@ class StationaryRoulette(Rules):
             if entry is None:
                 fee = missed_preparation(ctx.ledger, state, name, memo)  # SR-10
                 missed.append({"player": name, "opponent": state.opponent(name), "fee": fee})
-                ctx.record("preparation.missed", player=name, round=next_round, fee=fee)
+                ctx.record(events.PreparationMissed(player=name, round=next_round, fee=fee))
                 active[name] = None
                 continue
             assert entry.colour is not None
@@ -421,9 +423,10 @@ class StationaryRoulette(Rules):
         result = end_of_game(ctx.ledger, state, f"{state.game} end")
         state.status = "finished"
         state.ended_at = ctx.now
-        ctx.record("game.finished", winner=result.winner, forfeit=result.forfeit,
-                   tiebreak=result.tiebreak, lead=result.lead, transfer=result.transfer,
-                   tournament_points=dict(result.tournament_points), points=dict(state.points))
+        ctx.record(events.GameFinished(
+            winner=result.winner, forfeit=result.forfeit, tiebreak=result.tiebreak,
+            lead=result.lead, transfer=result.transfer,
+            tournament_points=dict(result.tournament_points), points=dict(state.points)))
         ctx.post("final_result", TEMPLATE.format("final_result"), f"{state.game}: final result",
                  **posts.final_result(ctx, state, result))
 

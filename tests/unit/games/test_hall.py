@@ -158,7 +158,7 @@ def test_future_opening_is_pending_until_phase_1_deadline():
 
 def test_opening_time_in_the_past_runs_phase_1_from_it():
     shell = Shell(["alice"], {("alice", VERTEBRAE): 5}, start=T0, now=at(2))
-    assert shell.state.phase_starts == [T0] and shell.deadlines == {"phase-2": T0 + DAY}
+    assert shell.state.phase_started_at == T0 and shell.deadlines == {"phase-2": T0 + DAY}
     shell.send("alice", "buy random card", at(1))  # sent after the opening: it counts
     assert shell.has("alice", VERTEBRAE) == 0
 
@@ -181,6 +181,42 @@ def test_message_sent_in_a_closed_phase_is_too_late():
     refusal = shell.refused("alice", "buy random card", at(23.5))
     assert "too late" in refusal.what and "phase 1" in refusal.what
     assert "2026-12-02 10:00 UTC" in refusal.what and refusal.rule == "GH-6"
+
+
+def test_a_message_older_than_the_previous_phase_is_too_late_without_its_number():
+    # The cycle keeps the starts of the current and previous phases only (its state must
+    # not grow with its age): a message of phase 1 read in phase 3 is told so, unnumbered.
+    shell = Shell(["alice"], {("alice", VERTEBRAE): 10})
+    shell.advance(at(48))  # phase 3 begins at 10:00 on 3 December
+    assert shell.refused("alice", "buy random card", at(23.5)).what == (
+        "too late: sent at 2026-12-02 09:30 UTC, before phase 2 began (2026-12-02 10:00 UTC); "
+        "phase 3 is running now, send it again"
+    )
+    assert shell.refused("alice", "buy random card", at(24.5)).what == (
+        "too late: sent at 2026-12-02 10:30 UTC for phase 2, which ended at 2026-12-03 10:00 "
+        "UTC; phase 3 is running now, send it again"
+    )
+    assert "before the Hall opened" in shell.refused("alice", "join", at(-1)).what
+
+
+def test_the_state_does_not_grow_with_the_age_of_the_cycle():
+    # The same traffic every phase: a purchase, an offer declined, an offer that lapses, a
+    # gift. Closed offers and past phases leave the state (they stay in the history).
+    shell = Shell(["alice", "bob"], {("alice", VERTEBRAE): 10_000, ("bob", VERTEBRAE): 10_000})
+    sizes = {}
+    for phase in range(1, 41):
+        began = at(24 * (phase - 1))
+        offer = shell.state.next_offer
+        shell.send("alice", "buy random card", began + timedelta(hours=1))
+        shell.send("alice", "offer 2 vertebrae to bob for 1 vertebra", began + timedelta(hours=2))
+        shell.send("bob", f"decline offer {offer}", began + timedelta(hours=3))
+        shell.send("bob", "offer 1 vertebra to alice for 2 vertebrae", began + timedelta(hours=4))
+        shell.send("bob", "gift alice", began + timedelta(hours=5))
+        shell.advance(began + DAY)
+        sizes[phase] = len(shell.state.model_dump_json())
+    # Only the numbers' digits grow: phase 9 -> 40, offer ids 17 -> 80, timestamps alike.
+    assert sizes[40] - sizes[9] <= 4, sizes
+    assert len(shell.events) > 40 * 7  # the history keeps everything
 
 
 def test_activity_inactive_after_a_phase_without_action():
@@ -645,9 +681,7 @@ def test_no_starting_items_by_default():
 
 def grant(shell: Shell, name: str, item: str, amount: int, when: datetime) -> list[str]:
     """``dealer grant NAME ITEM N --game hall1`` as the registry runs it: a step of the game."""
-    ctx = shell.context(when, actor=name)
-    state = shell.rules.grant(ctx, shell._fresh_state(), name, item, amount)
-    return [sent.body for sent in shell.commit(ctx, state)]
+    return [sent.body for sent in shell.grant_step(name, item, amount, when)]
 
 
 def test_a_grant_into_the_cycle_wins_at_25_chips():

@@ -224,8 +224,12 @@ def test_a_later_valid_submission_replaces_an_earlier_one_and_an_invalid_one_nev
 
 def test_a_player_not_in_the_game_is_refused():
     sh = Shell.create()
-    rejected = sh.send("carol", BLACK_PREP, sh.during())
-    assert rejected.rule == "SR-1" and "not playing" in rejected.what
+    # The shell refuses a line from someone who does not play before the rules see it ...
+    assert sh.send("carol", BLACK_PREP, sh.during()).what == "You do not play in game g1."
+    # ... and the rules refuse it too, should one reach them (SR-1).
+    with pytest.raises(Rejected) as refused:
+        RULES.handle(sh.context(sh.during()), sh.state, "carol", RULES.parse(BLACK_PREP))
+    assert refused.value.rule == "SR-1" and "not playing" in refused.value.what
 
 
 # --- late messages (I-11) ---------------------------------------------------------------
@@ -752,7 +756,7 @@ def test_a_stale_deadline_changes_nothing():
     ctx = sh.context(T0 + hours(2))
     state = RULES.on_deadline(ctx, sh.state, "round-5")
     assert state == sh.state and ctx.posts == [] and ctx.ledger.staged == []
-    assert ctx.events[0][0] == "deadline.ignored"
+    assert ctx.events[0].type == "deadline.ignored"
 
 
 # --- help and summary ---------------------------------------------------------------------

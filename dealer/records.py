@@ -1,0 +1,296 @@
+"""The pure half of a step: run its input through the rules, and turn what the step's
+:class:`~dealer.games.base.Context` collected into the records that are kept.
+
+Three callers share these functions, so they cannot drift apart:
+
+- the real shell (:func:`dealer.shell.steps.run_step`) writes the records to the store in the
+  step's transaction;
+- the in-memory shell (:class:`dealer.testing.RulesShell`) keeps them in memory;
+- the replay (:mod:`dealer.replay`) rebuilds a game from its stored step inputs and
+  compares what it gets with what the store holds.
+
+:func:`perform` is what a step input does (create the game, handle a command or a whole
+message, an edit, a deletion or a reaction, fire a deadline, add a client seed, grant an
+item into the game's inventories, hear that a child game ended); :func:`collect` turns the context's effects into a
+:class:`StepRecords`: the new state, the transfers, the history events (the completed
+input first), the deadline changes, the fair source's changes and the post drafts.
+This module is pure: no store, clock or network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Mapping
+
+from dealer.fairness import Draw, FairSource, client_hash, commitment
+from dealer.games.base import (
+    Context, Deletion, Edit, GameState, Message, PostDraft, Reaction, Rejected, Rules, Summary,
+)
+from dealer.history import (
+    ChildFinished,
+    ChildOpened,
+    ClientSeedAdded,
+    CommandSent,
+    DeletionSent,
+    EditSent,
+    MessageTaken,
+    ReactionSent,
+    DeadlineCancelled,
+    DeadlineFired,
+    DeadlineMoved,
+    DeadlineSet,
+    DrawRecord,
+    FairDraws,
+    GameCreated,
+    HistoryEvent,
+    ItemGranted,
+    SeedCommitted,
+    SeedRevealed,
+    StepInput,
+)
+from dealer.ledger import Transfer
+
+
+class NotTaken(Exception):
+    """``Rules.on_message`` left the message to be read line by line: no step."""
+
+
+def perform(
+    rules: Rules, ctx: Context, state: GameState | None, step: StepInput, command: Any = None
+) -> GameState:
+    """Run ``step`` through ``rules`` on ``state`` (None for a game being created).
+
+    ``command`` is the parsed command of a :class:`~dealer.history.CommandSent` when the
+    caller has parsed its line already. Raises :class:`~dealer.games.base.Rejected` when
+    the rules refuse the step.
+    """
+    if isinstance(step, GameCreated):
+        settings = rules.Settings.model_validate(step.settings)
+        return rules.start(ctx, list(step.players), settings, step.start)
+    assert state is not None, f"a {step.type} step needs a game that exists"
+    if isinstance(step, CommandSent):
+        if command is None:
+            command = rules.parse(step.line)
+        if not rules.open_to_all and not rules.involves(state, step.actor):
+            raise Rejected(f"You do not play in game {ctx.game_id}.", allowed=[])
+        return rules.handle(ctx, state, step.actor, command)
+    if isinstance(step, DeadlineFired):
+        return rules.on_deadline(ctx, state, step.deadline)
+    if isinstance(step, ItemGranted):
+        return rules.grant(ctx, state, step.player, step.item, step.amount)
+    if isinstance(step, MessageTaken):
+        taken = rules.on_message(ctx, state, Message(
+            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
+            body=step.body, lines=tuple(step.lines)))
+        if taken is None:
+            raise NotTaken(step.id)
+        return taken
+    if isinstance(step, EditSent):
+        return rules.on_edit(ctx, state, Edit(
+            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
+            target=step.target, body=step.body))
+    if isinstance(step, DeletionSent):
+        return rules.on_delete(ctx, state, Deletion(
+            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
+            target=step.target))
+    if isinstance(step, ReactionSent):
+        return rules.on_reaction(ctx, state, Reaction(
+            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
+            target=step.target, emoji=step.emoji, removed=step.removed))
+    if isinstance(step, ChildFinished):
+        # The summary as the history keeps it (JSON), so a replay hands the rules the same.
+        data = step.data()
+        summary = Summary(status=data["status"], players=data["players"], scores=data["scores"],
+                          winner=data["winner"], detail=data["detail"])
+        return rules.on_child_finished(ctx, state, step.game, summary)
+    if isinstance(step, ClientSeedAdded):
+        # GH-40: the seed is mixed into every later draw of the current epoch.
+        ctx.rng.add_client_seed(step.seed)
+        ctx.reply(
+            step.player, "seed_added", "common/seed.txt", f"{ctx.game_id}: your seed is in",
+            seed=step.seed, client_hash=client_hash(ctx.rng.client_seeds),
+            commitment=ctx.rng.commitment, until="phase" if ctx.kind == "hall" else "game",
+        )
+        return state
+    raise TypeError(f"no step runs from a {type(step).__name__}")
+
+
+@dataclass(frozen=True)
+class FairMark:
+    """Where a game's fair source stood when a step began.
+
+    ``draws`` and ``retired`` count the entries the source object already held (the
+    shell makes a fresh source per step, so both are 0 there; a long-lived fake's source
+    keeps them).
+    """
+
+    epoch: int
+    counter: int
+    client_seeds: tuple[str, ...]
+    revealed: bool
+    draws: int = 0
+    retired: int = 0
+
+    @classmethod
+    def of(cls, rng: FairSource, revealed: bool) -> "FairMark":
+        """The mark of ``rng`` as it stands."""
+        return cls(rng.epoch, rng.counter, tuple(rng.client_seeds), revealed,
+                   len(rng.draws), len(rng.retired))
+
+
+@dataclass(frozen=True)
+class NewEpoch:
+    """The epoch a rotation started, as its row is first written."""
+
+    epoch: int
+    server_seed: str
+    client_seeds: list[str]
+    counter: int
+
+
+@dataclass
+class FairChanges:
+    """What a step did to the fair source (GH-40)."""
+
+    draws: list[Draw] = field(default_factory=list)
+    retired: list[tuple[int, str, int]] = field(default_factory=list)
+    """Epochs ended by rotation: ``(epoch, server_seed, final counter)``, revealed now."""
+    new_epoch: NewEpoch | None = None
+    current: tuple[int, int, list[str]] | None = None
+    """Without a rotation: the current epoch's ``(epoch, counter, client_seeds)``, if changed."""
+    reveal: int | None = None
+    """The epoch whose seed is revealed because the game finished."""
+
+
+@dataclass(frozen=True)
+class DeadlineChange:
+    """A deadline the step created, moved or cancelled."""
+
+    name: str
+    action: Literal["set", "moved", "cancelled"]
+    due_at: datetime | None
+
+
+@dataclass
+class StepRecords:
+    """Everything one accepted step keeps, as plain data."""
+
+    state: dict[str, Any]
+    status: str
+    players: list[str]
+    transfers: list[Transfer]
+    events: list[tuple[str, dict[str, Any]]]
+    """The history entries as stored, ``(type, data)``: the input first, completed with the
+    balances the step read and the fair source's position; then the rules' events, the
+    child games opened, the deadline changes and the fair source's."""
+    deadlines: list[DeadlineChange]
+    fair: FairChanges
+    posts: list[PostDraft]
+
+
+def collect(
+    step: StepInput,
+    ctx: Context,
+    state: GameState,
+    summary: Summary,
+    pending: Mapping[str, datetime],
+    fair: FairMark,
+) -> StepRecords:
+    """The records of an accepted step, from the context its rules worked on.
+
+    ``pending`` are the game's pending deadlines when the step began (a fired deadline
+    no longer among them) and ``fair`` the fair source's mark then.
+    """
+    # The input, completed with what the step read from outside the history.
+    completed = step.data()
+    completed.update(balances=ctx.ledger.opening_reads(), epoch=fair.epoch, counter=fair.counter)
+    deadlines, deadline_events = deadline_changes(ctx.deadline_changes, pending)
+    changes, fair_events = fair_changes(ctx.rng, fair, finished=summary.status == "finished")
+    children = [
+        ChildOpened(kind=c.kind, game_id=c.game_id, players=c.players, settings=c.settings,
+                    start=c.start, channel=c.channel)
+        for c in ctx.children
+    ]
+    events: list[HistoryEvent] = [*ctx.events, *children, *deadline_events, *fair_events]
+    return StepRecords(
+        state=state.model_dump(mode="json"),
+        status=summary.status,
+        players=list(summary.players),
+        transfers=list(ctx.ledger.staged),
+        events=[(step.type, completed), *(event.stored() for event in events)],
+        deadlines=deadlines,
+        fair=changes,
+        posts=list(ctx.posts),
+    )
+
+
+def deadline_changes(
+    changes: Mapping[str, datetime | None], pending: Mapping[str, datetime]
+) -> tuple[list[DeadlineChange], list[HistoryEvent]]:
+    """The deadline rows to create, move or cancel, and the events that record them.
+
+    Cancelling a deadline that is not pending, or setting one to the time it has, changes
+    nothing and records nothing.
+    """
+    result: list[DeadlineChange] = []
+    events: list[HistoryEvent] = []
+    for name, when in changes.items():
+        if when is None:
+            if name in pending:
+                result.append(DeadlineChange(name, "cancelled", None))
+                events.append(DeadlineCancelled(deadline=name))
+        elif name not in pending:
+            result.append(DeadlineChange(name, "set", when))
+            events.append(DeadlineSet(deadline=name, due_at=when))
+        elif pending[name] != when:
+            result.append(DeadlineChange(name, "moved", when))
+            events.append(DeadlineMoved(deadline=name, due_at=when))
+    return result, events
+
+
+def apply_deadlines(pending: dict[str, datetime], changes: list[DeadlineChange]) -> None:
+    """Bring an in-memory set of pending deadlines up to date with a step's changes."""
+    for change in changes:
+        if change.due_at is None:
+            pending.pop(change.name, None)
+        else:
+            pending[change.name] = change.due_at
+
+
+def fair_changes(
+    rng: FairSource, before: FairMark, finished: bool
+) -> tuple[FairChanges, list[HistoryEvent]]:
+    """What the step did to the fair source, and the events that record it (GH-40).
+
+    The step's draws are recorded with their counters; an epoch ended by rotation is
+    revealed and the next one's commitment published; a game that finished reveals its
+    current epoch's seed (once).
+    """
+    changes = FairChanges(draws=rng.draws[before.draws:], retired=rng.retired[before.retired:])
+    events: list[HistoryEvent] = []
+    if changes.draws:
+        events.append(FairDraws(draws=[
+            DrawRecord(epoch=d.epoch, counter=d.counter, n=d.n, result=d.result, purpose=d.purpose)
+            for d in changes.draws
+        ]))
+    revealed = before.revealed
+    if changes.retired:
+        for epoch, server_seed, _counter in changes.retired:
+            events.append(SeedRevealed(epoch=epoch, server_seed=server_seed))
+        changes.new_epoch = NewEpoch(rng.epoch, rng.server_seed, list(rng.client_seeds), rng.counter)
+        events.append(SeedCommitted(epoch=rng.epoch, commitment=commitment(rng.server_seed)))
+        revealed = False
+    elif rng.counter != before.counter or tuple(rng.client_seeds) != before.client_seeds:
+        changes.current = (rng.epoch, rng.counter, list(rng.client_seeds))
+    if finished and not revealed:
+        changes.reveal = rng.epoch
+        events.append(SeedRevealed(epoch=rng.epoch, server_seed=rng.server_seed))
+    return changes, events
+
+
+def revealed_after(revealed: bool, changes: FairChanges) -> bool:
+    """Whether the current epoch's seed is revealed once ``changes`` are kept."""
+    if changes.reveal is not None:
+        return True
+    return False if changes.new_epoch is not None else revealed
