@@ -50,7 +50,7 @@ from dealer.history import (
 )
 from dealer.ledger import Ledger, Scope
 from dealer.records import FairMark, apply_deadlines, collect, perform, revealed_after
-from dealer.shell.steps import game_scope
+from dealer.views import ledger_scope
 from dealer.store.models import Deadline, Event, Game, Seed
 
 
@@ -123,7 +123,7 @@ def load_game(session: Session, game_id: str) -> StoredGame:
         StoredEvent(e.seq, e.at, e.type, dict(e.data))
         for e in session.scalars(select(Event).where(Event.game_id == game_id).order_by(Event.seq))
     ]
-    parent_scope = game_scope(session, game.parent_id) if game.parent_id else None
+    parent_scope = ledger_scope(session, game.parent_id) if game.parent_id else None
     return StoredGame(game.id, game.kind, game.channel, game.parent_id, parent_scope,
                       dict(game.state), game.status, seeds, deadlines, history)
 

@@ -43,13 +43,14 @@ def game_state(game: Game) -> tuple[Rules, GameState]:
 
 
 def ledger_scope(session: Session, game_id: str) -> str | None:
-    """The ledger scope of game ``game_id``'s accounts (its parent's for a child game)."""
-    row = Q.game_state_row(session, game_id)
+    """The ledger scope of game ``game_id``'s accounts (its parent's for a child game).
+
+    One query per level; the step engine, the replay and the views all use this one."""
+    row = session.execute(Q.SCOPE_OF, {"game_id": game_id}).one()
     rules = rules_for(row.kind)
     state = rules.State.from_stored(row.state) if row.state else None
-    parent = Q.game_by_id(session, game_id)
-    parent_scope = ledger_scope(session, parent.parent_id) if parent is not None and parent.parent_id else None
-    return rules.ledger_scope(game_id, state, parent_scope)
+    parent_scope = ledger_scope(session, row.parent_id) if row.parent_id else None
+    return rules.ledger_scope(row.id, state, parent_scope)
 
 
 def own_inventories(

@@ -37,6 +37,7 @@ from dealer.records import DeadlineChange, FairChanges, FairMark, StepRecords, c
 from dealer.store import queries as Q
 from dealer.render import render_post
 from dealer.text import escape_post
+from dealer.views import ledger_scope
 from dealer.store.models import Game
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,7 @@ def run_step(
     players = rules.summary(state).players if state is not None else []
     # GH-1: a Hall cycle's accounts live in its own scope, apart from the global wallets;
     # a child game's (a match of the cycle) in its parent's.
-    parent_scope = game_scope(session, game.parent_id) if game.parent_id else None
+    parent_scope = ledger_scope(session, game.parent_id) if game.parent_id else None
     scope = L.Scope(rules.ledger_scope(game.id, state, parent_scope))
     accounts = [scope.player(p) for p in [*players, *extra_players]]
     if actor:
@@ -264,14 +265,6 @@ class ChildRefused(RuntimeError):
     """A child game's ruleset or its parent refused what a step of the other asked, after
     the step's effects were staged: a fault of the rules, never a player's error. The
     whole transaction is rolled back and the message or deadline fails loudly."""
-
-
-def game_scope(session: Session, game_id: str) -> str | None:
-    """The ledger scope of game ``game_id``'s accounts (its parent's for a child game)."""
-    row = session.execute(Q.SCOPE_OF, {"game_id": game_id}).one()
-    rules, state = _state_or_none(row)
-    parent_scope = game_scope(session, row.parent_id) if row.parent_id else None
-    return rules.ledger_scope(row.id, state, parent_scope)
 
 
 def _check_child(session: Session, draft: ChildDraft) -> tuple[Rules, GameSettings]:
