@@ -57,6 +57,8 @@ class PassReport:
 
     ingested: int = 0
     duplicates: int = 0
+    conflicts: int = 0
+    """Messages with a stored message's id and another text (kept apart, not applied)."""
     unreadable: int = 0
     messages: int = 0
     deadlines: int = 0
@@ -80,7 +82,9 @@ class PassReport:
     def line(self) -> str:
         """A one-line summary for the log."""
         line = (
-            f"ingested {self.ingested} (duplicates {self.duplicates}, unreadable {self.unreadable}), "
+            f"ingested {self.ingested} (duplicates {self.duplicates}, "
+            + (f"conflicting {self.conflicts}, " if self.conflicts else "")
+            + f"unreadable {self.unreadable}), "
             f"messages {self.messages}, deadlines {self.deadlines}, "
             f"posts delivered {self.delivered} (failed {self.failed})"
         )

@@ -277,6 +277,8 @@ def insert_message(dialect: str):  # type: ignore[no-untyped-def]
     )
 
 
+INSERT_MESSAGE = _inbound.insert()
+
 CLAIM_MESSAGE = (
     select(
         _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
@@ -338,6 +340,19 @@ def failed_messages(session: Session) -> list[Inbound]:
 def messages_with_external_id(session: Session, external_id: str) -> list[Inbound]:
     """The stored messages whose own id is ``external_id`` (one per source at most)."""
     return list(session.scalars(select(Inbound).where(Inbound.external_id == external_id)))
+
+
+def messages_sharing_id(connection: Connection, source: str, external_id: str, base: str) -> list[Row[Any]]:
+    """The stored messages from ``source`` with the id ``external_id``, and the conflicting
+    duplicates kept under it (``BASE#2``, ``BASE#3``...): what they say and who sent them."""
+    c = _inbound.c
+    return list(connection.execute(
+        select(c.external_id, c.sender, c.channel, c.game_hint, c.kind, c.target, c.emoji,
+               c.removed, c.body)
+        .where(c.source == source,
+               (c.external_id == external_id) | c.external_id.startswith(base + "#", autoescape=True))
+        .order_by(c.id)
+    ))
 
 
 def retry_failed(ids: list[int]) -> Update:
