@@ -41,6 +41,7 @@ from dealer.shell.steps import GameHeld, run_step
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
+from dealer.store.transient import is_transient
 from dealer.text import command_lines, escape_post, quote
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,8 @@ class Dealer:
         self.wake = threading.Event()
         self.stopping = False
         self.reload_requested = True
+        self.override_error: str | None = None
+        """The overrides' error last reported (one is reported once, not every pass)."""
 
     def run_pass(self, now: datetime | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery."""
@@ -131,14 +134,26 @@ class Dealer:
 
     def apply_overrides(self, now: datetime) -> list[str]:
         """Apply ``DEALER_DEADLINE_OVERRIDES`` and the overrides file (read afresh on every
-        pass); a malformed one is logged, not fatal, and changes nothing."""
+        pass). A malformed one changes nothing and is reported once (again only when the
+        error changes), never fatal; a database error that passes is raised (the loop
+        waits for the store)."""
         try:
             specs = read_overrides(self.settings.deadline_overrides, self.settings.overrides_file)
-        except BadOverride as exc:
-            log.error("deadline overrides not applied: %s", exc)
-            return [f"error: {exc}"]
-        with self.sessions.begin() as session:
-            changes = apply_overrides(session, specs, now)
+            with self.sessions.begin() as session:
+                changes = apply_overrides(session, specs, now)
+        except Exception as exc:
+            if is_transient(exc):
+                raise
+            error = str(exc) if isinstance(exc, BadOverride) else describe(exc)
+            if error == self.override_error:
+                return []
+            self.override_error = error
+            if isinstance(exc, BadOverride):
+                log.error("deadline overrides not applied: %s", error)
+            else:
+                log.exception("deadline overrides not applied: %s", error)
+            return [f"error: {error}"]
+        self.override_error = None
         for change in changes:
             log.info("override: %s", change)
         return changes
