@@ -191,7 +191,16 @@ def run(once: bool, now_text: str | None) -> None:
         dealer = Dealer(settings, inbox=inbox, publisher=publisher, clock=(lambda: now) if now else utcnow)
         dealer.check()
     if once:
-        report = dealer.run_pass()
+        from dealer.shell.timers import ONCE_ATTEMPTS, keep_trying
+        from dealer.store.transient import StoreUnavailable
+
+        try:
+            report = keep_trying(dealer, dealer.run_pass, attempts=ONCE_ATTEMPTS)
+        except StoreUnavailable as exc:
+            raise click.ClickException(
+                f"{exc}. Nothing was lost: what this pass had not committed stays pending "
+                "for the next one."
+            ) from None
         click.echo(report.line())
         for change in report.overrides:
             click.echo(f"override: {change}")

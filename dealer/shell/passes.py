@@ -14,12 +14,19 @@ pending once the cause is fixed. A deadline whose step crashes is logged, keeps 
 on its row and stays pending: it is retried on every pass, and until it fires its game is
 held (messages and later deadlines of that game wait, pending). Either makes the pass's
 report not ``ok``, so ``dealer run --once`` exits non-zero.
+
+Only an error in dealer's own code does that. A database error that passes (a lost
+connection, a lock timeout, a deadlock, a serialization failure:
+:func:`dealer.store.transient.is_transient`) rolls back the step, leaves the message or
+the deadline pending with nothing recorded against it, and ends the pass by raising: the
+daemon waits for the store and runs the pass again (:mod:`dealer.shell.timers`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
@@ -121,6 +128,8 @@ class Dealer:
         self.reload_requested = True
         self.override_error: str | None = None
         """The overrides' error last reported (one is reported once, not every pass)."""
+        self.sleep: Callable[[float], None] = self._sleep
+        """How the daemon waits between attempts while the store is unreachable."""
 
     def run_pass(self, now: datetime | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery."""
@@ -177,6 +186,13 @@ class Dealer:
     def check(self) -> None:
         """Refuse to run on an out-of-date schema (raises ``SchemaOutOfDate``)."""
         check_schema(self.engine)
+
+    def _sleep(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if the daemon is asked to stop."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping and (left := deadline - time.monotonic()) > 0:
+            self.wake.wait(timeout=left)
+            self.wake.clear()
 
     def run_forever(self) -> None:
         """Run passes until SIGTERM/SIGINT (:func:`dealer.shell.timers.run_forever`)."""
@@ -251,6 +267,9 @@ def process_messages(
                         break
         report.messages += applied
     except Exception as exc:
+        if is_transient(exc):
+            _stays_pending("messages", [m for m, _ in messages[: reached + 1]], exc)
+            raise
         if not isinstance(exc, GameHeld):  # the faulty message's own log has the traceback
             log.warning("a group of messages failed (%s); applying them one by one", describe(exc))
         for message_id, _ in messages[: reached + 1]:
@@ -259,6 +278,12 @@ def process_messages(
                 skipped_messages.add(message_id)
             elif result != "failed":
                 report.messages += 1
+
+
+def _stays_pending(what: str, ids: list[int], exc: BaseException) -> None:
+    """Log that a passing database error left ``what`` pending (the pass is retried)."""
+    log.warning("%s %s left pending: the database failed (%s); retried when it is back",
+                what, ", ".join(map(str, ids)), describe(exc))
 
 
 def _record(dealer: Dealer, session: Session, inbound_id: int, outcome: Outcome) -> None:
@@ -290,6 +315,9 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
             report.held += 1
         return "held"
     except Exception as exc:  # a bug must not stop the daemon or lose the message
+        if is_transient(exc):
+            _stays_pending("message", [inbound_id], exc)
+            raise
         log.exception(
             "message %s could NOT be handled (%s); it is stored as failed and its sender "
             "told. Fix the cause, then `dealer inbox retry %s`",
@@ -360,6 +388,9 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
             report.held += 1
         return "held"
     except Exception as exc:
+        if is_transient(exc):
+            _stays_pending("deadline", [deadline_id], exc)
+            raise
         error = describe(exc)
         if report is not None:
             report.failed_deadlines.append(f"{game_id}:{name}" if name else f"deadline {deadline_id}")
