@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import sys
 import time
 import uuid
@@ -464,18 +466,30 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
 
     TEXT is the message; quote it, or use \\n-separated lines for several commands.
     """
+    from dealer.inbox.base import InboxMessage, Unreadable
+
     settings = _settings()
     kind, _, path = settings.inbox.partition(":")
     if kind != "dir":
         raise click.ClickException(f"submit writes to a directory inbox; DEALER_INBOX is {settings.inbox!r}")
     sent = _time(at_text, "--at") or utcnow()
     body = " ".join(text).replace("\\n", "\n")
+    if message_id is not None and not _FILE_SAFE_ID.fullmatch(message_id):
+        raise click.BadParameter(
+            f"{message_id!r} cannot be part of a file name: use letters, digits and . _ - : @ # + "
+            "(at most 200 characters)", param_hint="--id",
+        )
     ident = message_id or f"cli-{sent:%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}"
     # sent_at keeps its microseconds: two PMs sent within one second keep their order.
     message: dict[str, Any] = {"id": ident, "sender": sender, "channel": channel, "body": body,
                                "sent_at": iso_exact(sent)}
     if game_id:
         message["game"] = game_id
+    text_out = json.dumps(message, ensure_ascii=False, indent=2) + "\n"
+    try:  # what the daemon would refuse is refused here, before a file is written
+        InboxMessage.from_json(text_out)
+    except Unreadable as exc:
+        raise click.ClickException(f"the message would not be read: {exc}") from None
     folder = Path(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -484,11 +498,21 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
     # The inbox reads files by modification time, then name: the name is the moment the file
     # was written (to the nanosecond), so two messages forwarded within one tick of the file
     # system's clock are still read, and their exact sent_at ties broken, in the order given.
+    # It is written under a hidden name and renamed: the daemon never sees half of it.
     target = folder / f"{_arrival_stamp()}-{ident}.json"
-    temporary = folder / f".{target.name}.tmp"
-    temporary.write_text(json.dumps(message, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    temporary.replace(target)
+    temporary = folder / f".{target.name}.{os.getpid()}.tmp"
+    try:
+        temporary.write_text(text_out, encoding="utf-8")
+        temporary.replace(target)
+    except OSError as exc:
+        raise _setting_error("inbox", f"cannot write into {settings.inbox!r}", exc) from None
+    finally:
+        temporary.unlink(missing_ok=True)
     click.echo(f"queued {target}")
+
+
+_FILE_SAFE_ID = re.compile(r"[A-Za-z0-9._:@#+-]{1,200}")
+"""An id ``dealer submit`` can put in a file name (the inbox itself takes any id)."""
 
 
 def _arrival_stamp() -> str:
