@@ -456,7 +456,8 @@ def next_deadline_by_game(session: Session) -> dict[str, datetime]:
 _members = GamePlayer.__table__
 _channels = GameChannel.__table__
 
-GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _games.c.parent_id)
+GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _games.c.parent_id,
+            _games.c.created_at)
 """The columns of a game that routing needs."""
 
 _GAME_BY_ID = select(*GAME_REF).where(_games.c.id == bindparam("game_id"))

@@ -199,3 +199,21 @@ def test_waiting_lists_a_link_but_reading_never_follows_it(tmp_path) -> None:  #
     target.write_text(message("x"), encoding="utf-8")
     (inbox.path / "l.json").symlink_to(target)
     assert [type(item) for item in inbox.fetch(NOW)] == [tuple]
+
+
+def test_a_message_sent_before_its_game_existed_is_refused_with_why(harness) -> None:  # type: ignore[no-untyped-def]
+    setup_tally(harness)
+    drop(harness, "old.json", message("o1", body="add 3", sent_at="0001-01-01T00:00:00Z"))
+    drop(harness, "early.json", message("o2", body="add 4", sender="bob", game="t1",
+                                        sent_at="2026-12-01T09:59:59.999999Z"))
+    drop(harness, "ok.json", message("o3", body="add 5", sent_at="2026-12-01T10:00:00Z"))
+    report = harness.run(NOW)
+    assert report.ok
+    assert sorted((i, s) for i, s, _ in stored(harness)) == [("o1", "rejected"), ("o2", "rejected"), ("o3", "applied")]
+    old = [p["body"] for p in harness.pms("alice") if p["kind"] == "error"]
+    assert len(old) == 1 and "> add 3" in old[0]
+    assert "sent at 0001-01-01T00:00:00Z, before game t1 began (2026-12-01T10:00:00Z)" in old[0]
+    early = [p["body"] for p in harness.pms("bob")]
+    assert len(early) == 1 and "2026-12-01T09:59:59.999999Z, before game t1 began" in early[0]
+    from dealer.views import game_view
+    assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"alice": 5, "bob": 0}
