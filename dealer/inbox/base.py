@@ -21,7 +21,8 @@ class Unreadable(Exception):
 
 
 class Incomplete(Unreadable):
-    """Text that is not (yet) complete JSON: a file still being written reads like this."""
+    """Text that is not (yet) complete JSON: a file still being written reads like this
+    (and so does broken JSON; the directory inbox waits a few seconds before telling)."""
 
 
 class InboxMessage(BaseModel):
@@ -93,7 +94,10 @@ class InboxMessage(BaseModel):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise Incomplete(f"not valid JSON: {exc}") from None
+            # Any cut-short JSON text fails somewhere; only a whole value with more after
+            # it ("Extra data") cannot be the start of a message still being written.
+            kind = Unreadable if exc.msg == "Extra data" else Incomplete
+            raise kind(f"not valid JSON: {exc}") from None
         except RecursionError:
             raise Unreadable("not readable: its JSON is nested too deeply") from None
         except Exception as exc:  # any other failure of the parser is the file's, not dealer's

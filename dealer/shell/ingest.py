@@ -81,7 +81,9 @@ def store_messages(
     the pass applies the new ones (an adapter inside ``dealer run`` sets the daemon's
     ``wake`` event to have that done at once). The raw text kept with each is the message
     as JSON.
-    Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each.
+    Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each. A
+    database error that passes is raised: the batches before it are stored, the rest not,
+    so the adapter delivers them all again later (what is stored is then a duplicate).
     """
     result = Stored()
     items = [(message, message.model_dump_json()) for message in messages]

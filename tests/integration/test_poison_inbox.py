@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from dealer.inbox.base import InboxMessage, Unreadable
+from dealer.inbox.base import Incomplete, InboxMessage, Unreadable
 from dealer.inbox.directory import WRITE_GRACE, DirectoryInbox
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.ingest import store_messages
@@ -138,10 +138,23 @@ def test_a_file_still_being_written_is_left_for_the_next_pass(harness) -> None: 
     assert "not valid JSON" in why(harness, "stale.json")
 
 
+def test_every_cut_of_a_message_reads_as_incomplete() -> None:
+    text = json.dumps({"id": "x1", "sender": "alice", "body": "bet é 10\nfoo", "removed": False,
+                       "sent_at": "2026-12-01T10:00:00.5Z", "n": [1, -2.5e3, True, None]}, ensure_ascii=False)
+    for cut in range(len(text)):
+        with pytest.raises(Incomplete):
+            InboxMessage.from_json(text[:cut])
+    with pytest.raises(Unreadable) as whole_and_more:
+        InboxMessage.from_json(text + "}")
+    assert not isinstance(whole_and_more.value, Incomplete)
+
+
 def test_complete_but_invalid_json_is_rejected_at_once_even_if_fresh(harness) -> None:  # type: ignore[no-untyped-def]
     drop(harness, "fresh.json", json.dumps({"id": "x"}), mtime=NOW)
-    assert harness.run(NOW).unreadable == 1
+    drop(harness, "more.json", message("m1") + " {}", mtime=NOW)
+    assert harness.run(NOW).unreadable == 2
     assert "sent_at" in why(harness, "fresh.json")
+    assert "Extra data" in why(harness, "more.json")
 
 
 def test_a_symbolic_link_is_refused_and_never_followed(harness, tmp_path) -> None:  # type: ignore[no-untyped-def]
