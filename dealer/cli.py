@@ -733,7 +733,9 @@ def deadline_list() -> None:
 
 def _override(target: str, value: str, moving: bool, one_deadline: bool = False) -> None:
     """Write ``target=value`` into the overrides file and wake the daemon."""
-    from dealer.shell.overrides import BadOverride, applied_overrides, make_spec, parse_overrides, request, tagged
+    from dealer.shell.overrides import (
+        BadOverride, applied_overrides, make_spec, parse_overrides, refusal, request, tagged,
+    )
 
     settings = _settings()
     path = Path(settings.overrides_file)
@@ -746,6 +748,9 @@ def _override(target: str, value: str, moving: bool, one_deadline: bool = False)
         spec = make_spec(tagged(target, utcnow()) if moving else target, value)
     except BadOverride as exc:
         raise click.ClickException(str(exc)) from None
+    why = _admin(lambda s: refusal(s, spec, utcnow()))
+    if why:
+        raise click.ClickException(f"{target}={value} would be refused: {why}")
     if not moving and any(e.key == spec.key and e.value == "pause" for e in _checked(lambda: _file_entries(path))):
         click.echo(f"{game_id} is already paused ({path})")
         return

@@ -446,13 +446,13 @@ def _before_game(game: GameRef, inbound: Inbound | Row[Any]) -> str | None:
 
     Nothing sent before a game exists counts for it: a clock far behind (a ``sent_at`` of
     year 0001) would otherwise have the move made, and every deadline it sets fall, long
-    before the game began.
+    before the game was created.
     """
     if inbound.sent_at >= game.created_at:
         return None
     return (
         f"The message says it was sent at {iso_exact(inbound.sent_at)}, before game "
-        f"{game.id} began ({iso_exact(game.created_at)}), so it does not count for it. "
+        f"{game.id} was created ({iso_exact(game.created_at)}), so it does not count for it. "
         "If the time is wrong, send the message again."
     )
 

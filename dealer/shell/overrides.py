@@ -41,7 +41,7 @@ Interpretations (written down here and in the README, and tested):
   (``0001-01-01T00:00:00+01:00``) or a change too large to count is such an error.
 - An entry that reads well but cannot be applied is refused alone, reported once and
   remembered as seen (changing its value asks again): a change that overflows the
-  calendar (``+9999999d``), or one that would move a deadline before its game started or
+  calendar (``+9999999d``), or one that would move a deadline before its game was created or
   more than :data:`MAX_AHEAD` away (a year-0001 or year-9999 time): such a value is a
   typo, not a plan.
 - A deadline moved into the past (an absolute time, or ``-2h`` on a deadline due in one
@@ -72,7 +72,7 @@ from dealer.games.base import PostDraft
 from dealer.history import AdminOverride, DeadlineShift
 from dealer.shell.steps import append_event, queue_posts
 from dealer.store import queries as Q
-from dealer.store.models import Game, Override
+from dealer.store.models import Deadline, Game, Override
 
 log = logging.getLogger(__name__)
 
@@ -332,9 +332,7 @@ def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> l
         log.warning("override %s=%s: no pending deadline to change", spec.key, spec.value)
         return [f"override {spec.key}={spec.value}: no pending deadline"]
     try:
-        planned = [(row, _moved_to(row.due_at, spec, now)) for row in targets]
-        for row, when in planned:
-            _check_plausible(game, row.name, when, now)
+        planned = _plan(game, targets, spec, now)
     except Refused as exc:
         log.warning("override %s=%s refused: %s", spec.key, spec.value, exc)
         return [f"override {spec.key}={spec.value} refused: {exc}"]
@@ -346,6 +344,27 @@ def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> l
         moved.append((row.name, before, row.due_at))
     _announce(session, game, now, spec, spec.action, moved, f"override:{spec.key}:{spec.value}:{iso(now)}")
     return [f"{spec.key}: {name} {iso(a)} -> {iso(b)}" for name, a, b in moved]
+
+
+def _plan(game: Game, targets: list[Deadline], spec: OverrideSpec, now: datetime) -> list[tuple[Deadline, datetime]]:
+    """Each target with the time ``spec`` moves it to; :class:`Refused` if any is implausible."""
+    planned = [(row, _moved_to(row.due_at, spec, now)) for row in targets]
+    for row, when in planned:
+        _check_plausible(game, row.name, when, now)
+    return planned
+
+
+def refusal(session: Session, spec: OverrideSpec, now: datetime) -> str | None:
+    """Why the daemon would refuse ``spec`` if it saw it at ``now`` (None: it would not),
+    so ``dealer deadline`` can say so before writing it."""
+    game = session.get(Game, spec.game_id)
+    if game is None or spec.action in ("pause", "now"):
+        return None  # "now" is the daemon's time when it applies it, not the caller's
+    try:
+        _plan(game, Q.pending_deadlines_of(session, game.id, spec.deadline), spec, now)
+    except Refused as exc:
+        return str(exc)
+    return None
 
 
 def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
@@ -362,10 +381,10 @@ def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
 
 
 def _check_plausible(game: Game, name: str, when: datetime, now: datetime) -> None:
-    """Refuse moving a deadline before its game started or more than a year away."""
+    """Refuse moving a deadline before its game was created or more than a year away."""
     if when < game.created_at:
         raise Refused(
-            f"it would move {name} to {iso(when)}, before game {game.id} started "
+            f"it would move {name} to {iso(when)}, before game {game.id} was created "
             f"({iso(game.created_at)})"
         )
     if when > now + MAX_AHEAD:

@@ -225,8 +225,8 @@ def test_a_message_sent_before_its_game_existed_is_refused_with_why(harness) -> 
     assert sorted((i, s) for i, s, _ in stored(harness)) == [("o1", "rejected"), ("o2", "rejected"), ("o3", "applied")]
     old = [p["body"] for p in harness.pms("alice") if p["kind"] == "error"]
     assert len(old) == 1 and "> add 3" in old[0]
-    assert "sent at 0001-01-01T00:00:00Z, before game t1 began (2026-12-01T10:00:00Z)" in old[0]
+    assert "sent at 0001-01-01T00:00:00Z, before game t1 was created (2026-12-01T10:00:00Z)" in old[0]
     early = [p["body"] for p in harness.pms("bob")]
-    assert len(early) == 1 and "2026-12-01T09:59:59.999999Z, before game t1 began" in early[0]
+    assert len(early) == 1 and "2026-12-01T09:59:59.999999Z, before game t1 was created" in early[0]
     from dealer.views import game_view
     assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"alice": 5, "bob": 0}
