@@ -262,3 +262,40 @@ def test_postgres_connections_killed_mid_pass_are_reconnected(pg_harness, monkey
     # two (delivery), the pool replaces the dead connection unnoticed.
     assert waits == ([] if point == "delivery" else [1.0])
     assert_all_done_once(harness)
+
+
+def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    import signal
+
+    setup(harness)
+    errors = iter([locked(), locked(), locked(), RuntimeError("a bug in a turn")])
+    real = Q.pending_messages
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        error = next(errors, None)
+        if error is not None:
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(Q, "pending_messages", flaky)
+    waits: list[float] = []
+    harness.dealer.sleep = waits.append
+
+    def poll_wait(timeout: float | None = None) -> bool:  # the first quiet wait ends the run
+        harness.dealer.stopping = True
+        return True
+
+    monkeypatch.setattr(harness.dealer.wake, "wait", poll_wait)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
+    try:
+        with caplog.at_level("INFO"):
+            harness.dealer.run_forever()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    assert waits == [1, 2, 4, 8]
+    assert_all_done_once(harness)
+    logged = [r.getMessage() for r in caplog.records]
+    assert len([m for m in logged if m.startswith("database unreachable")]) == 3
+    assert any(m.startswith("the pass failed (RuntimeError: a bug in a turn); attempt 4") for m in logged)
+    assert "back after 4 failed attempts" in logged
