@@ -91,12 +91,13 @@ class DirectoryInbox(Inbox):
             return None
         if file.is_symlink():
             return file, "a symbolic link is not read; write the message file itself into the inbox"
-        if info.st_size > self.max_bytes:
-            return file, f"the file is {info.st_size} bytes; a message may be at most {self.max_bytes}"
         try:
-            data = _read_no_follow(file)
+            data = _read_no_follow(file, self.max_bytes + 1)
         except FileNotFoundError:
             return None
+        if len(data) > self.max_bytes:  # grown since it was listed, the size may be new
+            size = info.st_size if info.st_size > self.max_bytes else f"over {self.max_bytes}"
+            return file, f"the file is {size} bytes; a message may be at most {self.max_bytes}"
         try:
             raw = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -132,12 +133,13 @@ class DirectoryInbox(Inbox):
             target.with_name(target.name + ".why").write_text(why + "\n", encoding="utf-8")
 
 
-def _read_no_follow(file: Path) -> bytes:
-    """The file's bytes, refusing a symbolic link put in its place after it was listed."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+def _read_no_follow(file: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of the file, refusing a symbolic link put in its place
+    after it was listed (and never blocking on a FIFO put there)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     descriptor = os.open(file, flags)
     with os.fdopen(descriptor, "rb") as handle:
-        return handle.read()
+        return handle.read(limit)
 
 
 def _move(file: Path, folder: Path) -> Path | None:
