@@ -405,7 +405,7 @@ def _run_line(
         outcome.note(line, "rejected", why or "no game")
         return "rejected"
     rules = rules_for(game.kind)
-    early = _before_game(game, inbound)
+    early = _before_game(session, game, inbound)
     if early:
         if public and not rules.is_command_word(line.split()[0]):
             outcome.note(line, "ignored", "chatter", game=game.id)
@@ -441,18 +441,22 @@ def _run_line(
     return "applied"
 
 
-def _before_game(game: GameRef, inbound: Inbound | Row[Any]) -> str | None:
-    """Why a message sent before its game was created is refused (else None).
+def _before_game(session: Session, game: GameRef, inbound: Inbound | Row[Any]) -> str | None:
+    """Why a message sent before its game began is refused (else None); a game begins when
+    it is created, or at the start it was given if that is earlier.
 
     Nothing sent before a game exists counts for it: a clock far behind (a ``sent_at`` of
     year 0001) would otherwise have the move made, and every deadline it sets fall, long
-    before the game was created.
+    before the game began.
     """
     if inbound.sent_at >= game.created_at:
+        return None  # the common case needs no query
+    began = queries.game_began(session, game.id, game.created_at)
+    if inbound.sent_at >= began:
         return None
     return (
         f"The message says it was sent at {iso_exact(inbound.sent_at)}, before game "
-        f"{game.id} was created ({iso_exact(game.created_at)}), so it does not count for it. "
+        f"{game.id} began ({iso_exact(began)}), so it does not count for it. "
         "If the time is wrong, send the message again."
     )
 
@@ -540,7 +544,7 @@ def _offer_message(
     rules = rules_for(game.kind)
     if not _overrides(rules, "on_message"):
         return False
-    early = _before_game(game, inbound)
+    early = _before_game(session, game, inbound)
     if early:
         _reply_error(outcome, game.id, lines[0], early)
         outcome.note(None, "rejected", "sent before the game existed", game=game.id)
@@ -623,7 +627,7 @@ def _process_event(
     event = _inbound_event(inbound, sender.name)
     answer = _Answer(sender.name)
     described = _describe_event(inbound)
-    early = _before_game(game, inbound)
+    early = _before_game(session, game, inbound)
     if early:
         outcome.status = "rejected"
         _reply_error(outcome, game.id, described, early)

@@ -41,7 +41,7 @@ Interpretations (written down here and in the README, and tested):
   (``0001-01-01T00:00:00+01:00``) or a change too large to count is such an error.
 - An entry that reads well but cannot be applied is refused alone, reported once and
   remembered as seen (changing its value asks again): a change that overflows the
-  calendar (``+9999999d``), or one that would move a deadline before its game was created or
+  calendar (``+9999999d``), or one that would move a deadline before its game began (its creation, or an earlier start) or
   more than :data:`MAX_AHEAD` away (a year-0001 or year-9999 time): such a value is a
   typo, not a plan.
 - A deadline moved into the past (an absolute time, or ``-2h`` on a deadline due in one
@@ -332,7 +332,7 @@ def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> l
         log.warning("override %s=%s: no pending deadline to change", spec.key, spec.value)
         return [f"override {spec.key}={spec.value}: no pending deadline"]
     try:
-        planned = _plan(game, targets, spec, now)
+        planned = _plan(session, game, targets, spec, now)
     except Refused as exc:
         log.warning("override %s=%s refused: %s", spec.key, spec.value, exc)
         return [f"override {spec.key}={spec.value} refused: {exc}"]
@@ -346,11 +346,14 @@ def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> l
     return [f"{spec.key}: {name} {iso(a)} -> {iso(b)}" for name, a, b in moved]
 
 
-def _plan(game: Game, targets: list[Deadline], spec: OverrideSpec, now: datetime) -> list[tuple[Deadline, datetime]]:
+def _plan(
+    session: Session, game: Game, targets: list[Deadline], spec: OverrideSpec, now: datetime
+) -> list[tuple[Deadline, datetime]]:
     """Each target with the time ``spec`` moves it to; :class:`Refused` if any is implausible."""
     planned = [(row, _moved_to(row.due_at, spec, now)) for row in targets]
+    began = Q.game_began(session, game.id, game.created_at)
     for row, when in planned:
-        _check_plausible(game, row.name, when, now)
+        _check_plausible(game.id, began, row.name, when, now)
     return planned
 
 
@@ -361,7 +364,7 @@ def refusal(session: Session, spec: OverrideSpec, now: datetime) -> str | None:
     if game is None or spec.action in ("pause", "now"):
         return None  # "now" is the daemon's time when it applies it, not the caller's
     try:
-        _plan(game, Q.pending_deadlines_of(session, game.id, spec.deadline), spec, now)
+        _plan(session, game, Q.pending_deadlines_of(session, game.id, spec.deadline), spec, now)
     except Refused as exc:
         return str(exc)
     return None
@@ -380,13 +383,11 @@ def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
         raise Refused(f"{spec.value} moves the deadline off the calendar") from None
 
 
-def _check_plausible(game: Game, name: str, when: datetime, now: datetime) -> None:
-    """Refuse moving a deadline before its game was created or more than a year away."""
-    if when < game.created_at:
-        raise Refused(
-            f"it would move {name} to {iso(when)}, before game {game.id} was created "
-            f"({iso(game.created_at)})"
-        )
+def _check_plausible(game_id: str, began: datetime, name: str, when: datetime, now: datetime) -> None:
+    """Refuse moving a deadline before its game began (:func:`~dealer.store.queries.game_began`)
+    or more than a year away."""
+    if when < began:
+        raise Refused(f"it would move {name} to {iso(when)}, before game {game_id} began ({iso(began)})")
     if when > now + MAX_AHEAD:
         raise Refused(f"it would move {name} to {iso(when)}, more than a year away")
 

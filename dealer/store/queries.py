@@ -24,6 +24,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from dealer.clock import parse_time
 from dealer.store.models import (
     Deadline,
     GameChannel,
@@ -533,6 +534,22 @@ def own_channels(connection: Connection | Session, game_id: str, channels: list[
     wanted = list(dict.fromkeys(channels))
     if wanted:
         connection.execute(_channels.insert(), [{"game_id": game_id, "channel": c} for c in wanted])
+_GAME_START = (
+    select(_events.c.data)
+    .where(_events.c.game_id == bindparam("game_id"), _events.c.type == "game.create")
+    .order_by(_events.c.seq)
+    .limit(1)
+)
+
+
+def game_began(session: Session, game_id: str, created_at: datetime) -> datetime:
+    """When a game's own time begins: its creation, or the start it was given when that
+    is earlier (``dealer game new --start`` may date a game back)."""
+    data = session.execute(_GAME_START, {"game_id": game_id}).scalar()
+    start = data.get("start") if isinstance(data, dict) else None
+    return min(created_at, parse_time(start)) if isinstance(start, str) else created_at
+
+
 def game_events_of_type(session: Session, game_id: str, type_: str) -> list[Event]:
     """A game's events of one type, in order."""
     return list(session.scalars(

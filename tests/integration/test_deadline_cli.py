@@ -205,8 +205,8 @@ def test_an_implausible_change_is_refused_before_it_is_written(cli) -> None:  # 
     tally(cli)
     for args, why in [
         (("at", "t1:close", "9999-01-01T00:00:00Z"), "more than a year away"),
-        (("at", "t1:close", "0001-01-01T00:00:00Z"), "before game t1 was created ("),
-        (("at", "t1:close", "2026-11-01T00:00:00Z"), "it would move close to 2026-11-01T00:00:00Z, before game t1 was created ("),
+        (("at", "t1:close", "0001-01-01T00:00:00Z"), "before game t1 began ("),
+        (("at", "t1:close", "2026-11-01T00:00:00Z"), "it would move close to 2026-11-01T00:00:00Z, before game t1 began ("),
         (("extend", "t1", "+9999999d"), "off the calendar"),
     ]:
         result = cli("deadline", *args, ok=False)

@@ -169,9 +169,9 @@ def test_a_malformed_file_changes_nothing_not_even_a_pause(make_harness) -> None
 @pytest.mark.parametrize("value, why", [
     ("+9999999d", "off the calendar"),
     ("-9999999d", "off the calendar"),
-    ("0001-01-01T00:00:00Z", "before game t1 was created (2026-12-01T10:00:00Z)"),
+    ("0001-01-01T00:00:00Z", "before game t1 began (2026-12-01T10:00:00Z)"),
     ("9999-01-01T00:00:00Z", "more than a year away"),
-    ("-2h", "to 2026-12-01T09:00:00Z, before game t1 was created"),
+    ("-2h", "to 2026-12-01T09:00:00Z, before game t1 began"),
 ])
 def test_an_implausible_value_is_refused_reported_once_and_the_game_goes_on(make_harness, value, why) -> None:  # type: ignore[no-untyped-def]
     h = make_harness(deadline_overrides=f"t1={value}")

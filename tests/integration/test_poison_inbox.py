@@ -225,8 +225,26 @@ def test_a_message_sent_before_its_game_existed_is_refused_with_why(harness) -> 
     assert sorted((i, s) for i, s, _ in stored(harness)) == [("o1", "rejected"), ("o2", "rejected"), ("o3", "applied")]
     old = [p["body"] for p in harness.pms("alice") if p["kind"] == "error"]
     assert len(old) == 1 and "> add 3" in old[0]
-    assert "sent at 0001-01-01T00:00:00Z, before game t1 was created (2026-12-01T10:00:00Z)" in old[0]
+    assert "sent at 0001-01-01T00:00:00Z, before game t1 began (2026-12-01T10:00:00Z)" in old[0]
     early = [p["body"] for p in harness.pms("bob")]
-    assert len(early) == 1 and "2026-12-01T09:59:59.999999Z, before game t1 was created" in early[0]
+    assert len(early) == 1 and "2026-12-01T09:59:59.999999Z, before game t1 began" in early[0]
     from dealer.views import game_view
     assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"alice": 5, "bob": 0}
+
+
+def test_a_game_dated_back_counts_from_its_start(harness) -> None:  # type: ignore[no-untyped-def]
+    """``game new --start`` may date a game back: what is sent after its start counts, even
+    before the moment it was created; an override may move its deadline back there too."""
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0, chips=10)
+        create_game(session, "tally", "t1", T0 + timedelta(hours=5), players=["alice", "bob"],
+                    start=T0, settings={"length": "12h"})
+    harness.admin(setup)
+    drop(harness, "a.json", message("d1", body="add 3", sent_at="2026-12-01T10:30:00Z"))
+    drop(harness, "b.json", message("d2", body="add 4", sent_at="2026-12-01T09:30:00Z"))
+    harness.dealer.settings = harness.settings.model_copy(update={"deadline_overrides": "t1:close=2026-12-01T10:45:00Z"})
+    report = harness.run(T0 + timedelta(hours=6))
+    assert report.overrides == ["t1:close: close 2026-12-01T22:00:00Z -> 2026-12-01T16:00:00Z"]
+    assert sorted((i, s) for i, s, _ in stored(harness)) == [("d1", "applied"), ("d2", "rejected")]
+    assert any("before game t1 began (2026-12-01T10:00:00Z)" in p["body"] for p in harness.pms("alice"))
