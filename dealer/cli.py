@@ -257,11 +257,18 @@ def _not_handled(report: Any) -> str:
 
 
 def _mention_failed(dealer: Any) -> None:
-    """Remind the host of failed messages from earlier passes (on stderr)."""
+    """Remind the host of failed messages from earlier passes (on stderr); a store that
+    blinks just now only costs the reminder (the pass is done)."""
+    from dealer.store.transient import is_transient
     from dealer.views import count_failed
 
-    with dealer.sessions() as session:
-        waiting = count_failed(session)
+    try:
+        with dealer.sessions() as session:
+            waiting = count_failed(session)
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        return
     if waiting:
         click.echo(
             f"note: {waiting} failed message{'s wait' if waiting != 1 else ' waits'} for "
