@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import sys
 import time
 import uuid
@@ -191,7 +193,16 @@ def run(once: bool, now_text: str | None) -> None:
         dealer = Dealer(settings, inbox=inbox, publisher=publisher, clock=(lambda: now) if now else utcnow)
         dealer.check()
     if once:
-        report = dealer.run_pass()
+        from dealer.shell.timers import ONCE_ATTEMPTS, keep_trying
+        from dealer.store.transient import StoreUnavailable
+
+        try:
+            report = keep_trying(dealer, dealer.run_pass, attempts=ONCE_ATTEMPTS)
+        except StoreUnavailable as exc:
+            raise click.ClickException(
+                f"{exc}. Nothing was lost: what this pass had not committed stays pending "
+                "for the next one."
+            ) from None
         click.echo(report.line())
         for change in report.overrides:
             click.echo(f"override: {change}")
@@ -246,11 +257,18 @@ def _not_handled(report: Any) -> str:
 
 
 def _mention_failed(dealer: Any) -> None:
-    """Remind the host of failed messages from earlier passes (on stderr)."""
+    """Remind the host of failed messages from earlier passes (on stderr); a store that
+    blinks just now only costs the reminder (the pass is done)."""
+    from dealer.store.transient import is_transient
     from dealer.views import count_failed
 
-    with dealer.sessions() as session:
-        waiting = count_failed(session)
+    try:
+        with dealer.sessions() as session:
+            waiting = count_failed(session)
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        return
     if waiting:
         click.echo(
             f"note: {waiting} failed message{'s wait' if waiting != 1 else ' waits'} for "
@@ -455,18 +473,30 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
 
     TEXT is the message; quote it, or use \\n-separated lines for several commands.
     """
+    from dealer.inbox.base import InboxMessage, Unreadable
+
     settings = _settings()
     kind, _, path = settings.inbox.partition(":")
     if kind != "dir":
         raise click.ClickException(f"submit writes to a directory inbox; DEALER_INBOX is {settings.inbox!r}")
     sent = _time(at_text, "--at") or utcnow()
     body = " ".join(text).replace("\\n", "\n")
+    if message_id is not None and not _FILE_SAFE_ID.fullmatch(message_id):
+        raise click.BadParameter(
+            f"{message_id!r} cannot be part of a file name: use letters, digits and . _ - : @ # + "
+            "(at most 200 characters)", param_hint="--id",
+        )
     ident = message_id or f"cli-{sent:%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:12]}"
     # sent_at keeps its microseconds: two PMs sent within one second keep their order.
     message: dict[str, Any] = {"id": ident, "sender": sender, "channel": channel, "body": body,
                                "sent_at": iso_exact(sent)}
     if game_id:
         message["game"] = game_id
+    text_out = json.dumps(message, ensure_ascii=False, indent=2) + "\n"
+    try:  # what the daemon would refuse is refused here, before a file is written
+        InboxMessage.from_json(text_out)
+    except Unreadable as exc:
+        raise click.ClickException(f"the message would not be read: {exc}") from None
     folder = Path(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -475,11 +505,21 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
     # The inbox reads files by modification time, then name: the name is the moment the file
     # was written (to the nanosecond), so two messages forwarded within one tick of the file
     # system's clock are still read, and their exact sent_at ties broken, in the order given.
+    # It is written under a hidden name and renamed: the daemon never sees half of it.
     target = folder / f"{_arrival_stamp()}-{ident}.json"
-    temporary = folder / f".{target.name}.tmp"
-    temporary.write_text(json.dumps(message, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    temporary.replace(target)
+    temporary = folder / f".{target.name}.{os.getpid()}.tmp"
+    try:
+        temporary.write_text(text_out, encoding="utf-8")
+        temporary.replace(target)
+    except OSError as exc:
+        raise _setting_error("inbox", f"cannot write into {settings.inbox!r}", exc) from None
+    finally:
+        temporary.unlink(missing_ok=True)
     click.echo(f"queued {target}")
+
+
+_FILE_SAFE_ID = re.compile(r"[A-Za-z0-9._:@#+-]{1,200}")
+"""An id ``dealer submit`` can put in a file name (the inbox itself takes any id)."""
 
 
 def _arrival_stamp() -> str:
@@ -700,7 +740,9 @@ def deadline_list() -> None:
 
 def _override(target: str, value: str, moving: bool, one_deadline: bool = False) -> None:
     """Write ``target=value`` into the overrides file and wake the daemon."""
-    from dealer.shell.overrides import BadOverride, applied_overrides, make_spec, parse_overrides, request, tagged
+    from dealer.shell.overrides import (
+        BadOverride, applied_overrides, make_spec, parse_overrides, refusal, request, tagged,
+    )
 
     settings = _settings()
     path = Path(settings.overrides_file)
@@ -713,6 +755,9 @@ def _override(target: str, value: str, moving: bool, one_deadline: bool = False)
         spec = make_spec(tagged(target, utcnow()) if moving else target, value)
     except BadOverride as exc:
         raise click.ClickException(str(exc)) from None
+    why = _admin(lambda s: refusal(s, spec, utcnow()))
+    if why:
+        raise click.ClickException(f"{target}={value} would be refused: {why}")
     if not moving and any(e.key == spec.key and e.value == "pause" for e in _checked(lambda: _file_entries(path))):
         click.echo(f"{game_id} is already paused ({path})")
         return

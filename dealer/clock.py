@@ -37,8 +37,8 @@ def format_utc(value: datetime) -> str:
 
 
 def iso(value: datetime) -> str:
-    """ISO-8601 with a ``Z``: how JSON shows a time."""
-    return as_utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """ISO-8601 with a ``Z``: how JSON shows a time (a year always has four digits)."""
+    return as_utc(value).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def iso_exact(value: datetime) -> str:
@@ -47,10 +47,8 @@ def iso_exact(value: datetime) -> str:
     How a message's ``sent_at`` is written (``dealer submit``, the fakes): two messages sent
     within one second keep their order.
     """
-    value = as_utc(value)
-    if value.microsecond:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    value = as_utc(value).replace(tzinfo=None)
+    return value.isoformat(timespec="microseconds" if value.microsecond else "seconds") + "Z"
 
 
 # The units of a written duration, largest first: (singular, plural, symbol, seconds).

@@ -10,11 +10,19 @@ from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from dealer.clock import parse_time
+from dealer.clock import as_utc, parse_time
+
+SENT_AT_FORM = 'write sent_at as an ISO-8601 time with its offset, like "2026-12-01T10:00:00Z"'
+"""What an unreadable ``sent_at`` is told (a number is refused: seconds or milliseconds?)."""
 
 
 class Unreadable(Exception):
     """A message that cannot be understood at all (bad JSON, missing fields)."""
+
+
+class Incomplete(Unreadable):
+    """Text that is not (yet) complete JSON: a file still being written reads like this
+    (and so does broken JSON; the directory inbox waits a few seconds before telling)."""
 
 
 class InboxMessage(BaseModel):
@@ -37,13 +45,18 @@ class InboxMessage(BaseModel):
     @field_validator("sent_at", mode="before")
     @classmethod
     def _utc(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return parse_time(value)
-        if isinstance(value, datetime):
-            from dealer.clock import as_utc
-
-            return as_utc(value)
-        return value
+        # Only an ISO-8601 time is accepted: a number could be seconds or milliseconds
+        # since 1970, and a guess would put the move at the wrong time.
+        try:
+            if isinstance(value, datetime):
+                return as_utc(value)
+            if isinstance(value, str):
+                return parse_time(value)
+        except OverflowError:  # the very edge of the calendar, e.g. year 9999 at -05:00
+            raise ValueError(f"{_shown(value)} is outside the times dealer can keep; {SENT_AT_FORM}") from None
+        except ValueError:
+            pass
+        raise ValueError(f"{SENT_AT_FORM}, not {_shown(value)}")
 
     @field_validator("id", "sender", "channel", "body", "game", "target", "emoji", mode="before")
     @classmethod
@@ -73,11 +86,22 @@ class InboxMessage(BaseModel):
 
     @classmethod
     def from_json(cls, text: str) -> "InboxMessage":
-        """Parse a message; raise :class:`Unreadable` saying exactly what is wrong."""
+        """Parse a message; raise :class:`Unreadable` saying exactly what is wrong.
+
+        Whatever the text holds, nothing but :class:`Unreadable` comes out: deeply nested
+        brackets (a RecursionError in the parser) included.
+        """
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise Unreadable(f"not valid JSON: {exc}") from None
+            # Any cut-short JSON text fails somewhere; only a whole value with more after
+            # it ("Extra data") cannot be the start of a message still being written.
+            kind = Unreadable if exc.msg == "Extra data" else Incomplete
+            raise kind(f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise Unreadable("not readable: its JSON is nested too deeply") from None
+        except Exception as exc:  # any other failure of the parser is the file's, not dealer's
+            raise Unreadable(f"not readable: {type(exc).__name__}: {exc}") from None
         if not isinstance(data, dict):
             raise Unreadable("a message must be a JSON object")
         try:
@@ -88,6 +112,16 @@ class InboxMessage(BaseModel):
                 for err in exc.errors()
             )
             raise Unreadable(f"invalid message: {problems}") from None
+        except RecursionError:
+            raise Unreadable("not readable: a field is nested too deeply") from None
+        except Exception as exc:
+            raise Unreadable(f"invalid message: {type(exc).__name__}: {exc}") from None
+
+
+def _shown(value: Any) -> str:
+    """A field's value as an error quotes it (cut short)."""
+    text = json.dumps(value) if isinstance(value, (int, float, bool, type(None))) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass
@@ -105,10 +139,12 @@ class Inbox(ABC):
     source: str = "inbox"
 
     @abstractmethod
-    def fetch(self) -> Iterator[Delivery | tuple[Any, str]]:
+    def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Any, str]]:
         """Yield each waiting message, or ``(handle, why)`` for one that cannot be read.
 
-        The same message may be yielded again until :meth:`done` is called for it.
+        ``now`` is the pass's time (an adapter may leave a message still arriving for a
+        later pass). The same message may be yielded again until :meth:`done` is called
+        for it. Whatever a single message holds, fetching goes on to the next one.
         """
 
     @abstractmethod

@@ -9,15 +9,32 @@ order (the row id) follows arrival and breaks ties between messages sent in the 
 microsecond. File systems stamp files with a clock that may tick only every few
 milliseconds, so two files written within one tick share a time: their names then decide,
 and ``dealer submit`` names its files after the moment it writes them (to the nanosecond).
+
+What a producer must do, and what is refused:
+
+- Write the file under a hidden or non-``.json`` name, then rename it (``dealer submit``
+  does). A file that is not complete JSON yet and was modified within the last
+  :data:`WRITE_GRACE` (by the pass's clock) is taken to be still being written: it is left
+  for a later pass. Once older, it is rejected like any unreadable file.
+- A symbolic link is refused (moved to ``rejected/`` as a link, never followed): it could
+  point at any file the daemon can read, which would then be quoted back to its sender.
+- Any error reading one file rejects that file with why; the next file is read all the same.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
-from dealer.inbox.base import Delivery, Inbox, InboxMessage, Unreadable
+from dealer.inbox.base import Delivery, Inbox, Incomplete, InboxMessage, Unreadable
+
+log = logging.getLogger(__name__)
+
+WRITE_GRACE = timedelta(seconds=5)
+"""How long after its last change a file that is not complete JSON is waited for."""
 
 
 class DirectoryInbox(Inbox):
@@ -44,36 +61,66 @@ class DirectoryInbox(Inbox):
                 if entry.name.startswith(".") or not entry.name.endswith(".json"):
                     continue
                 try:
-                    if not entry.is_file():
+                    # A symbolic link is listed (and then refused), never followed.
+                    if not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
                         continue
-                    stamp = entry.stat().st_mtime_ns
+                    stamp = entry.stat(follow_symlinks=False).st_mtime_ns
                 except FileNotFoundError:  # taken by another daemon meanwhile
                     continue
                 found.append((stamp, entry.name, Path(entry.path)))
         found.sort()
         return [path for _, _, path in found]
 
-    def fetch(self) -> Iterator[Delivery | tuple[Path, str]]:
-        """Yield every message file in arrival order (see :meth:`waiting`)."""
+    def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Path, str]]:
+        """Yield every message file in arrival order (see :meth:`waiting`); one still being
+        written at ``now`` is skipped (see the module's notes)."""
         for file in self.waiting():
             try:
-                size = file.stat().st_size
-            except FileNotFoundError:  # taken by another daemon meanwhile
-                continue
-            if size > self.max_bytes:
-                yield file, f"the file is {size} bytes; a message may be at most {self.max_bytes}"
-                continue
-            try:
-                raw = file.read_bytes().decode("utf-8")
-            except FileNotFoundError:
-                continue
-            except UnicodeDecodeError as exc:
-                yield file, f"not UTF-8 text: {exc}"
-                continue
-            try:
-                yield Delivery(file, raw, InboxMessage.from_json(raw))
-            except Unreadable as exc:
-                yield file, str(exc)
+                item = self._read(file, now)
+            except Exception as exc:  # whatever one file does, the others are still read
+                log.exception("inbox file %s could not be read", file)
+                item = (file, f"could not be read: {type(exc).__name__}: {exc}")
+            if item is not None:
+                yield item
+
+    def _read(self, file: Path, now: datetime | None) -> Delivery | tuple[Path, str] | None:
+        """The file's message, ``(file, why)`` if it cannot be read, None to leave it."""
+        try:
+            info = file.lstat()
+        except FileNotFoundError:  # taken by another daemon meanwhile
+            return None
+        if file.is_symlink():
+            return file, "a symbolic link is not read; write the message file itself into the inbox"
+        try:
+            data = _read_no_follow(file, self.max_bytes + 1)
+        except FileNotFoundError:
+            return None
+        if len(data) > self.max_bytes:  # grown since it was listed, the size may be new
+            size = info.st_size if info.st_size > self.max_bytes else f"over {self.max_bytes}"
+            return file, f"the file is {size} bytes; a message may be at most {self.max_bytes}"
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if self._still_written(info, now):
+                return None  # a multi-byte character cut at the end of what is written so far
+            return file, f"not UTF-8 text: {exc}"
+        try:
+            return Delivery(file, raw, InboxMessage.from_json(raw))
+        except Incomplete as exc:
+            if self._still_written(info, now):
+                return None
+            return file, str(exc)
+        except Unreadable as exc:
+            return file, str(exc)
+
+    @staticmethod
+    def _still_written(info: os.stat_result, now: datetime | None) -> bool:
+        """Whether the file changed within :data:`WRITE_GRACE` of ``now`` (either way: a
+        clock behind the file system's must not make a fresh file look old)."""
+        if now is None:
+            return False
+        changed = datetime.fromtimestamp(info.st_mtime_ns / 1e9, timezone.utc)
+        return abs(now - changed) < WRITE_GRACE
 
     def done(self, handle: Path) -> None:
         """Move the stored message's file to ``processed/``."""
@@ -84,6 +131,15 @@ class DirectoryInbox(Inbox):
         target = _move(handle, self.rejected)
         if target is not None:
             target.with_name(target.name + ".why").write_text(why + "\n", encoding="utf-8")
+
+
+def _read_no_follow(file: Path, limit: int) -> bytes:
+    """At most ``limit`` bytes of the file, refusing a symbolic link put in its place
+    after it was listed (and never blocking on a FIFO put there)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    descriptor = os.open(file, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(limit)
 
 
 def _move(file: Path, folder: Path) -> Path | None:

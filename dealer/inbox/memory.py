@@ -29,7 +29,7 @@ class MemoryInbox(Inbox):
         self.waiting[self._next] = message
         self._next += 1
 
-    def fetch(self) -> Iterator[Delivery | tuple[int, str]]:
+    def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[int, str]]:
         """Yield the queued messages in order."""
         for handle, raw in sorted(self.waiting.items()):
             try:

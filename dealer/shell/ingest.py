@@ -6,25 +6,48 @@ in batches, and each is acknowledged to the inbox only once it is committed. A p
 :func:`store_messages` directly and learns which were new and which were duplicates. Either
 way a message is identified by its source and its own id: delivering it again is a no-op.
 Nothing here applies a message; the pass does (:mod:`dealer.shell.passes`).
+
+What is refused or kept aside, never silently:
+
+- A message claiming to be sent more than :data:`MAX_AHEAD` after it arrived is refused
+  (rejected with why): a clock that far off is not a player's move. (Up to a day ahead it
+  counts as sent when it arrived.)
+- The same id with another text (sender, channel, game, kind, target, emoji or body; not
+  ``sent_at``, which a re-sending transport may stamp again) is a *conflicting duplicate*:
+  it is stored under ``ID#2`` (``#3``...) as ``rejected``, with its own outcome, the
+  sender is told it was not applied, and a warning is logged. It is not applied: a
+  transport that re-sends an edited message under its old id would otherwise have one
+  move made twice. Delivered again, it is a plain duplicate of that stored copy.
+- A database error that passes (:func:`dealer.store.transient.is_transient`) is raised
+  to the caller and nothing is rejected: the files stay in the inbox for the next pass.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Iterable, Protocol
+from datetime import datetime, timedelta
+from typing import Any, Iterable, Literal, Protocol
 
 from sqlalchemy.engine import Connection, Engine
 
+from dealer.clock import iso, iso_exact
 from dealer.inbox import Inbox
 from dealer.inbox.base import Delivery, InboxMessage
+from dealer.render import render
 from dealer.store import queries as Q
+from dealer.store.transient import is_transient
+from dealer.text import command_lines, escape_post, quote
 
 log = logging.getLogger(__name__)
 
 INGEST_BATCH = 200
 """Inbox messages stored per transaction."""
+MAX_AHEAD = timedelta(days=1)
+"""How far after its arrival a message's ``sent_at`` may lie."""
+
+Kept = Literal["new", "duplicate", "conflict"]
+"""What storing did with a message (else the error that made the store refuse it)."""
 
 
 class IngestCounts(Protocol):
@@ -32,6 +55,7 @@ class IngestCounts(Protocol):
 
     ingested: int
     duplicates: int
+    conflicts: int
     unreadable: int
 
 
@@ -41,8 +65,11 @@ class Stored:
 
     new: list[InboxMessage] = field(default_factory=list)
     duplicates: list[InboxMessage] = field(default_factory=list)
+    conflicts: list[InboxMessage] = field(default_factory=list)
+    """Same id as a stored message, another text: stored apart as rejected, sender told."""
     refused: list[tuple[InboxMessage, str]] = field(default_factory=list)
-    """Messages the store refused, each with the error (nothing of them is stored)."""
+    """Messages refused (too far ahead, or by the store), each with why; nothing of them
+    is stored."""
 
 
 def store_messages(
@@ -54,17 +81,21 @@ def store_messages(
     the pass applies the new ones (an adapter inside ``dealer run`` sets the daemon's
     ``wake`` event to have that done at once). The raw text kept with each is the message
     as JSON.
-    Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each.
+    Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each. A
+    database error that passes is raised: the batches before it are stored, the rest not,
+    so the adapter delivers them all again later (what is stored is then a duplicate).
     """
     result = Stored()
     items = [(message, message.model_dump_json()) for message in messages]
     for start in range(0, len(items), INGEST_BATCH):
         batch = items[start:start + INGEST_BATCH]
         for (message, _), outcome in zip(batch, _store_batch(engine, source, batch, now)):
-            if isinstance(outcome, str):
-                result.refused.append((message, outcome))
-            elif outcome:
+            if isinstance(outcome, Refused):
+                result.refused.append((message, outcome.why))
+            elif outcome == "new":
                 result.new.append(message)
+            elif outcome == "conflict":
+                result.conflicts.append(message)
             else:
                 result.duplicates.append(message)
     return result
@@ -73,15 +104,16 @@ def store_messages(
 def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) -> int:
     """Store every message waiting in ``inbox``; return how many were new (in ``report``).
 
-    An unreadable message, or one the store refuses, is rejected to the inbox with why; a
-    message is acknowledged (``done``) only once it is committed.
+    An unreadable message, or one refused, is rejected to the inbox with why; a message is
+    acknowledged (``done``) only once it is committed. No single message stops the loop:
+    whatever its handling raises, it is set aside and the next is read.
     """
     batch: list[Delivery] = []
-    for item in inbox.fetch():
+    for item in inbox.fetch(now):
         if not isinstance(item, Delivery):
             handle, why = item
             log.warning("unreadable inbox message %s: %s", handle, why)
-            inbox.reject(handle, why)
+            _reject(inbox, handle, why)
             report.unreadable += 1
             continue
         batch.append(item)
@@ -93,51 +125,118 @@ def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) ->
     return report.ingested
 
 
+def _reject(inbox: Inbox, handle: Any, why: str) -> None:
+    """Set a message aside; should even that fail, log it and go on (it is tried again)."""
+    try:
+        inbox.reject(handle, why)
+    except Exception:
+        log.exception("inbox message %s could not be set aside (%s)", handle, why)
+
+
 def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts
 ) -> None:
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now)
     for item, outcome in zip(batch, outcomes):
-        if isinstance(outcome, str):
-            inbox.reject(item.handle, f"the store refused the message: {outcome}")
+        if isinstance(outcome, Refused):
+            _reject(inbox, item.handle, outcome.why)
             report.unreadable += 1
             continue
-        if outcome:
+        if outcome == "new":
             report.ingested += 1
+        elif outcome == "conflict":
+            report.conflicts += 1
         else:
             report.duplicates += 1
             log.info("message %s from %s already stored; ignored", item.message.id, inbox.source)
-        inbox.done(item.handle)
+        try:
+            inbox.done(item.handle)
+        except Exception:  # stored: read again, it is a duplicate
+            log.exception("inbox message %s is stored but could not be acknowledged", item.handle)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A message not stored, and why."""
+
+    why: str
+
+
+def too_far_ahead(message: InboxMessage, now: datetime) -> str | None:
+    """Why ``message`` is refused for a ``sent_at`` beyond :data:`MAX_AHEAD`, else None."""
+    if message.sent_at - now <= MAX_AHEAD:
+        return None
+    return (
+        f"sent_at {iso_exact(message.sent_at)} is more than a day after the message arrived "
+        f"({iso(now)}); the sender's clock is wrong: write the time it was sent, in UTC or "
+        "with its offset"
+    )
 
 
 def _store_batch(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime
-) -> list[bool | str]:
-    """Insert a batch in one transaction: per message True (new), False (stored already)
-    or the error that made the store refuse it."""
+) -> list[Kept | Refused]:
+    """Insert a batch in one transaction: per message what became of it, or why it was
+    refused. A passing database error is raised (nothing is refused because of it)."""
+    checked: list[Refused | None] = []
+    for message, _ in batch:
+        why = too_far_ahead(message, now)
+        if why is not None:
+            log.warning("message %s from %s refused: %s", message.id, source, why)
+        checked.append(Refused(why) if why else None)
     try:
         with engine.begin() as connection:
-            return [_insert(connection, source, message, raw, now) for message, raw in batch]
-    except Exception:
-        pass
+            return [
+                refused or _insert(connection, source, message, raw, now)
+                for (message, raw), refused in zip(batch, checked)
+            ]
+    except Exception as exc:
+        if is_transient(exc):
+            raise
     # One message the store refuses must not hold back the others: store one by one.
-    outcomes: list[bool | str] = []
-    for message, raw in batch:
+    outcomes: list[Kept | Refused] = []
+    for (message, raw), refused in zip(batch, checked):
+        if refused:
+            outcomes.append(refused)
+            continue
         try:
             with engine.begin() as connection:
                 outcomes.append(_insert(connection, source, message, raw, now))
         except Exception as exc:
+            if is_transient(exc):
+                raise
             log.exception("message %s could not be stored", message.id)
-            outcomes.append(str(exc) or type(exc).__name__)
+            outcomes.append(Refused(f"the store refused the message: {str(exc) or type(exc).__name__}"))
     return outcomes
 
 
 _INSERT_STATEMENTS: dict[str, Any] = {}
 
 
-def _insert(connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime) -> bool:
-    """Insert one message unless its (source, id) is stored already; True if new."""
-    values = dict(
+def _insert(connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime) -> Kept:
+    """Insert one message unless its (source, id) is stored already."""
+    values = _values(source, message, raw, now)
+    dialect = connection.dialect.name
+    statement = _INSERT_STATEMENTS.get(dialect)
+    if statement is None:
+        statement = _INSERT_STATEMENTS[dialect] = Q.insert_message(dialect)
+    if connection.execute(statement, values).first() is not None:
+        return "new"
+    base = message.id[:CONFLICT_BASE]
+    stored = Q.messages_sharing_id(connection, source, message.id, base)
+    said = _said(message)
+    if any(tuple(row[1:]) == said for row in stored):
+        return "duplicate"
+    _keep_conflict(connection, source, message, values, base, stored, now)
+    return "conflict"
+
+
+CONFLICT_BASE = 190
+"""Characters of an id kept in a conflicting duplicate's id (``BASE#N`` fits 200)."""
+
+
+def _values(source: str, message: InboxMessage, raw: str, now: datetime) -> dict[str, Any]:
+    return dict(
         source=source,
         external_id=message.id,
         raw=raw,
@@ -155,8 +254,38 @@ def _insert(connection: Connection, source: str, message: InboxMessage, raw: str
         received_at=now,
         status="pending",
     )
-    dialect = connection.dialect.name
-    statement = _INSERT_STATEMENTS.get(dialect)
-    if statement is None:
-        statement = _INSERT_STATEMENTS[dialect] = Q.insert_message(dialect)
-    return connection.execute(statement, values).first() is not None
+
+
+def _said(message: InboxMessage) -> tuple[Any, ...]:
+    """What a message says, compared to tell a re-delivery from another message."""
+    return (message.sender, message.channel, message.game, message.kind, message.target,
+            message.emoji, message.removed, message.body)
+
+
+def _keep_conflict(
+    connection: Connection, source: str, message: InboxMessage, values: dict[str, Any],
+    base: str, stored: list[Any], now: datetime,
+) -> None:
+    """Store a conflicting duplicate as rejected under ``BASE#N`` and tell its sender."""
+    taken = {row.external_id for row in stored}
+    number = 2
+    while f"{base}#{number}" in taken:
+        number += 1
+    ident = f"{base}#{number}"
+    detail = (f"conflicting duplicate: the id {message.id!r} was stored before with a "
+              "different text; this one is kept apart and not applied")
+    inserted = connection.execute(Q.INSERT_MESSAGE.values(
+        **{**values, "external_id": ident, "status": "rejected", "processed_at": now,
+           "outcome": [{"result": "rejected", "detail": detail}]},
+    ))
+    log.warning("message %s from %s: %s; stored as %s, its sender %s is told",
+                message.id, source, detail, ident, message.sender)
+    lines = command_lines(message.body)
+    first = lines[0] if lines else ""
+    connection.execute(Q.INSERT_POSTS, dict(
+        key=f"in:{inserted.inserted_primary_key[0]}:conflict", game_id=None, channel="pm",
+        recipient=message.sender, kind="conflict",
+        subject=escape_post(f"Not applied: {quote(first, 60)}" if first else "Not applied"),
+        body=render("common/conflict.txt", now, message_id=message.id, line=quote(first) if first else ""),
+        created_at=now, status="pending", attempts=0,
+    ))

@@ -30,6 +30,7 @@ from markupsafe import Markup
 from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import Session
 
+from dealer.clock import iso_exact
 from dealer.games import command_words, rules_for
 from dealer.games.base import Context, GameState, Ignored, PostDraft, Rejected, Rules
 from dealer.history import (
@@ -47,7 +48,8 @@ from dealer.text import (
 log = logging.getLogger(__name__)
 
 GameRef = Row[Any]
-"""A game as routing found it: a row with ``id``, ``kind``, ``status`` and ``channel``."""
+"""A game as routing found it: a row with ``id``, ``kind``, ``status``, ``channel``,
+``parent_id`` and ``created_at``."""
 
 
 _GAME_LINE = re.compile(r"^game\s+(\S+)$", re.IGNORECASE)
@@ -403,6 +405,14 @@ def _run_line(
         outcome.note(line, "rejected", why or "no game")
         return "rejected"
     rules = rules_for(game.kind)
+    early = _before_game(session, game, inbound)
+    if early:
+        if public and not rules.is_command_word(line.split()[0]):
+            outcome.note(line, "ignored", "chatter", game=game.id)
+            return "ignored"
+        _reply_error(outcome, game.id, line, early)
+        outcome.note(line, "rejected", "sent before the game existed", game=game.id)
+        return "rejected"
     seed_line = _SEED_LINE.match(line)
     if seed_line:
         return _add_client_seed(
@@ -429,6 +439,26 @@ def _run_line(
     outcome.note(line, "applied", game=game.id)
     answer.accepted(outcome, game, line)
     return "applied"
+
+
+def _before_game(session: Session, game: GameRef, inbound: Inbound | Row[Any]) -> str | None:
+    """Why a message sent before its game began is refused (else None); a game begins when
+    it is created, or at the start it was given if that is earlier.
+
+    Nothing sent before a game exists counts for it: a clock far behind (a ``sent_at`` of
+    year 0001) would otherwise have the move made, and every deadline it sets fall, long
+    before the game began.
+    """
+    if inbound.sent_at >= game.created_at:
+        return None  # the common case needs no query
+    began = queries.game_began(session, game.id, game.created_at)
+    if inbound.sent_at >= began:
+        return None
+    return (
+        f"The message says it was sent at {iso_exact(inbound.sent_at)}, before game "
+        f"{game.id} began ({iso_exact(began)}), so it does not count for it. "
+        "If the time is wrong, send the message again."
+    )
 
 
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
@@ -514,6 +544,12 @@ def _offer_message(
     rules = rules_for(game.kind)
     if not _overrides(rules, "on_message"):
         return False
+    early = _before_game(session, game, inbound)
+    if early:
+        _reply_error(outcome, game.id, lines[0], early)
+        outcome.note(None, "rejected", "sent before the game existed", game=game.id)
+        outcome.status = "rejected"
+        return True
     message = MessageTaken(
         id=inbound.external_id, sender=sender.name, channel=inbound.channel,
         sent_at=inbound.sent_at, body=inbound.body, lines=list(lines),
@@ -591,6 +627,12 @@ def _process_event(
     event = _inbound_event(inbound, sender.name)
     answer = _Answer(sender.name)
     described = _describe_event(inbound)
+    early = _before_game(session, game, inbound)
+    if early:
+        outcome.status = "rejected"
+        _reply_error(outcome, game.id, described, early)
+        outcome.note(None, "rejected", "sent before the game existed", game=game.id)
+        return
     try:
         step = run_step(session, game, inbound.sent_at, event, origin=origin,
                         actor=sender.name, after=answer.take)

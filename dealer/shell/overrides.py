@@ -36,7 +36,21 @@ Interpretations (written down here and in the README, and tested):
   time to the pause.
 - Every change is recorded in the game's history and announced once in its channel.
 - A source that cannot be read or understood changes nothing (the pass applies neither
-  source, so a typo never resumes a paused game); the error is logged and reported.
+  source, so a typo never resumes a paused game); the error is logged and reported once
+  (again only when it changes), never fatal: a time beyond the calendar
+  (``0001-01-01T00:00:00+01:00``) or a change too large to count is such an error.
+- An entry that reads well but cannot be applied is refused alone, reported once and
+  remembered as seen (changing its value asks again): a change that overflows the
+  calendar (``+9999999d``), or one that would move a deadline before its game began (its creation, or an earlier start) or
+  more than :data:`MAX_AHEAD` away (a year-0001 or year-9999 time): such a value is a
+  typo, not a plan.
+- A deadline moved into the past (an absolute time, or ``-2h`` on a deadline due in one
+  hour) fires at once, as ``now`` does: it is moved to the time the override is applied,
+  so the game's later rounds are scheduled from when it actually fired, not one after
+  another in the same pass.
+- Removing a ``GAME:DEADLINE=pause`` entry resumes that deadline as removing ``GAME=pause``
+  resumes the game (with the time it was paused given back); a deadline that another
+  pause entry still holds stays paused.
 """
 
 from __future__ import annotations
@@ -58,13 +72,20 @@ from dealer.games.base import PostDraft
 from dealer.history import AdminOverride, DeadlineShift
 from dealer.shell.steps import append_event, queue_posts
 from dealer.store import queries as Q
-from dealer.store.models import Game, Override
+from dealer.store.models import Deadline, Game, Override
 
 log = logging.getLogger(__name__)
+
+MAX_AHEAD = timedelta(days=365)
+"""How far from now an override may move a deadline."""
 
 
 class BadOverride(ValueError):
     """An override entry that cannot be understood."""
+
+
+class Refused(ValueError):
+    """An override that reads well but cannot be applied (why is its message)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +124,8 @@ def parse_overrides(text: str, source: str = VARIABLE) -> list[OverrideSpec]:
             mapping = json.loads(text)
         except json.JSONDecodeError as exc:
             raise BadOverride(f"{source} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise BadOverride(f"{source} is nested too deeply to read") from None
         if not isinstance(mapping, dict):
             raise BadOverride(f"{source} must be a JSON object")
         pairs = [(str(k), str(v)) for k, v in mapping.items()]
@@ -119,6 +142,8 @@ def parse_overrides(text: str, source: str = VARIABLE) -> list[OverrideSpec]:
         return [make_spec(key.strip(), value.strip()) for key, value in pairs]
     except BadOverride as exc:
         raise BadOverride(f"{source}: {exc}") from None
+    except RecursionError:  # a JSON value nested past Python's limit
+        raise BadOverride(f"{source} is nested too deeply to read") from None
 
 
 def make_spec(key: str, value: str) -> OverrideSpec:
@@ -135,6 +160,10 @@ def make_spec(key: str, value: str) -> OverrideSpec:
     else:
         try:
             value = iso(parse_time(value))
+        except OverflowError:
+            raise BadOverride(
+                f"override {key}={value}: the time is outside the calendar dealer can keep"
+            ) from None
         except ValueError:
             raise BadOverride(
                 f"override {key}={value}: use an ISO UTC time, +12h/-30m, pause or now"
@@ -152,6 +181,8 @@ def check_duration(text: str, what: str) -> str:
         if not cleaned or cleaned.isdigit():
             raise ValueError(cleaned)
         parse_duration(cleaned)
+    except OverflowError:
+        raise BadOverride(f"{what}: the change is too large to count") from None
     except ValueError:
         raise BadOverride(f"{what}: write the change like +12h, -30m, +1h30m or +2d") from None
     return cleaned
@@ -261,12 +292,14 @@ def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) 
     changes: list[str] = []
     wanted = {spec.key: spec for spec in specs}
     seen = {row.key: row for row in Q.overrides(session)}
-    for key, row in seen.items():
-        spec = wanted.get(key)
-        if spec is None or spec.value != row.value:
-            if row.value == "pause":
-                changes += _resume(session, row, now)
-            session.delete(row)
+    gone = [row for key, row in seen.items()
+            if wanted.get(key) is None or wanted[key].value != row.value]
+    # The pauses that stay in force after this pass: a deadline they hold stays paused.
+    holding = {(spec.game_id, spec.deadline) for spec in wanted.values() if spec.value == "pause"}
+    for row in gone:
+        if row.value == "pause":
+            changes += _resume(session, row, now, holding)
+        session.delete(row)
     session.flush()
     for key, spec in wanted.items():
         row = seen.get(key)
@@ -277,6 +310,7 @@ def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) 
             log.warning("override %s=%s names no game; ignored", spec.key, spec.value)
             changes.append(f"override {spec.key}={spec.value} ignored: no game {spec.game_id}")
             continue
+        # Seen from now on, applied or refused: it is reported once, not on every pass.
         session.add(
             Override(
                 key=key, value=spec.value, game_id=spec.game_id,
@@ -297,35 +331,89 @@ def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> l
     if not targets:
         log.warning("override %s=%s: no pending deadline to change", spec.key, spec.value)
         return [f"override {spec.key}={spec.value}: no pending deadline"]
+    try:
+        planned = _plan(session, game, targets, spec, now)
+    except Refused as exc:
+        log.warning("override %s=%s refused: %s", spec.key, spec.value, exc)
+        return [f"override {spec.key}={spec.value} refused: {exc}"]
     moved = []
-    for row in targets:
+    for row, when in planned:
         before = row.due_at
-        if spec.action == "now":
-            row.due_at = now
-        elif spec.action == "shift":
-            sign = 1 if spec.value[0] == "+" else -1
-            row.due_at = row.due_at + sign * parse_duration(spec.value[1:])
-        else:
-            row.due_at = parse_time(spec.value)
+        # A deadline moved into the past fires now: the rounds after it count from now.
+        row.due_at = max(when, now)
         moved.append((row.name, before, row.due_at))
     _announce(session, game, now, spec, spec.action, moved, f"override:{spec.key}:{spec.value}:{iso(now)}")
     return [f"{spec.key}: {name} {iso(a)} -> {iso(b)}" for name, a, b in moved]
 
 
-def _resume(session: Session, row: Override, now: datetime) -> list[str]:
+def _plan(
+    session: Session, game: Game, targets: list[Deadline], spec: OverrideSpec, now: datetime
+) -> list[tuple[Deadline, datetime]]:
+    """Each target with the time ``spec`` moves it to; :class:`Refused` if any is implausible."""
+    planned = [(row, _moved_to(row.due_at, spec, now)) for row in targets]
+    began = Q.game_began(session, game.id, game.created_at)
+    for row, when in planned:
+        _check_plausible(game.id, began, row.name, when, now)
+    return planned
+
+
+def refusal(session: Session, spec: OverrideSpec, now: datetime) -> str | None:
+    """Why the daemon would refuse ``spec`` if it saw it at ``now`` (None: it would not),
+    so ``dealer deadline`` can say so before writing it."""
+    game = session.get(Game, spec.game_id)
+    if game is None or spec.action in ("pause", "now"):
+        return None  # "now" is the daemon's time when it applies it, not the caller's
+    try:
+        _plan(session, game, Q.pending_deadlines_of(session, game.id, spec.deadline), spec, now)
+    except Refused as exc:
+        return str(exc)
+    return None
+
+
+def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
+    """Where ``spec`` moves a deadline due at ``due`` (:class:`Refused` if off the calendar)."""
+    try:
+        if spec.action == "now":
+            return now
+        if spec.action == "shift":
+            change = parse_duration(spec.value[1:])
+            return due + change if spec.value[0] == "+" else due - change
+        return parse_time(spec.value)
+    except (OverflowError, ValueError):
+        raise Refused(f"{spec.value} moves the deadline off the calendar") from None
+
+
+def _check_plausible(game_id: str, began: datetime, name: str, when: datetime, now: datetime) -> None:
+    """Refuse moving a deadline before its game began (:func:`~dealer.store.queries.game_began`)
+    or more than a year away."""
+    if when < began:
+        raise Refused(f"it would move {name} to {iso(when)}, before game {game_id} began ({iso(began)})")
+    if when > now + MAX_AHEAD:
+        raise Refused(f"it would move {name} to {iso(when)}, more than a year away")
+
+
+def _resume(
+    session: Session, row: Override, now: datetime, holding: set[tuple[str, str | None]]
+) -> list[str]:
+    """Lift the pause ``row``: its deadlines (every pending one of the game, or those
+    called ``row.deadline_name``) run again, later by the time the pause lasted; one that
+    a pause still in force (``holding``) covers stays paused."""
     game = session.get(Game, row.game_id)
-    if game is None or row.deadline_name is not None:
+    if game is None:
         return []
     paused_for = max(now - row.seen_at, timedelta())
+    game_held = (game.id, None) in holding
     moved = []
-    for deadline in Q.pending_deadlines_of(session, game.id):
+    for deadline in Q.pending_deadlines_of(session, game.id, row.deadline_name):
+        if game_held or (game.id, deadline.name) in holding:
+            continue  # its own pause goes on; that pause gives the time back when lifted
         before = deadline.due_at
         deadline.paused = False
         # A deadline that was still ahead when the pause began keeps the time it had left.
         if deadline.due_at > row.seen_at:
             deadline.due_at = deadline.due_at + paused_for
         moved.append((deadline.name, before, deadline.due_at))
-    spec = OverrideSpec(row.key, row.game_id, None, "resume")
+    spec = OverrideSpec(row.key, row.game_id, row.deadline_name, "resume")
     _announce(session, game, now, spec, "resumed", moved, f"resume:{row.key}:{iso(now)}")
     return [f"{row.key}: resumed"]
 

@@ -14,12 +14,19 @@ pending once the cause is fixed. A deadline whose step crashes is logged, keeps 
 on its row and stays pending: it is retried on every pass, and until it fires its game is
 held (messages and later deadlines of that game wait, pending). Either makes the pass's
 report not ``ok``, so ``dealer run --once`` exits non-zero.
+
+Only an error in dealer's own code does that. A database error that passes (a lost
+connection, a lock timeout, a deadlock, a serialization failure:
+:func:`dealer.store.transient.is_transient`) rolls back the step, leaves the message or
+the deadline pending with nothing recorded against it, and ends the pass by raising: the
+daemon waits for the store and runs the pass again (:mod:`dealer.shell.timers`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
@@ -41,6 +48,7 @@ from dealer.shell.steps import GameHeld, run_step
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
+from dealer.store.transient import is_transient
 from dealer.text import command_lines, escape_post, quote
 
 log = logging.getLogger(__name__)
@@ -57,6 +65,8 @@ class PassReport:
 
     ingested: int = 0
     duplicates: int = 0
+    conflicts: int = 0
+    """Messages with a stored message's id and another text (kept apart, not applied)."""
     unreadable: int = 0
     messages: int = 0
     deadlines: int = 0
@@ -80,7 +90,9 @@ class PassReport:
     def line(self) -> str:
         """A one-line summary for the log."""
         line = (
-            f"ingested {self.ingested} (duplicates {self.duplicates}, unreadable {self.unreadable}), "
+            f"ingested {self.ingested} (duplicates {self.duplicates}, "
+            + (f"conflicting {self.conflicts}, " if self.conflicts else "")
+            + f"unreadable {self.unreadable}), "
             f"messages {self.messages}, deadlines {self.deadlines}, "
             f"posts delivered {self.delivered} (failed {self.failed})"
         )
@@ -114,6 +126,10 @@ class Dealer:
         self.wake = threading.Event()
         self.stopping = False
         self.reload_requested = True
+        self.override_error: str | None = None
+        """The overrides' error last reported (one is reported once, not every pass)."""
+        self.sleep: Callable[[float], None] = self._sleep
+        """How the daemon waits between attempts while the store is unreachable."""
 
     def run_pass(self, now: datetime | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery."""
@@ -127,14 +143,26 @@ class Dealer:
 
     def apply_overrides(self, now: datetime) -> list[str]:
         """Apply ``DEALER_DEADLINE_OVERRIDES`` and the overrides file (read afresh on every
-        pass); a malformed one is logged, not fatal, and changes nothing."""
+        pass). A malformed one changes nothing and is reported once (again only when the
+        error changes), never fatal; a database error that passes is raised (the loop
+        waits for the store)."""
         try:
             specs = read_overrides(self.settings.deadline_overrides, self.settings.overrides_file)
-        except BadOverride as exc:
-            log.error("deadline overrides not applied: %s", exc)
-            return [f"error: {exc}"]
-        with self.sessions.begin() as session:
-            changes = apply_overrides(session, specs, now)
+            with self.sessions.begin() as session:
+                changes = apply_overrides(session, specs, now)
+        except Exception as exc:
+            if is_transient(exc):
+                raise
+            error = str(exc) if isinstance(exc, BadOverride) else describe(exc)
+            if error == self.override_error:
+                return []
+            self.override_error = error
+            if isinstance(exc, BadOverride):
+                log.error("deadline overrides not applied: %s", error)
+            else:
+                log.exception("deadline overrides not applied: %s", error)
+            return [f"error: {error}"]
+        self.override_error = None
         for change in changes:
             log.info("override: %s", change)
         return changes
@@ -158,6 +186,13 @@ class Dealer:
     def check(self) -> None:
         """Refuse to run on an out-of-date schema (raises ``SchemaOutOfDate``)."""
         check_schema(self.engine)
+
+    def _sleep(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if the daemon is asked to stop."""
+        deadline = time.monotonic() + seconds
+        while not self.stopping and (left := deadline - time.monotonic()) > 0:
+            self.wake.wait(timeout=left)
+            self.wake.clear()
 
     def run_forever(self) -> None:
         """Run passes until SIGTERM/SIGINT (:func:`dealer.shell.timers.run_forever`)."""
@@ -232,6 +267,9 @@ def process_messages(
                         break
         report.messages += applied
     except Exception as exc:
+        if is_transient(exc):
+            _stays_pending("messages", [m for m, _ in messages[: reached + 1]], exc)
+            raise
         if not isinstance(exc, GameHeld):  # the faulty message's own log has the traceback
             log.warning("a group of messages failed (%s); applying them one by one", describe(exc))
         for message_id, _ in messages[: reached + 1]:
@@ -240,6 +278,12 @@ def process_messages(
                 skipped_messages.add(message_id)
             elif result != "failed":
                 report.messages += 1
+
+
+def _stays_pending(what: str, ids: list[int], exc: BaseException) -> None:
+    """Log that a passing database error left ``what`` pending (the pass is retried)."""
+    log.warning("%s %s left pending: the database failed (%s); retried when it is back",
+                what, ", ".join(map(str, ids)), describe(exc))
 
 
 def _record(dealer: Dealer, session: Session, inbound_id: int, outcome: Outcome) -> None:
@@ -271,6 +315,9 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
             report.held += 1
         return "held"
     except Exception as exc:  # a bug must not stop the daemon or lose the message
+        if is_transient(exc):
+            _stays_pending("message", [inbound_id], exc)
+            raise
         log.exception(
             "message %s could NOT be handled (%s); it is stored as failed and its sender "
             "told. Fix the cause, then `dealer inbox retry %s`",
@@ -341,6 +388,9 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
             report.held += 1
         return "held"
     except Exception as exc:
+        if is_transient(exc):
+            _stays_pending("deadline", [deadline_id], exc)
+            raise
         error = describe(exc)
         if report is not None:
             report.failed_deadlines.append(f"{game_id}:{name}" if name else f"deadline {deadline_id}")

@@ -4,6 +4,14 @@
 timers that mirror the pending deadline rows, by the inbox poll interval, and by SIGHUP
 (which also re-reads the deadline overrides). SIGTERM and SIGINT stop it after the step in
 progress.
+
+Nothing a pass raises stops the loop. While the database is unreachable (a disconnect, a
+restart, a failover: :func:`dealer.store.transient.is_transient`) the daemon logs each
+attempt, waits with a growing backoff (:data:`BACKOFF`, at most :data:`MAX_BACKOFF`) and
+tries again; the pass left what it had not committed pending, so nothing is lost or
+marked failed. Any other error of a pass is logged with its traceback and retried the
+same way. ``dealer run --once`` waits for the store too, a bounded number of times
+(:data:`ONCE_ATTEMPTS`), then exits non-zero.
 """
 
 from __future__ import annotations
@@ -12,23 +20,79 @@ import logging
 import signal
 import threading
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from dealer.shell.failures import describe
 from dealer.store import queries as Q
+from dealer.store.transient import StoreUnavailable, is_transient
 
 if TYPE_CHECKING:
     from dealer.shell.passes import Dealer
 
 log = logging.getLogger(__name__)
 
+BACKOFF = 1.0
+"""Seconds waited after the first failed attempt; doubled after each further one."""
+MAX_BACKOFF = 60.0
+"""The longest wait between two attempts."""
+ONCE_ATTEMPTS = 5
+"""Attempts ``dealer run --once`` makes while the store is unreachable (about 15 s)."""
+
+T = TypeVar("T")
+
+
+def backoff(failures: int) -> float:
+    """Seconds to wait after ``failures`` failed attempts in a row: 1, 2, 4, ... 60."""
+    return min(MAX_BACKOFF, BACKOFF * 2 ** min(failures - 1, 16))
+
+
+def keep_trying(
+    dealer: Dealer, work: Callable[[], T], *, attempts: int | None = None, any_error: bool = False
+) -> T:
+    """``work()``, run again after a backoff while the store is unreachable.
+
+    Each failed attempt is logged with the wait before the next. With ``attempts`` the
+    last failure is raised as :class:`StoreUnavailable`; with ``any_error`` every error is
+    retried so (the daemon's loop), else only a passing database error is. Raises at once
+    if the daemon is asked to stop meanwhile.
+    """
+    failures = 0
+    while True:
+        try:
+            result = work()
+        except Exception as exc:
+            transient = is_transient(exc)
+            if not (transient or any_error) or dealer.stopping:
+                raise
+            failures += 1
+            if attempts is not None and failures >= attempts:
+                raise StoreUnavailable(
+                    f"the database is unreachable after {failures} attempts: {describe(exc)}"
+                ) from exc
+            wait = backoff(failures)
+            if transient:
+                log.warning("database unreachable (%s); attempt %d failed, next in %g s",
+                            describe(exc), failures, wait)
+                # Connections of a server that went away are no use: open fresh ones.
+                dealer.engine.dispose()
+            else:
+                log.exception("the pass failed (%s); attempt %d, next in %g s",
+                              describe(exc), failures, wait)
+            dealer.sleep(wait)
+            continue
+        if failures:
+            log.info("back after %d failed attempt%s", failures, "" if failures == 1 else "s")
+        return result
+
 
 def run_forever(dealer: Dealer) -> None:
     """Run passes until SIGTERM/SIGINT; SIGHUP re-reads the overrides."""
     from apscheduler.schedulers.background import BackgroundScheduler
 
-    dealer.check()
+    install_signals(dealer)
+    keep_trying(dealer, dealer.check)
     scheduler = BackgroundScheduler(
         timezone=timezone.utc,
         # Never drop a timer missed while the process was busy or asleep: APScheduler's
@@ -36,24 +100,33 @@ def run_forever(dealer: Dealer) -> None:
         job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
     )
     scheduler.start()
-    install_signals(dealer)
     log.info("dealer running; store %s", dealer.engine.url.render_as_string(hide_password=True))
     try:
         while not dealer.stopping:
-            if dealer.reload_requested:
-                dealer.reload_requested = False
-                reload_settings(dealer)
-            report = dealer.run_pass()
-            if not report.ok:
-                log.error("pass: %s", report.line())
-            elif report.ingested or report.deadlines or report.delivered or report.overrides:
-                log.info("pass: %s", report.line())
-            sync_timers(scheduler, dealer.sessions, dealer.wake, after=report.now)
+            try:
+                keep_trying(dealer, lambda: one_turn(dealer, scheduler), any_error=True)
+            except Exception:
+                if dealer.stopping:
+                    break
+                raise
             dealer.wake.wait(timeout=dealer.settings.poll_interval)
             dealer.wake.clear()
     finally:
         scheduler.shutdown(wait=False)
         log.info("dealer stopped")
+
+
+def one_turn(dealer: Dealer, scheduler: Any) -> None:
+    """One turn of the loop: re-read the settings if asked, a pass, then the timers."""
+    if dealer.reload_requested:
+        dealer.reload_requested = False
+        reload_settings(dealer)
+    report = dealer.run_pass()
+    if not report.ok:
+        log.error("pass: %s", report.line())
+    elif report.ingested or report.deadlines or report.delivered or report.overrides:
+        log.info("pass: %s", report.line())
+    sync_timers(scheduler, dealer.sessions, dealer.wake, after=report.now)
 
 
 def sync_timers(

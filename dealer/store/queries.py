@@ -24,6 +24,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from dealer.clock import parse_time
 from dealer.store.models import (
     Deadline,
     GameChannel,
@@ -277,6 +278,8 @@ def insert_message(dialect: str):  # type: ignore[no-untyped-def]
     )
 
 
+INSERT_MESSAGE = _inbound.insert()
+
 CLAIM_MESSAGE = (
     select(
         _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
@@ -338,6 +341,19 @@ def failed_messages(session: Session) -> list[Inbound]:
 def messages_with_external_id(session: Session, external_id: str) -> list[Inbound]:
     """The stored messages whose own id is ``external_id`` (one per source at most)."""
     return list(session.scalars(select(Inbound).where(Inbound.external_id == external_id)))
+
+
+def messages_sharing_id(connection: Connection, source: str, external_id: str, base: str) -> list[Row[Any]]:
+    """The stored messages from ``source`` with the id ``external_id``, and the conflicting
+    duplicates kept under it (``BASE#2``, ``BASE#3``...): what they say and who sent them."""
+    c = _inbound.c
+    return list(connection.execute(
+        select(c.external_id, c.sender, c.channel, c.game_hint, c.kind, c.target, c.emoji,
+               c.removed, c.body)
+        .where(c.source == source,
+               (c.external_id == external_id) | c.external_id.startswith(base + "#", autoescape=True))
+        .order_by(c.id)
+    ))
 
 
 def retry_failed(ids: list[int]) -> Update:
@@ -441,7 +457,8 @@ def next_deadline_by_game(session: Session) -> dict[str, datetime]:
 _members = GamePlayer.__table__
 _channels = GameChannel.__table__
 
-GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _games.c.parent_id)
+GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _games.c.parent_id,
+            _games.c.created_at)
 """The columns of a game that routing needs."""
 
 _GAME_BY_ID = select(*GAME_REF).where(_games.c.id == bindparam("game_id"))
@@ -517,6 +534,22 @@ def own_channels(connection: Connection | Session, game_id: str, channels: list[
     wanted = list(dict.fromkeys(channels))
     if wanted:
         connection.execute(_channels.insert(), [{"game_id": game_id, "channel": c} for c in wanted])
+_GAME_START = (
+    select(_events.c.data)
+    .where(_events.c.game_id == bindparam("game_id"), _events.c.type == "game.create")
+    .order_by(_events.c.seq)
+    .limit(1)
+)
+
+
+def game_began(session: Session, game_id: str, created_at: datetime) -> datetime:
+    """When a game's own time begins: its creation, or the start it was given when that
+    is earlier (``dealer game new --start`` may date a game back)."""
+    data = session.execute(_GAME_START, {"game_id": game_id}).scalar()
+    start = data.get("start") if isinstance(data, dict) else None
+    return min(created_at, parse_time(start)) if isinstance(start, str) else created_at
+
+
 def game_events_of_type(session: Session, game_id: str, type_: str) -> list[Event]:
     """A game's events of one type, in order."""
     return list(session.scalars(

@@ -94,3 +94,26 @@ def test_demo_plays_a_whole_game(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "final result" in result.output
     assert "Final: finished, scores {'alice': 380, 'bob': 335}, winner alice." in result.output
+
+
+def test_submit_refuses_an_id_that_cannot_name_a_file_and_leaves_nothing(cli) -> None:  # type: ignore[no-untyped-def]
+    for bad in ("a/b", "../x", "a\\b", "x" * 201):
+        result = cli("submit", "--from", "alice", "--id", bad, "bet gold 20", ok=False)
+        assert result.exit_code == 2 and "cannot be part of a file name" in result.output
+    assert not cli.inbox.exists() or list(cli.inbox.rglob("*")) == []
+
+
+def test_submit_refuses_what_the_daemon_would_refuse(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("submit", "--from", " ", "bet gold 20", ok=False)
+    assert result.exit_code == 1 and "the message would not be read: invalid message: sender" in result.output
+    assert not cli.inbox.exists() or list(cli.inbox.rglob("*")) == []
+
+
+def test_submit_leaves_no_temporary_file_when_the_rename_fails(cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def refuse(self, target):  # type: ignore[no-untyped-def]
+        raise PermissionError(13, "Permission denied", str(target))
+
+    monkeypatch.setattr(Path, "replace", refuse)
+    result = cli("submit", "--from", "alice", "--id", "x1", "bet gold 20", ok=False)
+    assert result.exit_code == 1 and "DEALER_INBOX: cannot write into" in result.output
+    assert list(cli.inbox.glob(".*")) == [] and list(cli.inbox.glob("*.json")) == []

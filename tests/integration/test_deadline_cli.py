@@ -199,3 +199,16 @@ def test_the_file_is_replaced_whole_and_an_unwritable_one_is_named(cli) -> None:
     result = cli("deadline", "extend", "t1", "+1h", ok=False)
     assert result.exit_code == 1
     assert result.output.startswith("Error: DEALER_OVERRIDES_FILE: ")
+
+
+def test_an_implausible_change_is_refused_before_it_is_written(cli) -> None:  # type: ignore[no-untyped-def]
+    tally(cli)
+    for args, why in [
+        (("at", "t1:close", "9999-01-01T00:00:00Z"), "more than a year away"),
+        (("at", "t1:close", "0001-01-01T00:00:00Z"), "before game t1 began ("),
+        (("at", "t1:close", "2026-11-01T00:00:00Z"), "it would move close to 2026-11-01T00:00:00Z, before game t1 began ("),
+        (("extend", "t1", "+9999999d"), "off the calendar"),
+    ]:
+        result = cli("deadline", *args, ok=False)
+        assert result.exit_code == 1 and "would be refused: " in result.output and why in result.output, result.output
+    assert entries(cli) == []

@@ -161,3 +161,96 @@ def test_a_malformed_file_changes_nothing_not_even_a_pause(make_harness) -> None
     assert report.overrides[0].startswith(f"error: {path}: override t1=whenever")
     view = h.admin(lambda s: game_view(s, "t1"))
     assert view["status"] == "running" and view["deadlines"][0]["paused"] is True
+
+
+# -- values that cannot be applied (issue 9) ---------------------------------------------
+
+
+@pytest.mark.parametrize("value, why", [
+    ("+9999999d", "off the calendar"),
+    ("-9999999d", "off the calendar"),
+    ("0001-01-01T00:00:00Z", "before game t1 began (2026-12-01T10:00:00Z)"),
+    ("9999-01-01T00:00:00Z", "more than a year away"),
+    ("-2h", "to 2026-12-01T09:00:00Z, before game t1 began"),
+])
+def test_an_implausible_value_is_refused_reported_once_and_the_game_goes_on(make_harness, value, why) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides=f"t1={value}")
+    setup(h)
+    report = h.run(T0 + timedelta(minutes=1))
+    assert report.ok and len(report.overrides) == 1
+    assert report.overrides[0].startswith(f"override t1={value} refused: ") and why in report.overrides[0]
+    assert deadlines(h) == {"close": "2026-12-01T11:00:00Z"}
+    assert h.run(T0 + timedelta(minutes=2)).overrides == []  # once, not on every pass
+    assert overrides_posts(h) == []
+    h.run(T0 + HOUR)
+    assert h.admin(lambda s: game_view(s, "t1"))["status"] == "finished"
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-05:00", "+99999999999d"])
+def test_a_value_off_the_calendar_is_reported_once_and_never_fatal(make_harness, value) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides=f"t1={value}")
+    setup(h)
+    first = h.run(T0 + timedelta(minutes=1))
+    assert first.ok and len(first.overrides) == 1 and first.overrides[0].startswith("error: ")
+    assert "outside the calendar" in first.overrides[0] or "too large" in first.overrides[0]
+    assert h.run(T0 + timedelta(minutes=2)).overrides == []
+    # SIGHUP re-reads the settings: still the same error, still not fatal, not repeated.
+    from dealer.shell.timers import reload_settings
+    reload_settings(h.dealer)
+    assert h.run(T0 + timedelta(minutes=3)).overrides == []
+    # Fixed, the overrides apply again; broken differently, the new error is reported.
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": "t1=+1h"})
+    assert h.run(T0 + timedelta(minutes=4)).overrides == ["t1: close 2026-12-01T11:00:00Z -> 2026-12-01T12:00:00Z"]
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": f"t1={value}"})
+    assert h.run(T0 + timedelta(minutes=5)).overrides[0].startswith("error: ")
+
+
+def test_a_deadline_moved_into_the_past_fires_once_and_later_rounds_count_from_then(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides="t1=+12h")
+    setup(h, rounds=3)
+    h.run(T0)  # close moves to 23:00
+    at = T0 + 10 * HOUR  # 20:00: the admin moves it back to 10:30, long past
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": "t1:close=2026-12-01T10:30:00Z"})
+    report = h.run(at)
+    # Round 1 closes once, at 20:00; round 2 keeps its full hour from then. (Fired at
+    # 10:30, rounds 2 and 3 would have closed at 11:30 and 12:30 in this same pass.)
+    assert report.deadlines == 1
+    assert deadlines(h) == {"close": "2026-12-01T21:00:00Z"}
+    assert "2026-12-01 20:00 UTC" in overrides_posts(h)[-1]
+    assert h.admin(lambda s: game_view(s, "t1"))["status"] == "running"
+
+
+def test_removing_a_deadline_pause_resumes_that_deadline(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides="t1:close=pause")
+    setup(h)
+    h.run(T0 + timedelta(minutes=30))  # paused with 30 min left
+    h.run(T0 + 2 * HOUR)
+    assert h.admin(lambda s: game_view(s, "t1"))["deadlines"][0]["paused"] is True
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": ""})
+    report = h.run(T0 + 3 * HOUR)  # 2 h 30 min of pause given back
+    assert report.overrides == ["t1:close: resumed"]
+    view = h.admin(lambda s: game_view(s, "t1"))
+    assert view["deadlines"][0]["paused"] is False
+    assert deadlines(h) == {"close": "2026-12-01T13:30:00Z"}
+    h.run(T0 + 3 * HOUR + timedelta(minutes=30))
+    assert h.admin(lambda s: game_view(s, "t1"))["status"] == "finished"
+
+
+def test_a_deadline_another_pause_still_holds_stays_paused(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides="t1=pause; t1:close=pause")
+    setup(h)
+    h.run(T0 + timedelta(minutes=30))
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": "t1:close=pause"})
+    h.run(T0 + HOUR)  # the game's pause is lifted, the deadline's stays
+    assert h.admin(lambda s: game_view(s, "t1"))["deadlines"][0]["paused"] is True
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": ""})
+    h.run(T0 + 2 * HOUR)  # paused since 10:30 with 30 min left: due 12:30
+    assert h.admin(lambda s: game_view(s, "t1"))["deadlines"][0]["paused"] is False
+    assert deadlines(h) == {"close": "2026-12-01T12:30:00Z"}
+
+
+def test_run_once_reports_a_bad_override_and_goes_on(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("migrate")
+    cli.env["DEALER_DEADLINE_OVERRIDES"] = "t1=0001-01-01T00:00:00+01:00"
+    result = cli("run", "--once", "--now", "2026-12-01T10:00:00Z")
+    assert "override: error: DEALER_DEADLINE_OVERRIDES: override t1=0001-01-01T00:00:00+01:00: the time is outside the calendar" in result.output

@@ -6,8 +6,9 @@ import json
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from dealer.inbox.base import InboxMessage
+from dealer.inbox.base import InboxMessage, Unreadable
 from dealer.testing import MemoryInbox
 
 
@@ -32,3 +33,51 @@ def test_the_memory_inbox_keeps_the_microseconds() -> None:
     inbox.put({"id": "x", "sender": "a", "body": "", "sent_at": at})
     (delivery,) = list(inbox.fetch())
     assert delivery.message.sent_at == at
+
+
+# -- whatever a producer writes, reading it ends in a message or in Unreadable (issue 9) --
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+_FIELDS = st.fixed_dictionaries({}, optional={
+    "id": _JSON | st.text(max_size=10), "sender": _JSON | st.text(max_size=10),
+    "sent_at": _JSON | st.datetimes().map(lambda d: d.isoformat()) | st.sampled_from([
+        "9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+01:00", "2026-12-01T10:00:00Z",
+    ]),
+    "kind": _JSON | st.sampled_from(["message", "edit", "delete", "reaction"]),
+    "target": _JSON, "emoji": _JSON, "removed": _JSON, "body": _JSON, "game": _JSON,
+    "channel": _JSON,
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_FIELDS.map(json.dumps), st.text(max_size=200), _JSON.map(json.dumps)))
+def test_reading_any_text_gives_a_message_or_unreadable(text: str) -> None:
+    try:
+        message = InboxMessage.from_json(text)
+    except Unreadable as exc:
+        assert str(exc)
+    else:
+        assert message.sent_at.tzinfo is not None and message.id.strip()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=300) | _FIELDS.map(lambda d: json.dumps(d).encode()))
+def test_the_directory_inbox_reads_any_file_without_raising(data: bytes) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from dealer.inbox.base import Delivery
+    from dealer.inbox.directory import DirectoryInbox
+
+    with tempfile.TemporaryDirectory() as folder:
+        inbox = DirectoryInbox(folder)
+        (Path(folder) / "m.json").write_bytes(data)
+        items = list(inbox.fetch(datetime(2030, 1, 1, tzinfo=timezone.utc)))  # long after: not fresh
+        assert len(items) == 1
+        item = items[0]
+        assert isinstance(item, Delivery) or (isinstance(item, tuple) and item[1])

@@ -1,0 +1,61 @@
+"""Which database errors are the database's passing trouble, not dealer's.
+
+A connection lost (a disconnect, a restart, a failover), a lock timeout, a deadlock or a
+serialization failure says nothing about the message or the deadline being handled: the
+same work succeeds once the database is back or the other transaction is gone. Such an
+error must never mark a message ``failed``, hold a game or reject an inbox file; the work
+stays pending and is done again (:mod:`dealer.shell.timers` waits and reconnects).
+Anything else (an error in dealer's own code, a constraint the data breaks) is not
+transient.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import exc as sa_exc
+
+_SQLITE_TRANSIENT = ("database is locked", "database table is locked", "disk i/o error",
+                     "unable to open database", "database is busy")
+"""SQLite reports a schema mistake (``no such table``) as an OperationalError too: only
+these messages are the file being busy or briefly unreachable."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The store could not be reached for long enough that a caller gave up waiting."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True if ``exc`` (or what it was raised from) is a passing database error."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if _transient(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, (sa_exc.DisconnectionError, sa_exc.TimeoutError)):
+        return True  # the pool could not hand out a live connection in time
+    if isinstance(exc, sa_exc.DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        if isinstance(exc, sa_exc.OperationalError):
+            orig = exc.orig
+            module = type(orig).__module__ if orig is not None else ""
+            if module.startswith("sqlite3") or "sqlite" in module:
+                text = str(orig).lower()
+                return any(marker in text for marker in _SQLITE_TRANSIENT)
+            # A server's error says what it is by its SQLSTATE; an error without one is the
+            # client losing the connection.
+            state = getattr(orig, "sqlstate", None)
+            return state is None or state.startswith(_POSTGRES_TRANSIENT)
+    return False
+
+
+_POSTGRES_TRANSIENT = ("08", "40", "53", "55P03", "57", "58")
+"""SQLSTATEs that pass: connection exceptions (08), serialization failures and deadlocks
+(40), insufficient resources such as too many connections (53), a lock timeout (55P03),
+the server shutting down or a statement timeout (57), an I/O error (58). Others (a value
+too long for an index, say) would fail the same way every time."""
