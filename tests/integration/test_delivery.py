@@ -266,3 +266,47 @@ def test_on_postgres_a_post_in_flight_is_skipped_not_doubled_or_waited_for(make_
         second_done.set()
         thread.join()
     assert shared.sent == ["k2", "k0", "k1"]
+
+
+def test_two_daemons_applying_messages_across_games_never_deadlock(make_harness, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Each daemon applies messages in groups (several games in one transaction); their
+    games come in crossing orders. On Postgres the groups exclude each other
+    (``queries.step_lock``): no deadlock, every message applied once."""
+    first = make_harness()
+    second = make_harness()
+    games = [f"t{n}" for n in range(1, 7)]
+
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0, chips=10)
+        for game in games:
+            create_game(session, "tally", game, T0, players=["alice", "bob"])
+    first.admin(setup)
+    for n in range(240):
+        # Daemon-crossing orders: t1 t2 ... t6, then t6 ... t1, and so on.
+        order = games if (n // len(games)) % 2 == 0 else games[::-1]
+        first.send("alice" if n % 2 else "bob", "add 1", T0 + timedelta(seconds=n), game=order[n % len(games)])
+    first.dealer.ingest(T0 + timedelta(minutes=5))
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+    reports = []
+
+    def work(h):  # type: ignore[no-untyped-def]
+        try:
+            barrier.wait()
+            reports.append(h.run(T0 + timedelta(minutes=5)))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(h,)) for h in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert "deadlock" not in caplog.text.lower()
+    assert sum(r.messages for r in reports) == 240 and all(r.ok for r in reports)
+    from dealer.views import game_view
+
+    totals = [first.admin(lambda s, g=g: game_view(s, g))["scores"] for g in games]
+    assert sum(sum(scores.values()) for scores in totals) == 240
