@@ -25,14 +25,16 @@ R = TypeVar("R")
 FIELDS = ("game_id", "message_id", "deadline", "post_id", "post_key")
 """The fields a line about a game, a message, a deadline or a post carries."""
 
-_scope: ContextVar[dict[str, Any]] = ContextVar("dealer_log_scope", default={})
+_scope: ContextVar[dict[str, Any] | None] = ContextVar("dealer_log_scope", default=None)
+"""The fields in scope; None outside any scope, where :func:`bind` does nothing (so a step
+run by an admin command leaves nothing behind for later lines)."""
 
 
 @contextmanager
 def context(**fields: Any) -> Iterator[None]:
     """Lines logged inside the block carry ``fields`` (and those of the enclosing scope);
     :func:`bind` calls inside it are undone when it ends."""
-    merged = {**_scope.get(), **_known(fields)}
+    merged = {**(_scope.get() or {}), **_known(fields)}
     token = _scope.set({name: value for name, value in merged.items() if value is not None})
     try:
         yield
@@ -42,8 +44,12 @@ def context(**fields: Any) -> Iterator[None]:
 
 def bind(**fields: Any) -> None:
     """Add ``fields`` to the current scope (until the enclosing :func:`context` ends); a
-    field given as None leaves it."""
-    merged = {**_scope.get(), **_known(fields)}
+    field given as None leaves it. Outside any scope it does nothing."""
+    fields = _known(fields)
+    current = _scope.get()
+    if current is None:
+        return
+    merged = {**current, **fields}
     _scope.set({name: value for name, value in merged.items() if value is not None})
 
 
@@ -64,7 +70,7 @@ def scoped(fn: Callable[P, R]) -> Callable[P, R]:
 
 def current() -> dict[str, Any]:
     """The fields in scope."""
-    return dict(_scope.get())
+    return dict(_scope.get() or {})
 
 
 def _known(fields: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +84,7 @@ class _ScopeFilter(logging.Filter):
     """Copies the fields in scope onto each record (an explicit ``extra=`` wins)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        for name, value in _scope.get().items():
+        for name, value in (_scope.get() or {}).items():
             if not hasattr(record, name):
                 setattr(record, name, value)
         return True
@@ -116,13 +122,27 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def configure(*, verbose: bool = False, fmt: str = "text") -> None:
-    """Log to stderr in ``fmt`` (``text`` or ``json``), replacing any earlier set-up."""
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is logged (a test runner or a
+    CLI runner may swap it after the set-up)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+def configure(*, verbose: bool = False, fmt: str = "text") -> logging.Handler:
+    """Log to stderr in ``fmt`` (``text`` or ``json``), replacing any earlier set-up;
+    return the handler."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, "dealer", False):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Stderr()
     handler.dealer = True  # type: ignore[attr-defined]
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     handler.addFilter(_ScopeFilter())
@@ -130,3 +150,4 @@ def configure(*, verbose: bool = False, fmt: str = "text") -> None:
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     for noisy in ("apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    return handler
