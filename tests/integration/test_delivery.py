@@ -310,3 +310,19 @@ def test_two_daemons_applying_messages_across_games_never_deadlock(make_harness,
 
     totals = [first.admin(lambda s, g=g: game_view(s, g))["scores"] for g in games]
     assert sum(sum(scores.values()) for scores in totals) == 240
+
+
+def test_the_daemon_logs_the_parked_count_when_it_changes(make_harness, caplog) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(publish_retries=1)
+    publisher = ScriptedPublisher(failing={"table": None})
+    h.dealer.publisher = publisher
+    (post,) = queue(h, ("table", None))
+    caplog.set_level("INFO", logger="dealer.shell.passes")
+    h.run(T0)
+    h.run(T0 + timedelta(minutes=1))  # still one parked: not logged again
+    parked = [r for r in caplog.records if "parked after failing every attempt" in r.getMessage()]
+    assert [r.getMessage().split(" ")[0] for r in parked] == ["1"] and parked[0].levelname == "WARNING"
+    h.admin(lambda s: retry_posts(s, [post]))
+    publisher.failing.clear()
+    h.run(T0 + timedelta(minutes=2))
+    assert "no parked post any more" in caplog.text

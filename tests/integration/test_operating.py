@@ -179,3 +179,20 @@ def test_metrics_count_messages_deadlines_posts_and_passes(harness) -> None:  # 
     assert grown == [1, 1, 1, 1, 2, 1, 1]
     assert _sample("dealer_posts_parked") == 0
     assert b"dealer_deadline_lateness_seconds_bucket" in generate_latest(METRICS.registry)
+
+
+def test_metrics_are_served_over_http() -> None:
+    from urllib.request import urlopen
+
+    from dealer.metrics import serve
+
+    server, thread = serve(0, "127.0.0.1")  # an ephemeral port
+    try:
+        METRICS.parked(3)
+        with urlopen(f"http://127.0.0.1:{server.server_port}/metrics", timeout=10) as response:
+            body = response.read().decode("utf-8")
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+        METRICS.parked(0)
+    assert "dealer_posts_parked 3.0" in body and "dealer_pass_duration_seconds_bucket" in body
