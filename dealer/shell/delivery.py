@@ -121,14 +121,18 @@ def _attempt(
     )
     try:
         external = publisher.send(outgoing)
-    except DeliveryFailed as exc:
+    except Exception as exc:
+        if not isinstance(exc, DeliveryFailed):
+            # A bug in an adapter must not stop the daemon: counted as a failed attempt.
+            log.exception("post %s: the publisher failed unexpectedly", row.key)
+        retry_after = exc.retry_after if isinstance(exc, DeliveryFailed) else None
         attempts = row.attempts + 1
         # A transport's "retry after" (a rate limit) is waited for, never a reason to park.
-        parked = attempts >= retries and exc.retry_after is None
-        wait = backoff(row.key, attempts, first_backoff, exc.retry_after)
+        parked = attempts >= retries and retry_after is None
+        wait = backoff(row.key, attempts, first_backoff, retry_after)
         connection.execute(
             Q.POST_NOT_DELIVERED,
-            {"post_id": row.id, "new_attempts": attempts, "new_error": str(exc),
+            {"post_id": row.id, "new_attempts": attempts, "new_error": str(exc) or type(exc).__name__,
              "new_status": "failed" if parked else "pending",
              "new_next_attempt_at": None if parked else now + timedelta(seconds=wait)},
         )

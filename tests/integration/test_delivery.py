@@ -326,3 +326,22 @@ def test_the_daemon_logs_the_parked_count_when_it_changes(make_harness, caplog) 
     publisher.failing.clear()
     h.run(T0 + timedelta(minutes=2))
     assert "no parked post any more" in caplog.text
+
+
+def test_a_publisher_bug_counts_as_a_failed_attempt_and_stops_nothing(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(publish_retries=2)
+
+    class Broken(ScriptedPublisher):
+        def send(self, post: OutgoingPost) -> str:
+            if post.channel == "table":
+                raise KeyError("a bug in the adapter")
+            return super().send(post)
+
+    publisher = Broken()
+    h.dealer.publisher = publisher
+    queue(h, ("table", None), ("pm", "bob"))
+    report = h.run(T0)
+    assert report.retried == 1 and publisher.sent == ["k1"]
+    row = h.admin(lambda s: s.scalar(select(Post).where(Post.key == "k0")))
+    assert row.status == "pending" and row.attempts == 1 and "a bug in the adapter" in row.last_error
+    assert h.run(T0 + timedelta(hours=1)).failed == 1  # parked after its retries, as any failure
