@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
+from dealer import logs
 from dealer.clock import format_utc, iso, iso_exact, parse_time, utcnow
 from dealer.settings import Settings, env_name, find_env_file, unknown_settings
 from dealer.text import plural
@@ -30,6 +31,8 @@ def _settings() -> Settings:
 
         settings = meta["dealer.settings"] = _read_settings()
         set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
+        if settings.log_format != "text":
+            logs.configure(verbose=meta.get("dealer.verbose", False), fmt=settings.log_format)
     return meta["dealer.settings"]
 
 
@@ -149,13 +152,8 @@ def main(verbose: bool) -> None:
     (DEALER_HOME, default ./var beside that .env) holds the SQLite store, the inbox, the
     outbox and the overrides file unless a setting puts them elsewhere.
     """
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    for noisy in ("apscheduler", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    click.get_current_context().meta["dealer.verbose"] = verbose
+    logs.configure(verbose=verbose)
     for warning in unknown_settings(env_file=find_env_file()):
         logging.getLogger("dealer.settings").warning(warning)
 
@@ -210,8 +208,23 @@ def run(once: bool, now_text: str | None) -> None:
             raise click.ClickException(_not_handled(report))
         _mention_failed(dealer)
     else:
+        if settings.metrics_port:
+            _serve_metrics(settings.metrics_port)
         with pid_file(settings.pid_file):
             dealer.run_forever()
+
+
+def _serve_metrics(port: int) -> None:
+    """Serve Prometheus metrics on ``port``; a missing extra or a busy port ends the command."""
+    from dealer.metrics import serve
+
+    try:
+        serve(port)
+    except ImportError as exc:
+        raise _setting_error("metrics_port", "", exc) from None
+    except OSError as exc:
+        raise _setting_error("metrics_port", f"cannot serve metrics on port {port}", exc) from None
+    logging.getLogger("dealer.metrics").info("Prometheus metrics on port %s (/metrics)", port)
 
 
 def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
@@ -578,6 +591,86 @@ def inbox_retry(ids: tuple[str, ...], retry_all: bool) -> None:
     for row in rows:
         click.echo(f"message {row['id']} from {row['sender']} is pending again (it had failed: {row['error']})")
     click.echo("The next pass applies them: `dealer run --once`, or a running `dealer run` within its poll interval.")
+
+
+@main.group()
+def outbox() -> None:
+    """Queued posts: list them, re-queue the ones parked after failing every attempt."""
+
+
+@outbox.command("list")
+@click.option("--failed", is_flag=True, help="Only the parked posts, with their error.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def outbox_list(failed: bool, limit: int, as_json: bool) -> None:
+    """List the newest posts and whether each was delivered, waits, is parked or dropped."""
+    from dealer.views import list_posts
+
+    rows = _admin(lambda s: list_posts(s, failed=failed, limit=limit))
+    if _json(rows, as_json):
+        return
+    if not rows:
+        click.echo("no parked posts" if failed else "no posts queued yet")
+        return
+    for row in rows:
+        where = f"PM to {row['recipient']}" if row["recipient"] else row["channel"]
+        status = row["status"] if row["status"] != "failed" else "PARKED"
+        click.echo(f"{row['id']}  {status}  {row['created_at']}  {where}  game {row['game'] or '-'}  "
+                   f"{row['kind']}  attempts {row['attempts']}")
+        click.echo(f"    {row['subject'][:100]}")
+        if row["status"] == "pending" and row["next_attempt_at"]:
+            click.echo(f"    next attempt at {row['next_attempt_at']}")
+        if row["error"] and row["status"] != "delivered":
+            click.echo(f"    error: {row['error']}")
+    if any(row["status"] == "failed" for row in rows):
+        click.echo("A parked post holds back the later posts to the same place. Once the cause is "
+                   "fixed: `dealer outbox retry ID` (or `--all`).")
+
+
+@outbox.command("retry")
+@click.argument("ids", nargs=-1, type=int)
+@click.option("--all", "retry_all", is_flag=True, help="Every parked post.")
+def outbox_retry(ids: tuple[int, ...], retry_all: bool) -> None:
+    """Re-queue parked posts (IDS as `dealer outbox list --failed` shows them): the next
+    pass sends them, each destination's posts in order."""
+    from dealer.shell.delivery import NotParked, retry_posts
+
+    if retry_all == bool(ids):
+        raise click.UsageError("name the posts to retry (IDS), or give --all")
+    try:
+        rows = _admin(lambda s: [(p.id, p.recipient or p.channel, p.last_error)
+                                 for p in retry_posts(s, None if retry_all else list(ids))])
+    except NotParked as exc:
+        raise click.ClickException(str(exc)) from None
+    if not rows:
+        click.echo("no parked posts to retry")
+        return
+    for post_id, where, error in rows:
+        click.echo(f"post {post_id} to {where} is queued again (it had failed: {error})")
+    click.echo("The next pass sends them: `dealer run --once`, or a running `dealer run` within its poll interval.")
+
+
+@main.command()
+@click.option("--now", "now_text", metavar="ISO-TIME", help="Check as if the clock read this time.")
+def health(now_text: str | None) -> None:
+    """Exit 0 when all is well: the store answers, its schema is current, no deadline is
+    overdue by more than a minute and no post is parked; else exit 1 and say why."""
+    from dealer.health import check_health
+    from dealer.store.db import make_engine
+
+    settings = _settings()
+    with _database(settings):
+        engine = make_engine(settings.database_url)
+    try:
+        found = check_health(engine, _time(now_text, "--now") or utcnow())
+    finally:
+        engine.dispose()
+    if found.ok:
+        click.echo("healthy")
+        return
+    for problem in found.problems:
+        click.echo(f"unhealthy: {problem}", err=True)
+    sys.exit(1)
 
 
 @main.command()

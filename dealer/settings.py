@@ -15,7 +15,7 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import Field, PrivateAttr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -91,7 +91,23 @@ class Settings(BaseSettings):
         default=5.0, description="Seconds between inbox scans while the daemon runs."
     )
     publish_retries: int = Field(
-        default=5, description="Delivery attempts of a post before it is parked as failed."
+        default=5, ge=1,
+        description="Delivery attempts of a post before it is parked as failed (`dealer outbox retry` re-queues it).",
+    )
+    publish_backoff: float = Field(
+        default=10.0, gt=0,
+        description=(
+            "Seconds before a post that failed is tried again; doubled after each failure "
+            "(at most an hour), with jitter. A transport's own \"retry after\" is honoured."
+        ),
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines as text, or one JSON object per line (with game, message, deadline and post ids).",
+    )
+    metrics_port: int = Field(
+        default=0, ge=0, le=65535,
+        description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer[metrics]).",
     )
     max_message_bytes: int = Field(
         default=65536, description="Inbox files larger than this are rejected unread."

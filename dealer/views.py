@@ -18,7 +18,7 @@ from dealer.games import rules_for
 from dealer.games.base import GameState, Rules
 from dealer.history import shown as shown_fields
 from dealer.store import queries as Q
-from dealer.store.models import Game, GamePlayer, Inbound, Player
+from dealer.store.models import Game, GamePlayer, Inbound, Player, Post
 from dealer.text import player_key
 
 
@@ -219,6 +219,31 @@ def list_messages(session: Session, *, failed: bool = False, limit: int = 20) ->
     """``dealer inbox list``: the newest stored messages (only the failed ones with
     ``failed``), newest first."""
     return [message_view(m) for m in Q.newest_messages(session, failed=failed, limit=limit)]
+
+
+def post_view(post: Post) -> dict[str, Any]:
+    """One queued, sent, parked or dropped post as ``dealer outbox list`` shows it."""
+    return {
+        "id": post.id,
+        "key": post.key,
+        "game": post.game_id,
+        "channel": post.channel,
+        "recipient": post.recipient,
+        "kind": post.kind,
+        "subject": post.subject,
+        "created_at": iso(post.created_at),
+        "status": post.status,
+        "attempts": post.attempts,
+        "next_attempt_at": iso(post.next_attempt_at) if post.next_attempt_at else None,
+        "delivered_at": iso(post.delivered_at) if post.delivered_at else None,
+        "error": post.last_error,
+    }
+
+
+def list_posts(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
+    """``dealer outbox list``: the newest posts (only the parked ones with ``failed``),
+    newest first."""
+    return [post_view(p) for p in Q.outbox_posts(session, failed=failed, limit=limit)]
 
 
 def count_failed(session: Session) -> int:

@@ -151,6 +151,9 @@ class PostDraft:
     recipient: str | None
     subject: str
     context: dict[str, Any]
+    stale_after: datetime | None = None
+    """Past this time the post is dropped, not sent (a reminder of a deadline that has
+    passed by the time it could go out, e.g. after the daemon was down)."""
 
 
 @dataclass
@@ -275,13 +278,19 @@ class Context:
     """The game this one is a match of (a child game), or None."""
     children: list[ChildDraft] = field(default_factory=list)
 
-    def post(self, kind: str, template: str, subject: str, **context: Any) -> None:
-        """Queue a public post in the game's channel."""
-        self.posts.append(PostDraft(kind, template, self.channel, None, subject, context))
+    def post(
+        self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
+        **context: Any,
+    ) -> None:
+        """Queue a public post in the game's channel (dropped unsent after ``stale_after``)."""
+        self.posts.append(PostDraft(kind, template, self.channel, None, subject, context, stale_after))
 
-    def reply(self, recipient: str, kind: str, template: str, subject: str, **context: Any) -> None:
-        """Queue a private message to ``recipient``."""
-        self.posts.append(PostDraft(kind, template, "pm", recipient, subject, context))
+    def reply(
+        self, recipient: str, kind: str, template: str, subject: str, *,
+        stale_after: datetime | None = None, **context: Any,
+    ) -> None:
+        """Queue a private message to ``recipient`` (dropped unsent after ``stale_after``)."""
+        self.posts.append(PostDraft(kind, template, "pm", recipient, subject, context, stale_after))
 
     def record(self, event: HistoryEvent) -> None:
         """Append a typed event (validated when it was made) to the game's history."""

@@ -9,7 +9,15 @@ from datetime import datetime
 
 
 class DeliveryFailed(Exception):
-    """The post could not be delivered this time; it will be tried again."""
+    """The post could not be delivered this time; it will be tried again.
+
+    ``retry_after`` (seconds) is the transport's own "retry after" (a rate limit, HTTP 429):
+    the post is not tried again sooner, and such a refusal never parks it.
+    """
+
+    def __init__(self, *args: object, retry_after: float | None = None) -> None:
+        super().__init__(*args)
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 from dealer.clock import iso
@@ -35,10 +36,15 @@ class DirectoryPublisher(Publisher):
             "body": post.body,
             "created_at": iso(post.created_at),
         }
-        temporary = self.path / f".{name}.tmp"
+        payload = (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        # A temporary name of its own (two daemons, or two threads of one, may write the
+        # same post at once): each rename then puts one complete file in place. Not
+        # mkstemp: the file keeps the permissions the umask gives, as the reader expects.
+        temporary = self.path / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            temporary.write_bytes((json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+            temporary.write_bytes(payload)
             os.replace(temporary, self.path / name)
         except OSError as exc:
+            temporary.unlink(missing_ok=True)
             raise DeliveryFailed(f"cannot write {name}: {exc}") from exc
         return name

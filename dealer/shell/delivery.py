@@ -1,29 +1,48 @@
-"""Delivery: send queued posts through the publisher, in order, each exactly once.
+"""Delivery: send queued posts through the publisher, each exactly once, each
+destination's posts in order.
 
-Each post is marked delivered in its own small transaction right after it is sent, so a
-crash in between re-sends exactly that post (publishers are idempotent by key). A post
-the publisher refuses is retried on later passes, and parked (``failed``) after the
-configured number of attempts; until then it holds back the posts queued after it, so
-their order is kept.
+Each post is claimed, sent and marked delivered in one small transaction of its own: the
+claim locks the post's row (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on
+the same store passes over a post in flight instead of sending it again, and the update
+marks it delivered only if it is still pending. A crash between the send and the commit
+releases the lock and leaves the post pending: the next pass sends exactly that post
+again (publishers are idempotent by key). SQLite has one writer at a time (``BEGIN
+IMMEDIATE``), which gives the same guarantee.
+
+A destination is a channel and a recipient (a PM's). A post waits while an earlier post
+of its own destination is pending or parked, so posts to one place keep their order; a
+failing post holds back no other destination. A post the publisher refuses is tried
+again after a backoff that doubles with each failure (:func:`backoff`), never sooner than
+the transport's "retry after"; after ``DEALER_PUBLISH_RETRIES`` failures it is parked
+(``failed``): ``dealer outbox list --failed`` shows it and ``dealer outbox retry`` re-queues
+it. A post past its ``stale_after`` (a reminder of a deadline that has passed) is
+dropped, not sent.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from datetime import datetime
-from typing import Callable, Protocol
+from datetime import datetime, timedelta
+from typing import Any, Callable, Protocol
 
-from sqlalchemy.engine import Engine
+from sqlalchemy import Row
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session
 
+from dealer import logs
+from dealer.clock import format_utc
+from dealer.metrics import METRICS
 from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
 from dealer.shell.faults import fault
 from dealer.store import queries as Q
+from dealer.store.models import Post
 
 log = logging.getLogger(__name__)
 
-DELIVERY_BATCH = 200
-"""Queued posts read at once."""
+BACKOFF_CAP = 3600.0
+"""The longest wait, in seconds, between two attempts at a post (before any "retry after")."""
 
 
 class DeliveryCounts(Protocol):
@@ -31,53 +50,131 @@ class DeliveryCounts(Protocol):
 
     delivered: int
     failed: int
+    retried: int
+    dropped: int
 
 
+def backoff(key: str, attempts: int, first: float, retry_after: float | None = None) -> float:
+    """Seconds to wait before the next attempt at the post ``key`` that failed ``attempts``
+    times: ``first`` doubled after each failure, at most :data:`BACKOFF_CAP`, with jitter,
+    and never less than the transport's ``retry_after``.
+
+    The jitter ("equal jitter": between half and all of the doubled delay) spreads the
+    retries of posts that failed together (a transport outage) so they do not all come
+    back at once. It is not a game draw, and dealer takes nothing from a random source
+    outside the fair one (GH-40, tests/unit/test_no_random.py): the fraction is read from a
+    hash of the post's key and attempt number, which differs from post to post and from
+    attempt to attempt and is the same on every replica.
+    """
+    delay = min(BACKOFF_CAP, first * 2 ** max(attempts - 1, 0))
+    digest = hashlib.blake2b(f"{key}:{attempts}".encode("utf-8"), digest_size=8).digest()
+    fraction = int.from_bytes(digest, "big") / 2**64
+    delay = delay / 2 + delay / 2 * fraction
+    return max(delay, retry_after or 0.0)
+
+
+@logs.scoped
 def deliver(
     engine: Engine,
     publisher: Publisher,
     report: DeliveryCounts,
     *,
     retries: int,
+    first_backoff: float,
+    now: datetime,
     clock: Callable[[], datetime],
     stopping: Callable[[], bool] = lambda: False,
 ) -> int:
-    """Send queued posts in order until none is left, one fails, or ``stopping()``; return
-    the count delivered (in ``report``). A post that failed ``retries`` times is parked."""
+    """Send every post due at ``now`` until none is left or ``stopping()``; return the count
+    delivered (in ``report``, with those retried later, parked and dropped)."""
     while not stopping():
-        with engine.connect() as connection:
-            batch = Q.pending_posts(connection, DELIVERY_BATCH)
-        if not batch:
-            return report.delivered
-        for row in batch:
-            if stopping():
-                break
-            outgoing = OutgoingPost(
-                row.id, row.key, row.channel, row.recipient, row.game_id,
-                row.kind, row.subject, row.body, row.created_at,
-            )
-            try:
-                external = publisher.send(outgoing)
-            except DeliveryFailed as exc:
-                attempts = row.attempts + 1
-                parked = attempts >= retries
-                with engine.begin() as connection:
-                    connection.execute(
-                        Q.POST_NOT_DELIVERED,
-                        {"post_id": row.id, "new_attempts": attempts, "new_error": str(exc),
-                         "new_status": "failed" if parked else "pending"},
-                    )
-                if parked:
-                    log.error("post %s parked after %s attempts: %s", row.key, attempts, exc)
-                    report.failed += 1
-                    continue
-                log.warning("post %s not delivered (will retry): %s", row.key, exc)
+        with engine.begin() as connection:
+            row = Q.claim_post(connection, now)
+            if row is None:
                 return report.delivered
-            fault("after-send")
-            with engine.begin() as connection:
-                connection.execute(
-                    Q.DELIVERED,
-                    {"post_id": row.id, "new_external_id": external, "new_delivered_at": clock()},
-                )
-            report.delivered += 1
+            with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
+                _attempt(connection, publisher, row, report, retries, first_backoff, now, clock)
     return report.delivered
+
+
+def _attempt(
+    connection: Connection,
+    publisher: Publisher,
+    row: Row[Any],
+    report: DeliveryCounts,
+    retries: int,
+    first_backoff: float,
+    now: datetime,
+    clock: Callable[[], datetime],
+) -> None:
+    """Send one claimed post and record what became of it (in the claim's transaction)."""
+    if row.stale_after is not None and row.stale_after <= now:
+        why = f"stale: it had to go out before {format_utc(row.stale_after)}"
+        connection.execute(Q.POST_DROPPED, {"post_id": row.id, "new_error": why})
+        log.info("post %s dropped unsent: its deadline had passed", row.key)
+        report.dropped += 1
+        METRICS.post("dropped")
+        return
+    outgoing = OutgoingPost(
+        row.id, row.key, row.channel, row.recipient, row.game_id,
+        row.kind, row.subject, row.body, row.created_at,
+    )
+    try:
+        external = publisher.send(outgoing)
+    except Exception as exc:
+        if not isinstance(exc, DeliveryFailed):
+            # A bug in an adapter must not stop the daemon: counted as a failed attempt.
+            log.exception("post %s: the publisher failed unexpectedly", row.key)
+        retry_after = exc.retry_after if isinstance(exc, DeliveryFailed) else None
+        attempts = row.attempts + 1
+        # A transport's "retry after" (a rate limit) is waited for, never a reason to park.
+        parked = attempts >= retries and retry_after is None
+        wait = backoff(row.key, attempts, first_backoff, retry_after)
+        connection.execute(
+            Q.POST_NOT_DELIVERED,
+            {"post_id": row.id, "new_attempts": attempts, "new_error": str(exc) or type(exc).__name__,
+             "new_status": "failed" if parked else "pending",
+             "new_next_attempt_at": None if parked else now + timedelta(seconds=wait)},
+        )
+        if parked:
+            log.error("post %s parked after %s attempts: %s; its destination waits for "
+                      "`dealer outbox retry %s`", row.key, attempts, exc, row.id)
+            report.failed += 1
+            METRICS.post("parked")
+        else:
+            log.warning("post %s not delivered (attempt %s, next in %.0f s): %s",
+                        row.key, attempts, wait, exc)
+            report.retried += 1
+            METRICS.post("retried")
+        return
+    fault("after-send")
+    done = connection.execute(
+        Q.DELIVERED, {"post_id": row.id, "new_external_id": external, "new_delivered_at": clock()},
+    )
+    if done.rowcount:
+        report.delivered += 1
+        METRICS.post("delivered")
+
+
+class NotParked(Exception):
+    """``dealer outbox retry`` named a post that is not parked."""
+
+
+def retry_posts(session: Session, ids: list[int] | None) -> list[Post]:
+    """Put parked posts back in the queue (every parked one when ``ids`` is None): pending,
+    attempts counted afresh, due at once; the next pass sends them, each destination in
+    order. A post that is not parked is refused (a delivered one would be sent twice)."""
+    chosen = Q.parked_posts(session, ids)
+    if ids is not None:
+        missing = sorted(set(ids) - {post.id for post in chosen})
+        if missing:
+            found = {i: session.get(Post, i) for i in missing}
+            raise NotParked("; ".join(
+                f"post {i} is {post.status}, not parked" if post else f"no post {i}"
+                for i, post in found.items()
+            ) + " (only parked posts can be retried: `dealer outbox list --failed`)")
+    for post in chosen:
+        post.status = "pending"
+        post.attempts = 0
+        post.next_attempt_at = None
+    return chosen

@@ -35,7 +35,9 @@ from sqlalchemy.orm import Session
 
 from dealer.clock import utcnow
 from dealer.history import DeadlineFired
+from dealer import logs
 from dealer.inbox import Inbox, open_inbox
+from dealer.metrics import METRICS
 from dealer.publish import Publisher, open_publisher
 from dealer.render import set_fairness_url
 from dealer.settings import Settings
@@ -72,6 +74,13 @@ class PassReport:
     deadlines: int = 0
     delivered: int = 0
     failed: int = 0
+    """Posts parked in this pass (failed ``DEALER_PUBLISH_RETRIES`` times)."""
+    retried: int = 0
+    """Posts refused by the transport in this pass, to be tried again after a backoff."""
+    dropped: int = 0
+    """Stale posts dropped unsent (a reminder of a deadline already passed)."""
+    parked: int = 0
+    """Posts parked in the store after this pass (this pass's and earlier ones)."""
     overrides: list[str] = field(default_factory=list)
     failed_messages: list[int] = field(default_factory=list)
     """Store ids of the messages this pass could not handle (now stored ``failed``)."""
@@ -96,6 +105,10 @@ class PassReport:
             f"messages {self.messages}, deadlines {self.deadlines}, "
             f"posts delivered {self.delivered} (failed {self.failed})"
         )
+        if self.retried or self.dropped:
+            line += f", retried later {self.retried}, dropped as stale {self.dropped}"
+        if self.parked:
+            line += f"; {self.parked} parked post(s) wait for `dealer outbox retry`"
         if not self.ok or self.held:
             line += (
                 f"; NOT HANDLED: messages {len(self.failed_messages)}, "
@@ -130,15 +143,19 @@ class Dealer:
         """The overrides' error last reported (one is reported once, not every pass)."""
         self.sleep: Callable[[float], None] = self._sleep
         """How the daemon waits between attempts while the store is unreachable."""
+        self.parked_seen = 0
+        """The parked-post count last logged (a change is logged, not every pass)."""
 
     def run_pass(self, now: datetime | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery."""
         now = now or self.clock()
+        started = time.monotonic()
         report = PassReport(now=now)
         report.overrides = self.apply_overrides(now)
         self.ingest(now, report)
         self.process_due(now, report)
         self.deliver(report)
+        METRICS.pass_took(time.monotonic() - started)
         return report
 
     def apply_overrides(self, now: datetime) -> list[str]:
@@ -176,12 +193,25 @@ class Dealer:
         process_due(self, now, report)
 
     def deliver(self, report: PassReport | None = None) -> int:
-        """Send queued posts in order (:func:`dealer.shell.delivery.deliver`)."""
-        return delivery.deliver(
-            self.engine, self.publisher, report or PassReport(),
-            retries=self.settings.publish_retries, clock=self.clock,
-            stopping=lambda: self.stopping,
+        """Send queued posts in order (:func:`dealer.shell.delivery.deliver`), then count the
+        parked posts: logged when the count changes, exposed as a metric."""
+        report = report or PassReport()
+        delivered = delivery.deliver(
+            self.engine, self.publisher, report,
+            retries=self.settings.publish_retries, first_backoff=self.settings.publish_backoff,
+            now=report.now or self.clock(), clock=self.clock, stopping=lambda: self.stopping,
         )
+        with self.engine.connect() as connection:
+            report.parked = Q.count_parked(connection)
+        METRICS.parked(report.parked)
+        if report.parked != self.parked_seen:
+            if report.parked:
+                log.warning("%s post(s) parked after failing every attempt: `dealer outbox list "
+                            "--failed` shows them, `dealer outbox retry` re-queues them", report.parked)
+            else:
+                log.info("no parked post any more")
+            self.parked_seen = report.parked
+        return delivered
 
     def check(self) -> None:
         """Refuse to run on an out-of-date schema (raises ``SchemaOutOfDate``)."""
@@ -232,6 +262,7 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
         process_messages(dealer, due[:MESSAGE_GROUP], now, skipped_messages, skipped_deadlines, report)
 
 
+@logs.scoped
 def process_messages(
     dealer: Dealer,
     messages: list[tuple[int, datetime]],
@@ -251,21 +282,27 @@ def process_messages(
     held game left pending, without holding back the others.
     """
     reached = applied = 0
+    outcomes: list[str] = []
     try:
         with dealer.sessions.begin() as session:
+            Q.step_lock(session, group=True)
             for reached, (message_id, _) in enumerate(messages):
+                logs.bind(message_id=message_id, game_id=None)
                 inbound = session.execute(Q.CLAIM_MESSAGE, {"id": message_id}).first()
                 if inbound is None:
                     skipped_messages.add(message_id)
                     continue
                 outcome = process_inbound(session, inbound)
                 _record(dealer, session, message_id, outcome)
+                outcomes.append(outcome.status)
                 applied += 1
                 if outcome.deadlines_changed and reached + 1 < len(messages):
                     nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                     if nxt is not None and nxt[1] < messages[reached + 1][1]:
                         break
         report.messages += applied
+        for status in outcomes:
+            METRICS.message(status)
     except Exception as exc:
         if is_transient(exc):
             _stays_pending("messages", [m for m, _ in messages[: reached + 1]], exc)
@@ -294,6 +331,7 @@ def _record(dealer: Dealer, session: Session, inbound_id: int, outcome: Outcome)
     )
 
 
+@logs.scoped
 def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None = None) -> str | None:
     """Apply one stored message in one transaction.
 
@@ -301,16 +339,20 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
     (``applied``, ``rejected``, ``ignored``), ``held`` (its game waits behind a failed
     deadline: it stays pending) or ``failed`` (see :func:`message_failed`).
     """
+    logs.bind(message_id=inbound_id)
     try:
         with dealer.sessions.begin() as session:
+            Q.step_lock(session, group=False)
             inbound = session.execute(Q.CLAIM_MESSAGE, {"id": inbound_id}).first()
             if inbound is None:
                 return None
             outcome = process_inbound(session, inbound)
             _record(dealer, session, inbound_id, outcome)
+        METRICS.message(outcome.status)
         return outcome.status
     except GameHeld as held:
         log.info("message %s waits, pending: %s", inbound_id, held)
+        METRICS.message("held")
         if report is not None:
             report.held += 1
         return "held"
@@ -323,6 +365,7 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
             "told. Fix the cause, then `dealer inbox retry %s`",
             inbound_id, describe(exc), inbound_id,
         )
+        METRICS.message("failed")
         if report is not None:
             report.failed_messages.append(inbound_id)
         try:
@@ -357,6 +400,7 @@ def message_failed(dealer: Dealer, inbound_id: int, exc: BaseException) -> None:
         ))
 
 
+@logs.scoped
 def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = None) -> str:
     """Fire one due deadline in one transaction.
 
@@ -368,16 +412,19 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
     name = due = game_id = None
     try:
         with dealer.sessions.begin() as session:
+            Q.step_lock(session, group=False)
             deadline = Q.claim_deadline(session, deadline_id)
             if deadline is None:
                 return "gone"
             name, due, game_id, previous = deadline.name, deadline.due_at, deadline.game_id, deadline.error
+            logs.bind(game_id=game_id, deadline=name)
+            fired_at = deadline.fired_at = dealer.clock()
             deadline.status = "fired"
-            deadline.fired_at = dealer.clock()
             deadline.error = None
             session.flush()
             run_step(session, game_id, due, DeadlineFired(deadline=name),
                      origin=f"deadline:{deadline.id}", firing=deadline.id)
+        METRICS.deadline_fired((fired_at - due).total_seconds())
         fault("after-deadline-commit")
         if previous is not None:
             log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)

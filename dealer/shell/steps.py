@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from dealer import ledger as L
+from dealer import ledger as L, logs
 from dealer.clock import iso
 from dealer.fairness import FairSource, commitment, new_server_seed
 from dealer.games import rules_for
@@ -205,6 +205,7 @@ def run_step(
     nothing) while a deadline of the game that is due before ``now`` cannot be fired.
     """
     game_id = game if isinstance(game, str) else game.id
+    logs.bind(game_id=game_id)  # every line logged about this step names its game
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
     game = session.execute(Q.LOCK_GAME, {"id": game_id}).one()
@@ -522,6 +523,7 @@ def queue_posts(
                 "created_at": now,
                 "status": "pending",
                 "attempts": 0,
+                "stale_after": draft.stale_after,
             }
             for index, draft in enumerate(drafts)
         ],

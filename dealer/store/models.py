@@ -227,14 +227,24 @@ class Post(Base):
     subject: Mapped[str] = mapped_column(Text)
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    status: Mapped[str] = mapped_column(String(16))  # pending|delivered|failed
+    # pending | delivered | failed (parked: `dealer outbox retry` re-queues it) | dropped
+    # (stale: its deadline had passed when it was due to go out)
+    status: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     external_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
     delivered_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Not tried again before this time (backoff after a failure, or the transport's
+    # "retry after"); None: as soon as its destination's earlier posts are out.
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Dropped, not sent, once the time passes (a reminder: its deadline).
+    stale_after: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 Index("ix_outbox_pending", Post.status, Post.id)
+# Delivery keeps each destination's order: a post waits while an earlier post of its
+# destination (channel and recipient) is pending or parked.
+Index("ix_outbox_destination", Post.channel, Post.recipient, Post.status, Post.id)
 
 
 class Deadline(Base):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
-from sqlalchemy import Row, Update, bindparam, delete, func, select, update
+from sqlalchemy import Row, Update, and_, bindparam, delete, exists, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -225,6 +225,17 @@ def claim_deadline(session: Session, deadline_id: int) -> Deadline | None:
     ).first()
 
 
+def overdue_deadlines(connection: Connection | Session, before: datetime) -> Sequence[Row[Any]]:
+    """Pending, unpaused deadlines due before ``before`` (``game_id``, ``name``, ``due_at``,
+    ``error``), earliest first: what a running daemon should have fired by now."""
+    return connection.execute(
+        select(_deadlines.c.game_id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.error)
+        .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+               _deadlines.c.due_at < before)
+        .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    ).all()
+
+
 def timer_deadlines(session: Session, after: datetime | None) -> Sequence[Row[Any]]:
     """``(id, due_at)`` of every pending, unpaused deadline (due after ``after`` if given)."""
     query = select(Deadline.id, Deadline.due_at).where(
@@ -365,36 +376,113 @@ def retry_failed(ids: list[int]) -> Update:
     )
 
 
+# -- steps of several daemons --------------------------------------------------------------
+
+STEP_LOCK_KEY = 0x6465616C
+"""The Postgres advisory lock that orders steps of several daemons (see :func:`step_lock`)."""
+
+
+def step_lock(session: Session, *, group: bool) -> None:
+    """On Postgres, before a transaction that runs steps: a group of messages (several
+    steps, several games, one transaction) takes the lock alone; a single step shares it.
+
+    A single step locks its game's row first, then the balances it changes in sorted
+    order, so two single steps never wait on each other in a cycle. A group takes row
+    locks step after step, in message order, across games and shared wallets: two groups
+    (or a group and a single step) on two daemons would deadlock. Ordering the games
+    alone would not do, as the wallets and the house account are shared between games.
+    Excluding the groups from each other and from single steps removes every such cycle;
+    a daemon's group waits only while another daemon's transaction runs. SQLite needs
+    nothing: one writer at a time (``BEGIN IMMEDIATE``).
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        function = "pg_advisory_xact_lock" if group else "pg_advisory_xact_lock_shared"
+        session.execute(text(f"SELECT {function}(:key)"), {"key": STEP_LOCK_KEY})
+
+
 # -- the outbox ----------------------------------------------------------------------------
 
 INSERT_POSTS = _posts.insert()
 
 DELIVERED = (
     update(_posts)
-    .where(_posts.c.id == bindparam("post_id"))
+    .where(_posts.c.id == bindparam("post_id"), _posts.c.status == "pending")
     .values(
         status="delivered",
         attempts=_posts.c.attempts + 1,
         external_id=bindparam("new_external_id"),
         delivered_at=bindparam("new_delivered_at"),
+        next_attempt_at=None,
     )
 )
-"""Mark a post sent (``post_id``, ``new_external_id``, ``new_delivered_at``)."""
+"""Mark a post sent, only if it is still pending (``post_id``, ``new_external_id``,
+``new_delivered_at``): a post is delivered once, whoever sent it."""
 
 POST_NOT_DELIVERED = (
     update(_posts)
-    .where(_posts.c.id == bindparam("post_id"))
+    .where(_posts.c.id == bindparam("post_id"), _posts.c.status == "pending")
     .values(attempts=bindparam("new_attempts"), last_error=bindparam("new_error"),
-            status=bindparam("new_status"))
+            status=bindparam("new_status"), next_attempt_at=bindparam("new_next_attempt_at"))
 )
-"""Count a failed attempt at a post (``post_id``, ``new_attempts``, ``new_error``, ``new_status``)."""
+"""Count a failed attempt at a pending post (``post_id``, ``new_attempts``, ``new_error``,
+``new_status``, ``new_next_attempt_at``)."""
+
+POST_DROPPED = (
+    update(_posts)
+    .where(_posts.c.id == bindparam("post_id"), _posts.c.status == "pending")
+    .values(status="dropped", last_error=bindparam("new_error"), next_attempt_at=None)
+)
+"""Drop a stale pending post unsent (``post_id``, ``new_error``)."""
+
+_earlier = _posts.alias("earlier")
+_DELIVERABLE = (
+    select(_posts)
+    .where(
+        _posts.c.status == "pending",
+        or_(_posts.c.next_attempt_at.is_(None), _posts.c.next_attempt_at <= bindparam("now")),
+        ~exists().where(
+            _earlier.c.channel == _posts.c.channel,
+            or_(_earlier.c.recipient == _posts.c.recipient,
+                and_(_earlier.c.recipient.is_(None), _posts.c.recipient.is_(None))),
+            _earlier.c.status.in_(("pending", "failed")),
+            _earlier.c.id < _posts.c.id,
+        ),
+    )
+    .order_by(_posts.c.id)
+    .limit(1)
+    # Another daemon's post in flight is skipped, not waited for; the NOT EXISTS above
+    # still sees it pending, so the later posts of its destination wait for it.
+    .with_for_update(skip_locked=True)
+)
 
 
-def pending_posts(connection: Connection, limit: int) -> Sequence[Row[Any]]:
-    """The first ``limit`` posts waiting to be sent, in publication order."""
-    return connection.execute(
-        select(_posts).where(_posts.c.status == "pending").order_by(_posts.c.id).limit(limit)
-    ).all()
+def claim_post(connection: Connection, now: datetime) -> Row[Any] | None:
+    """The next post to send, locked until the caller's transaction ends (no row if none
+    is due): the first pending post, in publication order, that no other daemon holds,
+    whose backoff is over and whose destination (channel and recipient) has no earlier
+    post pending or parked."""
+    return connection.execute(_DELIVERABLE, {"now": now}).first()
+
+
+def count_parked(connection: Connection | Session) -> int:
+    """How many posts are parked (``failed``), waiting for ``dealer outbox retry``."""
+    return connection.execute(select(func.count()).select_from(_posts).where(_posts.c.status == "failed")).scalar_one()
+
+
+def outbox_posts(session: Session, *, failed: bool = False, limit: int = 20) -> list[Post]:
+    """The newest posts (only the parked ones with ``failed``), newest first."""
+    query = select(Post).order_by(Post.id.desc()).limit(limit)
+    if failed:
+        query = query.where(Post.status == "failed")
+    return list(session.scalars(query))
+
+
+def parked_posts(session: Session, ids: list[int] | None) -> list[Post]:
+    """Parked posts, locked: those of ``ids`` (every one with None), in publication order."""
+    query = select(Post).where(Post.status == "failed").order_by(Post.id).with_for_update()
+    if ids is not None:
+        query = query.where(Post.id.in_(ids))
+    return list(session.scalars(query))
 
 
 def post_exists(session: Session, key: str) -> bool:

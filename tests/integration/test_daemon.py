@@ -234,42 +234,6 @@ def test_overdue_deadlines_fire_oldest_first(harness) -> None:  # type: ignore[n
     assert sorted(fired) == ["early", "late"]
 
 
-def test_posts_survive_delivery_failures_and_are_sent_once(database_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from conftest import Harness
-    from dealer.testing import MemoryPublisher
-
-    h = Harness(database_url, tmp_path)
-    publisher = MemoryPublisher(fail_next=2)
-    h.dealer.publisher = publisher
-    setup_tally(h)
-    h.send("alice", "add 1", T0)
-    assert h.run(T0).delivered == 0  # the first attempt fails; order is kept
-    assert h.run(T0).delivered == 0
-    assert h.run(T0).delivered == 2
-    assert h.run(T0).delivered == 0
-    assert [p.kind for p in publisher.delivered()] == ["opening", "confirmation"]
-    attempts = h.admin(lambda s: [p.attempts for p in s.scalars(select(Post).order_by(Post.id))])
-    assert attempts == [3, 1]
-    h.dealer.engine.dispose()
-
-
-def test_a_post_failing_every_time_is_parked_not_blocking(database_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from conftest import Harness
-    from dealer.testing import MemoryPublisher
-
-    h = Harness(database_url, tmp_path, publish_retries=2)
-    publisher = MemoryPublisher(fail_next=2)
-    h.dealer.publisher = publisher
-    setup_tally(h)
-    h.send("alice", "add 1", T0)
-    h.run(T0)
-    report = h.run(T0)
-    assert report.failed == 1 and report.delivered == 1
-    statuses = h.admin(lambda s: [p.status for p in s.scalars(select(Post).order_by(Post.id))])
-    assert statuses == ["failed", "delivered"]
-    h.dealer.engine.dispose()
-
-
 def test_two_daemons_never_fire_a_deadline_twice(make_harness) -> None:  # type: ignore[no-untyped-def]
     first = make_harness()
     second = make_harness()

@@ -126,3 +126,80 @@ def test_dealer_deadline_reaches_the_daemon_under_the_shipped_unit(systemd: Sett
     assert report.overrides[0].endswith(": preparation 2026-12-02T22:00:00Z -> 2026-12-02T23:00:00Z")
     assert preparation() == "2026-12-02T23:00:00Z"
     assert not systemd.pid_file.exists()
+
+
+# -- the unit's sandbox, its user, the image and the compose file ----------------------------
+
+SANDBOX = {
+    "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "PrivateTmp": "yes",
+    "PrivateDevices": "yes", "PrivateUsers": "yes", "ProtectKernelTunables": "yes",
+    "ProtectKernelModules": "yes", "ProtectControlGroups": "yes", "RestrictNamespaces": "yes",
+    "RestrictSUIDSGID": "yes", "LockPersonality": "yes", "MemoryDenyWriteExecute": "yes",
+    "CapabilityBoundingSet": "", "SystemCallArchitectures": "native",
+}
+
+
+def test_the_unit_is_sandboxed_and_may_write_only_its_data_folder() -> None:
+    service = unit()
+    assert {key: service.get(key) for key in SANDBOX} == SANDBOX
+    # ProtectSystem=strict makes everything read-only but the data folder the daemon owns.
+    assert service["ReadWritePaths"] == f"{OPT}/var"
+    assert service["UMask"] == "0027"
+
+
+def test_systemd_rates_the_unit_under_3() -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed here")
+    result = subprocess.run(
+        ["systemd-analyze", "security", "--offline=yes", str(DEPLOY / "dealer.service")],
+        capture_output=True, text=True, timeout=60,
+    )
+    match = re.search(r"Overall exposure level for dealer\.service: ([0-9.]+)", result.stdout)
+    assert match, result.stdout + result.stderr
+    assert float(match.group(1)) < 3
+
+
+def test_sysusers_and_tmpfiles_create_the_units_user_and_data_folder() -> None:
+    service = unit()
+    users = [line.split() for line in (DEPLOY / "dealer.sysusers").read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert [(u[0], u[1]) for u in users] == [("u", service["User"])]
+    assert service["Group"] == service["User"]  # sysusers' "u" makes the group of the same name
+    folders = [line.split() for line in (DEPLOY / "dealer.tmpfiles").read_text(encoding="utf-8").splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert folders == [["d", service["ReadWritePaths"], "0750", service["User"], service["Group"], "-"]]
+    text = (DEPLOY / "dealer.service").read_text(encoding="utf-8")
+    assert "systemd-sysusers" in text and "systemd-tmpfiles --create" in text
+
+
+def test_the_image_checks_its_health_and_owns_its_volume() -> None:
+    lines = [line.strip() for line in (DEPLOY / "Containerfile").read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")]
+    healthcheck = next(line for line in lines if line.startswith("HEALTHCHECK"))
+    assert healthcheck.endswith('CMD ["dealer", "health"]')
+    user = next(line for line in lines if line.startswith("USER "))
+    assert user == "USER dealer"
+    build = " ".join(lines)
+    assert "--uid 10001" in build and "chown dealer:dealer /app/var" in build
+    assert 'VOLUME ["/app/var"]' in lines and "ENV DEALER_HOME=/app/var" in lines
+    # The compose file mounts a named volume there: it starts as the image's /app/var,
+    # owned by the container's user, so the daemon can write it (a bind mount of a host
+    # folder would be owned by a host user).
+    compose = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
+    mounts = re.findall(r"(?m)^\s+- (\S+):/app/var$", compose)
+    assert mounts == ["dealer-data"]
+    assert re.search(r"(?m)^volumes:\n(?:  \S+:\n)*  dealer-data:$", compose)
+
+
+def test_dealer_health_under_the_shipped_unit(systemd: Settings) -> None:
+    dealer("player", "add", "alice", "--chips", "100")
+    dealer("player", "add", "bob", "--chips", "100")
+    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", "2026-12-01T10:00:00Z")
+    dealer("run", "--once", "--now", "2026-12-01T10:00:00Z")
+    assert dealer("health", "--now", "2026-12-01T10:00:30Z").strip() == "healthy"
+    # The daemon stopped for a day: the preparation is overdue.
+    late = CliRunner().invoke(main, ["health", "--now", "2026-12-02T10:05:00Z"])
+    assert late.exit_code == 1 and "r1:preparation" in late.output

@@ -332,9 +332,11 @@ class StationaryRoulette(Rules):
         for name in state.players:
             owed = self.still_owed(state, name)
             if owed and name not in state.reminders_off:
+                # I-12: a reminder is only worth sending before its deadline; one that
+                # could not go out in time (the daemon was down) is dropped, not sent.
                 ctx.reply(name, "reminder", TEMPLATE.format("reminder"),
                           f"{state.game}: {phase_title(state.phase)} closes soon",
-                          **posts.reminder(state, name, owed, deadline))
+                          stale_after=deadline, **posts.reminder(state, name, owed, deadline))
 
     def current_deadline(self, ctx: Context, state: RouletteState) -> datetime:
         """The current phase's deadline as it stands (an admin may have moved it)."""

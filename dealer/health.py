@@ -1,0 +1,77 @@
+"""``dealer health``: whether the daemon's store says all is well, for a container's
+HEALTHCHECK, a systemd timer or a monitoring probe.
+
+Healthy means: the store answers, its schema is the one this dealer needs, no deadline is
+overdue by more than :data:`OVERDUE_GRACE` (a running daemon fires a deadline within
+seconds: one still pending a minute after it was due means the daemon is stopped, stuck,
+or the deadline's step keeps failing), and no post is parked. It reads the store only, so
+it tells the same on any host that can reach the store, and answers while a daemon runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from dealer.clock import format_utc
+from dealer.store import queries as Q
+from dealer.store.db import SchemaOutOfDate, check_schema
+
+OVERDUE_GRACE = timedelta(minutes=1)
+"""How long past its due time a pending deadline may wait before dealer is unhealthy."""
+SHOWN = 5
+"""Overdue deadlines named in the report (the rest are counted)."""
+
+
+@dataclass
+class Health:
+    """What the check found: ``problems`` is empty when all is well."""
+
+    problems: list[str] = field(default_factory=list)
+    parked: int = 0
+    overdue: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def check_health(engine: Engine, now: datetime) -> Health:
+    """Check the store behind ``engine`` at ``now`` (never raises for a store problem)."""
+    health = Health()
+    try:
+        check_schema(engine)
+    except SchemaOutOfDate as exc:
+        health.problems.append(str(exc))
+        return health
+    except (SQLAlchemyError, OSError) as exc:
+        reason = getattr(exc, "orig", None) or exc
+        lines = str(reason).strip().splitlines()
+        health.problems.append(f"the store cannot be reached: {lines[0] if lines else type(reason).__name__}")
+        return health
+    try:
+        with engine.connect() as connection:
+            overdue = Q.overdue_deadlines(connection, now - OVERDUE_GRACE)
+            health.parked = Q.count_parked(connection)
+    except SQLAlchemyError as exc:
+        health.problems.append(f"the store cannot be read: {exc}")
+        return health
+    health.overdue = len(overdue)
+    if overdue:
+        named = ", ".join(
+            f"{row.game_id}:{row.name} (due {format_utc(row.due_at)}{'; failing: ' + row.error if row.error else ''})"
+            for row in overdue[:SHOWN]
+        )
+        more = f" and {len(overdue) - SHOWN} more" if len(overdue) > SHOWN else ""
+        health.problems.append(
+            f"{len(overdue)} deadline(s) overdue by more than a minute: {named}{more}; is `dealer run` running?"
+        )
+    if health.parked:
+        health.problems.append(
+            f"{health.parked} post(s) parked after failing every delivery attempt: "
+            "`dealer outbox list --failed`, then `dealer outbox retry`"
+        )
+    return health

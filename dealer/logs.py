@@ -1,0 +1,153 @@
+"""The daemon's log lines: plain text by default, one JSON object per line on request
+(``DEALER_LOG_FORMAT=json``), for a log collector to index.
+
+Every line says which game, message, deadline or post it is about. The shell does not
+repeat them in each call: :func:`context` opens a scope (one message, one deadline, one
+post) and :func:`bind` adds what becomes known inside it (the game a message was routed
+to); the formatter adds the fields in scope to every line logged there. The scope lives
+in a context variable, so each thread of the daemon has its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterator, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+FIELDS = ("game_id", "message_id", "deadline", "post_id", "post_key")
+"""The fields a line about a game, a message, a deadline or a post carries."""
+
+_scope: ContextVar[dict[str, Any] | None] = ContextVar("dealer_log_scope", default=None)
+"""The fields in scope; None outside any scope, where :func:`bind` does nothing (so a step
+run by an admin command leaves nothing behind for later lines)."""
+
+
+@contextmanager
+def context(**fields: Any) -> Iterator[None]:
+    """Lines logged inside the block carry ``fields`` (and those of the enclosing scope);
+    :func:`bind` calls inside it are undone when it ends."""
+    merged = {**(_scope.get() or {}), **_known(fields)}
+    token = _scope.set({name: value for name, value in merged.items() if value is not None})
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+
+
+def bind(**fields: Any) -> None:
+    """Add ``fields`` to the current scope (until the enclosing :func:`context` ends); a
+    field given as None leaves it. Outside any scope it does nothing."""
+    fields = _known(fields)
+    current = _scope.get()
+    if current is None:
+        return
+    merged = {**current, **fields}
+    _scope.set({name: value for name, value in merged.items() if value is not None})
+
+
+def scoped(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run ``fn`` (one unit of work: a message, a deadline) in a fresh, empty scope: it
+    inherits no field from its caller, and what it binds is undone when it returns."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        token = _scope.set({})
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _scope.reset(token)
+
+    return wrapper
+
+
+def current() -> dict[str, Any]:
+    """The fields in scope."""
+    return dict(_scope.get() or {})
+
+
+def _known(fields: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(fields) - set(FIELDS)
+    if unknown:
+        raise TypeError(f"unknown log fields {sorted(unknown)}; use {', '.join(FIELDS)}")
+    return fields
+
+
+class _ScopeFilter(logging.Filter):
+    """Copies the fields in scope onto each record (an explicit ``extra=`` wins)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, value in (_scope.get() or {}).items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        return True
+
+
+class TextFormatter(logging.Formatter):
+    """``TIME LEVEL LOGGER: MESSAGE [game=... message=...]``."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        fields = [f"{name.removesuffix('_id')}={getattr(record, name)}" for name in FIELDS if hasattr(record, name)]
+        if not fields:
+            return line
+        head, newline, rest = line.partition("\n")  # a traceback stays below the line
+        return f"{head} [{' '.join(fields)}]{newline}{rest}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ``time`` (UTC), ``level``, ``logger``, ``message``, the
+    scope's fields and ``exception`` (the traceback) when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        entry.update((name, getattr(record, name)) for name in FIELDS if hasattr(record, name))
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is logged (a test runner or a
+    CLI runner may swap it after the set-up)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
+def configure(*, verbose: bool = False, fmt: str = "text") -> logging.Handler:
+    """Log to stderr in ``fmt`` (``text`` or ``json``), replacing any earlier set-up;
+    return the handler."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "dealer", False):
+            root.removeHandler(handler)
+    handler = _Stderr()
+    handler.dealer = True  # type: ignore[attr-defined]
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(_ScopeFilter())
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    for noisy in ("apscheduler", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return handler
