@@ -79,5 +79,6 @@ def deliver(
                     Q.DELIVERED,
                     {"post_id": row.id, "new_external_id": external, "new_delivered_at": clock()},
                 )
+            fault("after-delivered")
             report.delivered += 1
     return report.delivered

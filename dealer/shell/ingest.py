@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from dealer.inbox import Inbox
 from dealer.inbox.base import Delivery, InboxMessage
+from dealer.shell.faults import fault
 from dealer.store import queries as Q
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts
 ) -> None:
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now)
+    fault("after-ingest-commit")
     for item, outcome in zip(batch, outcomes):
         if isinstance(outcome, str):
             inbox.reject(item.handle, f"the store refused the message: {outcome}")

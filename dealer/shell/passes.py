@@ -230,6 +230,8 @@ def process_messages(
                     nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                     if nxt is not None and nxt[1] < messages[reached + 1][1]:
                         break
+            fault("before-messages-commit")
+        fault("after-messages-commit")
         report.messages += applied
     except Exception as exc:
         if not isinstance(exc, GameHeld):  # the faulty message's own log has the traceback
@@ -331,6 +333,7 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
             session.flush()
             run_step(session, game_id, due, DeadlineFired(deadline=name),
                      origin=f"deadline:{deadline.id}", firing=deadline.id)
+            fault("before-deadline-commit")
         fault("after-deadline-commit")
         if previous is not None:
             log.warning("deadline %s of game %s fired at last; the game goes on", name, game_id)

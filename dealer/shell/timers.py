@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from dealer.shell.faults import fault
 from dealer.store import queries as Q
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def run_forever(dealer: Dealer) -> None:
             elif report.ingested or report.deadlines or report.delivered or report.overrides:
                 log.info("pass: %s", report.line())
             sync_timers(scheduler, dealer.sessions, dealer.wake, after=report.now)
+            fault("after-timers")
             dealer.wake.wait(timeout=dealer.settings.poll_interval)
             dealer.wake.clear()
     finally:
