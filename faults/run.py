@@ -39,11 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", help="the store (default: a temporary SQLite file)")
     parser.add_argument("--replicas", type=int, default=1, help="daemons at once (default 1)")
     parser.add_argument("--kills", type=int, default=300, help="kills before the drain (default 300)")
-    parser.add_argument("--games", type=int, default=20, help="roulette games (default 20)")
+    parser.add_argument("--games", type=int, default=10, help="roulette games (default 10)")
     parser.add_argument("--round-length", type=int, default=3, help="seconds per round (default 3)")
-    parser.add_argument("--rate", type=float, default=25.0, help="inbox files per second (default 25)")
+    parser.add_argument("--rate", type=float, default=6.0, help="inbox files per second (default 6)")
     parser.add_argument("--longest-random-life", type=float, default=1.0,
                         help="a life killed at random lives up to this many seconds (default 1)")
+    parser.add_argument("--named-life-limit", type=float, default=5.0,
+                        help="a life planned for a named point that has not reached it by "
+                        "then is killed anyway (default 5 s)")
     parser.add_argument("--random-share", type=float, default=0.5,
                         help="share of lives killed at random rather than at a named point")
     parser.add_argument("--disconnect-every", type=float, default=2.0,
@@ -74,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         attack = faultlib.Attack(
             database_url=url, root=root, kills=args.kills, replicas=args.replicas,
             games=args.games, round_length=args.round_length, message_rate=args.rate,
-            random_share=args.random_share, longest_random_life=args.longest_random_life, disconnect_every=args.disconnect_every or None,
+            random_share=args.random_share, longest_random_life=args.longest_random_life,
+            named_life_limit=args.named_life_limit, disconnect_every=args.disconnect_every or None,
             seed=seed,
         )
         print(f"fault run in {root} on {make_url(url).render_as_string(hide_password=True)}",
