@@ -574,7 +574,7 @@ def _exit_reasons(log: Path, lives: list[Life]) -> Counter[str]:
             if life in exited:
                 reasons[error or "no error logged"] += 1
             life, error = (int(marker.group(1)) if marker else 0), None
-        elif re.match(r"^[\w.]+(Error|Exception|Exit)\b", line):
+        elif re.match(r"^([\w.]+(Error|Exception|Exit)\b|Error: )", line):  # a traceback's, click's
             error = line[:160]
     return reasons
 

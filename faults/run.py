@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--disconnect-every", type=float, default=2.0,
                         help="Postgres: cut the daemons' connections about this often, in s "
                         "(default 2; 0: never)")
+    parser.add_argument("--drain-limit", type=float, default=300.0,
+                        help="seconds the drain may take before the run is failed (default 300)")
     parser.add_argument("--seed", type=int, default=None, help="the harness's seed (default: drawn)")
     parser.add_argument("--keep", action="store_true", help="keep the files and the schema")
     args = parser.parse_args(argv)
@@ -78,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
             database_url=url, root=root, kills=args.kills, replicas=args.replicas,
             games=args.games, round_length=args.round_length, message_rate=args.rate,
             random_share=args.random_share, longest_random_life=args.longest_random_life,
-            named_life_limit=args.named_life_limit, disconnect_every=args.disconnect_every or None,
-            seed=seed,
+            named_life_limit=args.named_life_limit, drain_limit=args.drain_limit,
+            disconnect_every=args.disconnect_every or None, seed=seed,
         )
         print(f"fault run in {root} on {make_url(url).render_as_string(hide_password=True)}",
               file=sys.stderr)
