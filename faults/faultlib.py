@@ -62,7 +62,7 @@ from dealer.replay import replay_game
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.faults import POINTS
 from dealer.store.db import make_engine, session_factory
-from dealer.store.models import Deadline, Event, Game, Holding, Inbound, LedgerEntry, Post
+from dealer.store.models import Deadline, Event, Holding, Inbound, LedgerEntry, Post
 
 LAUNCHER = Path(__file__).resolve().parent / "daemon.py"
 STARTING_CHIPS = 1000
