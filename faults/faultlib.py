@@ -8,8 +8,9 @@ import it by file name. One run:
    ``round_length`` whole seconds, the games' starts spread over one round so a deadline
    falls due every fraction of a second), enough rounds to outlast the attack.
 2. **Attack**: a feeder thread writes inbox files at a steady rate (preparations, bets,
-   both, some invalid); ``replicas`` daemons run as real processes (``faults/daemon.py``:
-   ``dealer run`` with the ``DEALER_*`` environment), each restarted like a supervisor
+   both, some invalid); ``replicas`` daemons run as real processes (forked by
+   ``faults/daemon.py``, which imports dealer once: ``dealer run`` with the ``DEALER_*``
+   environment), each restarted like a supervisor
    would as soon as it dies, whether it was killed or exited on its own. Each life is
    planned at its start: killed with SIGKILL at a named fault point of
    :mod:`dealer.shell.faults` (``DEALER_FAULT=point@N``: the process kills itself the N-th
@@ -17,8 +18,8 @@ import it by file name. One run:
    thread also cuts the daemons' connections (``pg_terminate_backend`` on the backends
    whose ``application_name`` is the run's). The attack ends after ``kills`` kills.
 3. **Drain**: the feeder stops and every replica gets one last life with no fault, until
-   the inbox is empty, every message processed, every game finished and every post
-   delivered; then it is stopped with SIGTERM.
+   the inbox is empty, no message or post is pending and no deadline is due (games may go
+   on: their next deadlines are still to come); then it is stopped with SIGTERM.
 4. **Books** (:func:`audit`): every inbox file stored once and moved once (to
    ``processed/`` or ``rejected/``), none pending or failed; every post delivered and in
    the outbox as one file, never sent twice (the send log of ``faults/daemon.py``: a post
