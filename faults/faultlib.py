@@ -481,9 +481,9 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
     figures = Figures(seed=attack.seed, replicas=attack.replicas,
                       backend=make_url(attack.database_url).get_backend_name())
     # Enough rounds for the games to outlast the attack: a random life lasts half the
-    # longest on average, a named one about a second (less than its limit).
+    # longest on average, a named one about half its limit.
     mean_life = (attack.random_share * attack.longest_random_life / 2
-                 + (1 - attack.random_share) * min(attack.named_life_limit, 1.0))
+                 + (1 - attack.random_share) * attack.named_life_limit / 2)
     expected = attack.kills / attack.replicas * (mean_life + 0.1) + 10
     rounds = attack.rounds or max(2, min(100, math.ceil(expected / attack.round_length)))
     table = set_up(engine, attack, rounds)
