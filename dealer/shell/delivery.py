@@ -94,6 +94,7 @@ def deliver(
                 return report.delivered
             with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
                 _attempt(connection, publisher, row, report, retries, first_backoff, now, clock)
+        fault("after-delivered")  # committed: marked delivered (or its retry recorded)
     return report.delivered
 
 

@@ -35,6 +35,7 @@ from dealer.clock import iso, iso_exact
 from dealer.inbox import Inbox
 from dealer.inbox.base import Delivery, InboxMessage
 from dealer.render import render
+from dealer.shell.faults import fault
 from dealer.store import queries as Q
 from dealer.store.transient import is_transient
 from dealer.text import command_lines, escape_post, quote
@@ -137,6 +138,7 @@ def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts
 ) -> None:
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now)
+    fault("after-ingest-commit")
     for item, outcome in zip(batch, outcomes):
         if isinstance(outcome, Refused):
             _reject(inbox, item.handle, outcome.why)

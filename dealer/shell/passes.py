@@ -300,6 +300,8 @@ def process_messages(
                     nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                     if nxt is not None and nxt[1] < messages[reached + 1][1]:
                         break
+            fault("before-messages-commit")
+        fault("after-messages-commit")
         report.messages += applied
         for status in outcomes:
             METRICS.message(status)
@@ -424,6 +426,7 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
             session.flush()
             run_step(session, game_id, due, DeadlineFired(deadline=name),
                      origin=f"deadline:{deadline.id}", firing=deadline.id)
+            fault("before-deadline-commit")
         METRICS.deadline_fired((fired_at - due).total_seconds())
         fault("after-deadline-commit")
         if previous is not None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from sqlalchemy.orm import Session, sessionmaker
 
 from dealer.shell.failures import describe
+from dealer.shell.faults import fault
 from dealer.store import queries as Q
 from dealer.store.transient import StoreUnavailable, is_transient
 
@@ -127,6 +128,7 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
     elif report.ingested or report.deadlines or report.delivered or report.overrides:
         log.info("pass: %s", report.line())
     sync_timers(scheduler, dealer.sessions, dealer.wake, after=report.now)
+    fault("after-timers")
 
 
 def sync_timers(

@@ -1,0 +1,120 @@
+"""The fault run's fork server: each life of the daemon is ``dealer run`` in a new process.
+
+The fault run (``faultlib.py``) restarts the daemon hundreds of times. Importing dealer
+takes about a second of CPU on a small machine, which would be most of each life and
+would bound the number of kills a run can afford. So this process imports everything
+``dealer run`` needs once, touches neither the store nor the inbox, and then forks one
+child per life on request: the child is a new process with its own pid, which sets the
+environment it was given (``DEALER_*``, ``DEALER_FAULT``, ``PGAPPNAME``), sends its output
+to the replica's log and runs ``dealer run`` (``dealer.cli.main``) exactly as the console
+script does. A SIGKILL ends it like any daemon; this server reaps it and reports how it
+ended.
+
+Protocol (one line each way, JSON in, text out). In: ``{"env": {...}, "log": PATH}``
+starts a life; answered ``spawned PID``. Out, whenever a life ends: ``exit PID CODE``
+(``-9`` for SIGKILL). End of input ends the server (the lives still running are left to
+the caller).
+
+With ``FAULTRUN_SEND_LOG=FILE`` in a life's environment, every post its directory
+publisher writes is also recorded as one line ``PID POST-ID KEY`` appended to FILE
+(``O_APPEND``: lines from two replicas never interleave), once the post's file is in
+place. The directory outbox itself cannot show a post sent twice (a re-send rewrites the
+same file); the send log does, and says which process sent it.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import select
+import signal
+import sys
+import traceback
+
+import apscheduler.schedulers.background  # noqa: F401  (what `dealer run` imports late)
+import apscheduler.triggers.date  # noqa: F401
+
+import dealer.cli
+import dealer.games.hall  # noqa: F401  (what the first step imports: every built-in ruleset)
+import dealer.games.races  # noqa: F401
+import dealer.games.roulette  # noqa: F401
+import dealer.inbox.directory  # noqa: F401
+import dealer.shell.passes  # noqa: F401
+import dealer.shell.pidfile  # noqa: F401
+from dealer.publish.base import OutgoingPost
+from dealer.publish.directory import DirectoryPublisher
+
+
+def record_sends(path: str) -> None:
+    """Append ``PID POST-ID KEY`` to ``path`` after each post the directory publisher writes."""
+    log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    send = DirectoryPublisher.send
+
+    def send_and_record(self: DirectoryPublisher, post: OutgoingPost) -> str:
+        name = send(self, post)
+        os.write(log, f"{os.getpid()} {post.id} {post.key}\n".encode("utf-8"))
+        return name
+
+    DirectoryPublisher.send = send_and_record  # type: ignore[method-assign]
+
+
+def life(env: dict[str, str], log: str) -> int:
+    """In the child: become the daemon; return its exit code."""
+    quiet = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(quiet, 0)
+    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.environ.clear()
+    os.environ.update(env)
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID`: where is this life now
+    if env.get("FAULTRUN_SEND_LOG"):
+        record_sends(env["FAULTRUN_SEND_LOG"])
+    try:
+        dealer.cli.main(["run"], prog_name="dealer")
+        return 0
+    except SystemExit as end:
+        return end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def reap() -> None:
+    """Report every life that ended."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        os.write(1, f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+def serve() -> None:
+    pending = b""
+    while True:
+        ready, _, _ = select.select([0], [], [], 0.005)
+        reap()
+        if not ready:
+            continue
+        chunk = os.read(0, 65536)
+        if not chunk:
+            return
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                os._exit(life(request["env"], request["log"]))
+            os.write(1, f"spawned {pid}\n".encode())
+
+
+if __name__ == "__main__":
+    serve()

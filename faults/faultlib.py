@@ -1,0 +1,756 @@
+"""The fault-injection run: the daemon under load, killed again and again, then the books.
+
+Not part of the package: ``faults/run.py`` and ``tests/integration/test_fault_run.py``
+import it by file name. One run:
+
+1. **Set-up** (in this process, on the real store): ``games`` Stationary Roulette games of
+   two players each, with short real deadlines (a preparation phase and rounds of
+   ``round_length`` whole seconds, the games' starts spread over one round so a deadline
+   falls due every fraction of a second), enough rounds to outlast the attack.
+2. **Attack**: a feeder thread writes inbox files at a steady rate (preparations, bets,
+   both, some invalid); ``replicas`` daemons run as real processes (forked by
+   ``faults/daemon.py``, which imports dealer once: ``dealer run`` with the ``DEALER_*``
+   environment), each restarted like a supervisor
+   would as soon as it dies, whether it was killed or exited on its own. Each life is
+   planned at its start: killed with SIGKILL at a named fault point of
+   :mod:`dealer.shell.faults` (``DEALER_FAULT=point@N``: the process kills itself the N-th
+   time it gets there), or by the supervisor at a random moment. On Postgres a second
+   thread also cuts the daemons' connections (``pg_terminate_backend`` on the backends
+   whose ``application_name`` is the run's). The attack ends after ``kills`` kills.
+3. **Drain**: the feeder stops and every replica gets one last life with no fault, until
+   the inbox is empty, no message or post is pending and no deadline is due (games may go
+   on: their next deadlines are still to come); then it is stopped with SIGTERM.
+4. **Books** (:func:`audit`): every inbox file stored once and moved once (to
+   ``processed/`` or ``rejected/``), none pending or failed; every post delivered and in
+   the outbox as one file, never sent twice (the send log of ``faults/daemon.py``: a post
+   may be sent again only by the next life after one killed between sending it and
+   marking it delivered, which rewrites the same file); every adjudicated round's and every
+   finished game's posts present; every deadline fired once, not early, in order, and
+   matching the game's history; the ledger balanced (each item sums to zero over all
+   accounts, the holdings equal the entries, no balance below zero, no entry crossing a
+   scope, the chips handed out at set-up all still there) and every game's replay
+   (:mod:`dealer.replay`) agreeing with the store.
+
+Randomness here (which life dies where, what the feeder writes) is test infrastructure,
+not a game draw: a seeded ``random.Random`` (tests/unit/test_no_random.py scans dealer/
+only). Timing makes no two runs alike anyway; the seed is printed with the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import select, text
+from sqlalchemy.engine import Engine, make_url
+
+from dealer.clock import iso_exact, utcnow
+from dealer.ledger import CHIPS, MINT, scope_of
+from dealer.replay import replay_game
+from dealer.shell.admin import add_player, create_game
+from dealer.shell.faults import POINTS
+from dealer.store.db import make_engine, session_factory
+from dealer.store.models import Deadline, Event, Holding, Inbound, LedgerEntry, Post
+
+LAUNCHER = Path(__file__).resolve().parent / "daemon.py"
+STARTING_CHIPS = 1000
+APPLICATION = "dealer-faultrun"
+"""The ``application_name`` of the daemons' Postgres connections (``PGAPPNAME``): the
+connections the disconnect thread cuts, and no others."""
+
+LAYOUTS = [(25, 15), (30, 10), (35, 5), (28, 12)]
+BETS = ["bet gold 30 silver 10", "bet gold 40", "bet silver 40", "bet gold 20 black 20",
+        "bet silver 30 black 10"]
+INVALID = ["bet gold 50", "prepare black gold 20 silver 20", "bet gold forty", "prepare"]
+
+
+@dataclass
+class Attack:
+    """What one run does (sizes, rates, how the daemon dies)."""
+
+    database_url: str
+    root: Path
+    kills: int = 50
+    """The attack ends once the daemons have been killed this many times in all."""
+    replicas: int = 1
+    games: int = 10
+    round_length: int = 2
+    """Seconds per round (and for the preparation phase)."""
+    rounds: int | None = None
+    """Rounds per game; by default enough for the games to outlast the attack."""
+    message_rate: float = 25.0
+    """Inbox files written per second during the attack."""
+    random_share: float = 0.5
+    """Share of the lives killed at a random moment (the others at a named point)."""
+    longest_random_life: float = 1.0
+    """A life killed at random lives up to this many seconds (uniformly)."""
+    named_life_limit: float = 2.5
+    """A life planned for a named point that has not reached it by then is killed anyway."""
+    disconnect_every: float | None = None
+    """On Postgres: cut the daemons' connections about this often (seconds); None: never."""
+    poll_interval: float = 0.2
+    drain_limit: float = 90.0
+    seed: int = 0
+
+
+@dataclass
+class Life:
+    """One process of one replica, from its start to its death."""
+
+    replica: int
+    pid: int
+    plan: str
+    """``random`` or the ``DEALER_FAULT`` value (``after-send@2``); ``clean`` in the drain."""
+    kill_at: float = math.inf
+    """Monotonic time at which the supervisor kills it (a random kill, or a named point's limit)."""
+    end: str = ""
+    """``named`` (killed itself at its point), ``random`` (killed by the supervisor),
+    ``exit N`` (ended on its own) or ``stopped`` (SIGTERM at the end of the run)."""
+
+    @property
+    def died(self) -> bool:
+        """Killed, or ended on its own before the end of the run."""
+        return self.end in ("named", "random") or self.end.startswith("exit")
+
+
+@dataclass
+class Figures:
+    """What a run did and what the books say: the figures ``faults/run.py`` prints."""
+
+    seed: int = 0
+    replicas: int = 1
+    backend: str = ""
+    duration: float = 0.0
+    lives: int = 0
+    kills_named: Counter[str] = field(default_factory=Counter)
+    kills_random: int = 0
+    exits: int = 0
+    exit_reasons: Counter[str] = field(default_factory=Counter)
+    disconnects: int = 0
+    messages: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    posts: int = 0
+    sends: int = 0
+    resends_after_kill: int = 0
+    doubles: int = 0
+    missing: int = 0
+    deadlines_fired: int = 0
+    misfires: int = 0
+    rounds_resolved: int = 0
+    games_finished: int = 0
+    deadlocks: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def kills(self) -> int:
+        return sum(self.kills_named.values()) + self.kills_random
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def lines(self) -> list[str]:
+        named = ", ".join(f"{point} {n}" for point, n in sorted(self.kills_named.items()))
+        outcomes = ", ".join(f"{k} {n}" for k, n in sorted(self.outcomes.items()))
+        reasons = "; ".join(f"{n} x {why}" for why, n in self.exit_reasons.most_common(5))
+        return [
+            f"store: {self.backend}; replicas: {self.replicas}; seed: {self.seed}",
+            f"duration: {self.duration:.1f} s; daemon lives: {self.lives}",
+            f"kills: {self.kills} (named {sum(self.kills_named.values())}, random {self.kills_random})",
+            f"  named: {named or 'none'}",
+            f"exits on their own: {self.exits}" + (f" ({reasons})" if reasons else ""),
+            f"forced disconnects: {self.disconnects}",
+            f"messages: {self.messages} ({outcomes or 'none stored'})",
+            f"posts: {self.posts}; sends {self.sends}; re-sent after a kill "
+            f"{self.resends_after_kill}; doubles {self.doubles}; missing {self.missing}",
+            f"deadlines fired: {self.deadlines_fired}; misfires {self.misfires}; rounds "
+            f"resolved {self.rounds_resolved}; games finished {self.games_finished}",
+            f"deadlocks: {self.deadlocks}",
+            f"problems: {len(self.problems)}",
+            *(f"  {p}" for p in self.problems[:40]),
+            *([f"  ... and {len(self.problems) - 40} more"] if len(self.problems) > 40 else []),
+        ]
+
+
+# -- set-up ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """The games of a run, as the feeder sees them."""
+
+    games: list[tuple[str, str, str]]
+    """(game id, first player, second player)."""
+    chips: int
+    """Chips handed out to the players at set-up."""
+
+
+def set_up(engine: Engine, attack: Attack, rounds: int) -> Table:
+    """Create the players and the games on the store (migrated already)."""
+    now = utcnow()
+    first = now + timedelta(seconds=2)  # the first daemon is up by then
+    spread = timedelta(seconds=attack.round_length) / attack.games
+    games = []
+    settings = {
+        "rounds": str(rounds),
+        "round_length": f"{attack.round_length}s",
+        "preparation_length": f"{attack.round_length}s",
+        "remind_before": "",
+    }
+    with session_factory(engine).begin() as session:
+        for i in range(attack.games):
+            game_id, a, b = f"g{i:03d}", f"p{2 * i:03d}", f"p{2 * i + 1:03d}"
+            add_player(session, a, now, chips=STARTING_CHIPS)
+            add_player(session, b, now, chips=STARTING_CHIPS)
+            create_game(session, "roulette", game_id, now, players=[a, b],
+                        start=first + i * spread, settings=settings)
+            games.append((game_id, a, b))
+    return Table(games, 2 * attack.games * STARTING_CHIPS)
+
+
+# -- load --------------------------------------------------------------------------------------
+
+
+class Feeder(threading.Thread):
+    """Writes inbox files at a steady rate, each atomically (a hidden name, then renamed)."""
+
+    def __init__(self, inbox: Path, table: Table, rate: float, seed: int):
+        super().__init__(name="feeder", daemon=True)
+        self.inbox = inbox
+        self.table = table
+        self.interval = 1.0 / rate
+        self.rng = random.Random(seed)
+        self.written: list[str] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        due = time.monotonic()
+        while not self.halt.is_set():
+            self.write_one()
+            due += self.interval
+            self.halt.wait(max(0.0, due - time.monotonic()))
+
+    def body(self) -> str:
+        rng = self.rng
+        gold, silver = rng.choice(LAYOUTS)
+        prepare = f"prepare {rng.choice(['gold', 'silver', 'black'])} gold {gold} silver {silver}"
+        roll = rng.random()
+        if roll < 0.35:
+            return prepare
+        if roll < 0.6:
+            return rng.choice(BETS)
+        if roll < 0.9:
+            return f"{rng.choice(BETS)}\n{prepare}"
+        return rng.choice(INVALID)
+
+    def write_one(self) -> None:
+        ident = f"f{len(self.written) + 1:07d}"
+        _, a, b = self.rng.choice(self.table.games)
+        message = {"id": ident, "sender": self.rng.choice([a, b]), "channel": "pm",
+                   "body": self.body(), "sent_at": iso_exact(utcnow())}
+        temporary = self.inbox / f".{ident}.tmp"
+        temporary.write_text(json.dumps(message), encoding="utf-8")
+        os.replace(temporary, self.inbox / f"{ident}.json")
+        self.written.append(ident)
+
+
+class Disconnector(threading.Thread):
+    """On Postgres: cuts every connection of the run's daemons, about every ``every`` s."""
+
+    def __init__(self, engine: Engine, every: float, seed: int):
+        super().__init__(name="disconnector", daemon=True)
+        self.engine = engine
+        self.every = every
+        self.rng = random.Random(seed)
+        self.cut = 0
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.wait(self.rng.uniform(0.5, 1.5) * self.every):
+            with self.engine.connect() as connection:
+                cut = connection.execute(text(
+                    "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND application_name = :name"
+                    " AND pid <> pg_backend_pid()"), {"name": APPLICATION}).scalar_one()
+                connection.commit()
+            self.cut += int(cut)
+
+
+# -- the supervisor ----------------------------------------------------------------------------
+
+
+class ForkServer:
+    """``faults/daemon.py``: forks the daemon's lives and tells how each ended."""
+
+    def __init__(self) -> None:
+        env = {key: value for key, value in os.environ.items() if not key.startswith("DEALER_")}
+        self.process = subprocess.Popen(
+            [sys.executable, str(LAUNCHER)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        )
+        self.codes: dict[int, int] = {}
+        self.spawned: list[int] = []
+        self.changed = threading.Condition()
+        self.reader = threading.Thread(target=self._read, name="fork-server", daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            word, pid, *code = line.decode().split()
+            with self.changed:
+                if word == "spawned":
+                    self.spawned.append(int(pid))
+                else:
+                    self.codes[int(pid)] = int(code[0])
+                self.changed.notify_all()
+
+    def spawn(self, env: dict[str, str], log: Path) -> int:
+        """Start a life; return its pid."""
+        assert self.process.stdin is not None
+        with self.changed:
+            self.process.stdin.write(json.dumps({"env": env, "log": str(log)}).encode() + b"\n")
+            self.process.stdin.flush()
+            if not self.changed.wait_for(lambda: self.spawned, timeout=30):
+                raise RuntimeError("the fork server does not answer")
+            return self.spawned.pop(0)
+
+    def code(self, pid: int) -> int | None:
+        """How life ``pid`` ended (its exit code; -9 after SIGKILL), or None while it runs."""
+        with self.changed:
+            return self.codes.get(pid)
+
+    def wait(self, pid: int | None = None, timeout: float = 30.0) -> int | None:
+        """Wait until life ``pid`` ends (or, with None, any other change) or ``timeout`` s pass."""
+        with self.changed:
+            if pid is None:
+                self.changed.wait(timeout)
+                return None
+            self.changed.wait_for(lambda: pid in self.codes, timeout=timeout)
+            return self.codes.get(pid)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+class Replica:
+    """One daemon slot, restarted like a supervisor would whenever its life ends."""
+
+    def __init__(self, index: int, attack: Attack, env: dict[str, str], log: Path,
+                 server: ForkServer, rng: random.Random):
+        self.index = index
+        self.attack = attack
+        self.env = env
+        self.log = log
+        self.server = server
+        self.rng = rng
+        self.current: Life | None = None
+        self.lives: list[Life] = []
+        self.points = list(POINTS)
+        self.rng.shuffle(self.points)
+        self.next_point = 0
+
+    def plan(self, killed: Counter[str]) -> str:
+        """How the next life dies: ``random``, or a named point and the hit that kills.
+
+        The points are taken in turn, those that have killed no life yet first.
+        """
+        if self.rng.random() < self.attack.random_share:
+            return "random"
+        order = sorted(range(len(self.points)), key=lambda i: (
+            killed[self.points[(self.next_point + i) % len(self.points)]] > 0, i))
+        at = (self.next_point + order[0]) % len(self.points)
+        self.next_point = at + 1
+        return f"{self.points[at]}@{self.rng.choice([1, 1, 2, 3])}"
+
+    def start(self, clean: bool, killed: Counter[str]) -> None:
+        plan = "clean" if clean else self.plan(killed)
+        env = dict(self.env)
+        if plan not in ("random", "clean"):
+            env["DEALER_FAULT"] = plan
+        with open(self.log, "a", encoding="utf-8") as log:
+            log.write(f"=== faultrun: {utcnow():%H:%M:%S.%f} replica {self.index} life "
+                      f"{len(self.lives) + 1}, plan {plan} ===\n")
+        life = Life(self.index, self.server.spawn(env, self.log), plan)
+        if plan == "random":
+            life.kill_at = time.monotonic() + self.rng.uniform(0.0, self.attack.longest_random_life)
+        elif plan != "clean":
+            life.kill_at = time.monotonic() + self.attack.named_life_limit
+        self.current = life
+        self.lives.append(life)
+
+    def watch(self, figures: Figures, attacking: bool) -> None:
+        """Restart a life that ended; kill one whose time has come."""
+        life = self.current
+        if life is None:
+            self.start(not attacking, figures.kills_named)
+            return
+        code = self.server.code(life.pid)
+        if code is None and time.monotonic() >= life.kill_at:
+            if life.plan not in ("random", "clean"):
+                # Its point was not reached in time: leave its stack in the log, then kill it.
+                _signal(life.pid, signal.SIGUSR1)
+                self.server.wait(life.pid, timeout=0.1)
+            if _signal(life.pid, signal.SIGKILL):
+                self.server.wait(life.pid)
+                life.end = "random"
+                figures.kills_random += 1
+                self.current = None
+                return
+            code = self.server.wait(life.pid)  # it ended by itself meanwhile
+        if code is None:
+            return
+        if code == -signal.SIGKILL and life.plan not in ("random", "clean"):
+            life.end = "named"
+            figures.kills_named[life.plan.partition("@")[0]] += 1
+        else:
+            life.end = f"exit {code}"
+            figures.exits += 1
+        self.current = None
+
+    def end_attack(self, figures: Figures) -> None:
+        """A last kill at a random moment: the life in progress (if any) is killed now."""
+        if self.current is not None:
+            self.current.kill_at = time.monotonic()
+            self.watch(figures, attacking=True)
+
+    def stop(self) -> None:
+        """SIGTERM the life in progress (the end of the run)."""
+        life = self.current
+        if life is None:
+            return
+        if self.server.code(life.pid) is None and _signal(life.pid, signal.SIGTERM):
+            if self.server.wait(life.pid) is None:
+                _signal(life.pid, signal.SIGKILL)
+                self.server.wait(life.pid)
+                life.end = "stopped (hung: killed)"
+                return
+        life.end = "stopped"
+        self.current = None
+
+
+def _signal(pid: int, signum: int) -> bool:
+    """Send ``signum`` to ``pid``; False if it is gone (and reaped) already."""
+    try:
+        os.kill(pid, signum)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _settled(engine: Engine, inbox: Path) -> datetime | None:
+    """The time at which nothing was left to do (no inbox file, no pending message or post,
+    no deadline due), or None. Games still running are fine: their next deadlines are
+    still to come."""
+    now = utcnow()
+    if any(inbox.glob("*.json")):
+        return None
+    with engine.connect() as connection:
+        busy = (
+            connection.execute(select(Inbound.id).where(Inbound.status == "pending").limit(1)).first()
+            or connection.execute(select(Post.id).where(Post.status == "pending").limit(1)).first()
+            or connection.execute(select(Deadline.id).where(
+                Deadline.status == "pending", Deadline.due_at <= now).limit(1)).first()
+        )
+    return None if busy else now
+
+
+def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
+    """Set up, attack, drain and audit (the module's docstring); return the figures."""
+    rng = random.Random(attack.seed)
+    root = attack.root
+    inbox, outbox = root / "inbox", root / "outbox"
+    for folder in (inbox, outbox):
+        folder.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(attack.database_url)
+    postgres = engine.dialect.name == "postgresql"
+    figures = Figures(seed=attack.seed, replicas=attack.replicas,
+                      backend=make_url(attack.database_url).get_backend_name())
+    # Enough rounds for the games to outlast the attack: a random life lasts half the
+    # longest on average, a named one about half its limit.
+    mean_life = (attack.random_share * attack.longest_random_life / 2
+                 + (1 - attack.random_share) * attack.named_life_limit / 2)
+    expected = attack.kills / attack.replicas * (mean_life + 0.1) + 10
+    rounds = attack.rounds or max(2, min(100, math.ceil(expected / attack.round_length)))
+    table = set_up(engine, attack, rounds)
+    send_log = root / "sends.log"
+    server = ForkServer()
+    replicas = []
+    for index in range(attack.replicas):
+        home = root / f"replica-{index}"
+        home.mkdir(exist_ok=True)
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("DEALER_", "PG"))}
+        env.update({
+            "DEALER_HOME": str(home),
+            "DEALER_DATABASE_URL": attack.database_url,
+            "DEALER_INBOX": f"dir:{inbox}",
+            "DEALER_PUBLISH": f"dir:{outbox}",
+            "DEALER_POLL_INTERVAL": str(attack.poll_interval),
+            "DEALER_DEADLINE_OVERRIDES": "",
+            "PGAPPNAME": APPLICATION,
+            "FAULTRUN_SEND_LOG": str(send_log),
+        })
+        replicas.append(Replica(index, attack, env, root / f"replica-{index}.log", server,
+                                random.Random(rng.random())))
+    feeder = Feeder(inbox, table, attack.message_rate, rng.randrange(2**32))
+    disconnector = (Disconnector(engine, attack.disconnect_every, rng.randrange(2**32))
+                    if postgres and attack.disconnect_every else None)
+    began = time.monotonic()
+    try:
+        feeder.start()
+        if disconnector:
+            disconnector.start()
+        while figures.kills < attack.kills:
+            for replica in replicas:
+                replica.watch(figures, attacking=True)
+            server.wait(timeout=0.01)
+        feeder.halt.set()
+        feeder.join()
+        if disconnector:
+            disconnector.halt.set()
+            disconnector.join()
+            figures.disconnects = disconnector.cut
+        for replica in replicas:
+            replica.end_attack(figures)
+        if progress:
+            print(f"attack over after {time.monotonic() - began:.1f} s: {figures.kills} kills; "
+                  "draining", file=progress)
+        drained = time.monotonic() + attack.drain_limit
+        while True:
+            for replica in replicas:
+                replica.watch(figures, attacking=False)
+            settled = _settled(engine, inbox)
+            if settled:
+                break
+            if time.monotonic() > drained:
+                figures.problems.append(f"not settled {attack.drain_limit:.0f} s after the attack")
+                settled = utcnow()
+                break
+            server.wait(timeout=0.05)
+    finally:
+        feeder.halt.set()
+        if disconnector:
+            disconnector.halt.set()
+        for replica in replicas:
+            replica.stop()
+        server.close()
+    figures.duration = time.monotonic() - began
+    lives = [life for replica in replicas for life in replica.lives]
+    figures.lives = len(lives)
+    for replica in replicas:
+        figures.exit_reasons.update(_exit_reasons(replica.log, replica.lives))
+        figures.deadlocks += _count(replica.log, "deadlock detected")
+    audit(engine, root, feeder.written, table, lives, settled, figures)
+    engine.dispose()
+    return figures
+
+
+def _count(log: Path, needle: str) -> int:
+    return log.read_text(encoding="utf-8", errors="replace").lower().count(needle)
+
+
+def _exit_reasons(log: Path, lives: list[Life]) -> Counter[str]:
+    """For each life of ``log`` that ended on its own, the last error line it logged."""
+    exited = {n for n, life in enumerate(lives, 1) if life.end.startswith("exit")}
+    reasons: Counter[str] = Counter()
+    life, error = 0, None
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines() + ["=== faultrun: end"]:
+        marker = re.match(r"=== faultrun: .* life (\d+),", line)
+        if line.startswith("=== faultrun:"):
+            if life in exited:
+                reasons[error or "no error logged"] += 1
+            life, error = (int(marker.group(1)) if marker else 0), None
+        elif re.match(r"^([\w.]+(Error|Exception|Exit)\b|Error: )", line):  # a traceback's, click's
+            error = line[:160]
+    return reasons
+
+
+# -- the books ---------------------------------------------------------------------------------
+
+
+def audit(engine: Engine, root: Path, written: list[str], table: Table, lives: list[Life],
+          settled: datetime, figures: Figures) -> None:
+    """Check the store, the inbox, the outbox and the send log (the module's docstring);
+    every deadline due by ``settled`` (when the drain found nothing left to do) must have
+    fired."""
+    problems = figures.problems
+    figures.messages = len(written)
+    _audit_inbox(engine, root / "inbox", written, figures)
+    _audit_posts(engine, root / "outbox", root / "sends.log", lives, settled, figures)
+    _audit_deadlines(engine, settled, figures)
+    _audit_ledger(engine, table, figures)
+    with session_factory(engine)() as session:
+        for game_id, _, _ in table.games:
+            report = replay_game(session, game_id)
+            if not report.ok:
+                problems.append(f"{game_id}: the replay differs from the store: {report.difference}")
+
+
+def _audit_inbox(engine: Engine, inbox: Path, written: list[str], figures: Figures) -> None:
+    problems = figures.problems
+    left = sorted(p.name for p in inbox.glob("*.json"))
+    if left:
+        problems.append(f"{len(left)} inbox file(s) never taken, e.g. {left[:3]}")
+    moved = Counter(p.stem for p in (inbox / "processed").glob("*.json"))
+    moved.update(p.stem for p in (inbox / "rejected").glob("*.json"))
+    wrong = [i for i in written if moved[i] != 1]
+    if wrong:
+        problems.append(f"{len(wrong)} inbox file(s) not moved exactly once, e.g. "
+                        f"{[(i, moved[i]) for i in wrong[:3]]}")
+    with engine.connect() as connection:
+        rows = connection.execute(
+            select(Inbound.external_id, Inbound.status).where(Inbound.source == "dir")).all()
+    stored = Counter(external_id for external_id, _ in rows)
+    not_once = [i for i in written if stored[i] != 1]
+    if not_once:
+        problems.append(f"{len(not_once)} message(s) not stored exactly once, e.g. "
+                        f"{[(i, stored[i]) for i in not_once[:3]]}")
+    strangers = set(stored) - set(written)
+    if strangers:
+        problems.append(f"{len(strangers)} stored message(s) nobody wrote: {sorted(strangers)[:3]}")
+    figures.outcomes = Counter(status for _, status in rows)
+    for status in ("pending", "failed"):
+        if figures.outcomes[status]:
+            problems.append(f"{figures.outcomes[status]} message(s) left {status}")
+
+
+def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life],
+                 settled: datetime, figures: Figures) -> None:
+    problems = figures.problems
+    with engine.connect() as connection:
+        posts = connection.execute(select(Post.id, Post.key, Post.status, Post.game_id, Post.kind)).all()
+        # A deadline that fell due after the drain settled may have queued posts that the
+        # daemon, stopped after that step, never sent: they are the next pass's, not lost.
+        later = set(connection.execute(select(Post.id).where(
+            Post.status == "pending", Post.created_at > settled)).scalars())
+        resolved = Counter(connection.execute(
+            select(Event.game_id).where(Event.type == "round.resolved")).scalars())
+        finished = Counter(connection.execute(
+            select(Event.game_id).where(Event.type == "game.finished")).scalars())
+    figures.posts = len(posts)
+    figures.rounds_resolved = sum(resolved.values())
+    figures.games_finished = sum(finished.values())
+    undelivered = [(key, status) for i, key, status, _, _ in posts
+                   if status != "delivered" and i not in later]
+    if undelivered:
+        problems.append(f"{len(undelivered)} post(s) not delivered, e.g. {undelivered[:3]}")
+    files: dict[int, list[str]] = defaultdict(list)
+    for path in outbox.glob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        files[data["id"]].append(data["key"])
+    by_id = {post_id: key for post_id, key, _, _, _ in posts if post_id not in later}
+    missing = [key for post_id, key in by_id.items() if files.get(post_id) != [key]]
+    figures.missing = len(missing)
+    if missing:
+        problems.append(f"{len(missing)} post(s) not in the outbox as exactly one file, e.g. {missing[:3]}")
+    strays = sorted(set(files) - set(by_id))
+    if strays:
+        problems.append(f"{len(strays)} outbox file(s) for no queued post: {strays[:3]}")
+    for kind, counts in (("round_result", resolved), ("final_result", finished)):
+        posted = Counter(game for _, _, _, game, k in posts if k == kind)
+        if posted != counts:
+            problems.append(f"{kind} posts {dict(posted)} do not match the history {dict(counts)}")
+    # The send log: a post may go out again only after the life that sent it died before
+    # marking it delivered, so its send was that life's last.
+    sends = [line.split(" ", 2) for line in send_log.read_text(encoding="utf-8").splitlines()]
+    figures.sends = len(sends)
+    last_of_pid = {pid: n for n, (pid, _, _) in enumerate(sends)}
+    dead = {str(life.pid) for life in lives if life.died}
+    previous: dict[str, int] = {}
+    doubles = []
+    for n, (pid, _, key) in enumerate(sends):
+        before = previous.get(key)
+        previous[key] = n
+        if before is None:
+            continue
+        pid_before = sends[before][0]
+        if last_of_pid[pid_before] == before and pid_before in dead:
+            figures.resends_after_kill += 1
+        else:
+            doubles.append(key)
+    figures.doubles = len(doubles)
+    if doubles:
+        problems.append(f"{len(doubles)} post(s) sent twice, e.g. {doubles[:3]}")
+    never = sorted(set(by_id.values()) - set(previous))
+    if never:
+        problems.append(f"{len(never)} post(s) marked delivered but never sent, e.g. {never[:3]}")
+
+
+def _audit_deadlines(engine: Engine, settled: datetime, figures: Figures) -> None:
+    problems = figures.problems
+    misfires: list[str] = []
+    with engine.connect() as connection:
+        rows = connection.execute(
+            select(Deadline.game_id, Deadline.name, Deadline.due_at, Deadline.status,
+                   Deadline.fired_at).order_by(Deadline.game_id, Deadline.due_at, Deadline.id)).all()
+        fired_events = connection.execute(
+            select(Event.game_id, Event.seq, Event.at, Event.data)
+            .where(Event.type == "deadline.fired").order_by(Event.game_id, Event.seq)).all()
+    history: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for game_id, _, at, data in fired_events:
+        history[game_id].append((data["deadline"], at))
+    fired: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for game_id, name, due_at, status, fired_at in rows:
+        if status == "pending" and due_at <= settled:
+            misfires.append(f"{game_id}: {name} due {due_at} never fired")
+        if status != "fired":
+            continue
+        fired[game_id].append((name, due_at))
+        if fired_at is None or fired_at < due_at:
+            misfires.append(f"{game_id}: {name} due {due_at} fired early, at {fired_at}")
+    for game_id in set(fired) | set(history):
+        steps = history[game_id]
+        if steps != fired[game_id]:
+            misfires.append(f"{game_id}: deadlines fired {fired[game_id]} but history {steps}")
+        if [at for _, at in steps] != sorted(at for _, at in steps):
+            misfires.append(f"{game_id}: deadlines fired out of order: {steps}")
+        names = Counter(name for name, _ in steps)
+        misfires += [f"{game_id}: {name} fired {n} times" for name, n in names.items() if n > 1]
+    figures.deadlines_fired = sum(len(v) for v in fired.values())
+    figures.misfires = len(misfires)
+    problems += misfires
+
+
+def _audit_ledger(engine: Engine, table: Table, figures: Figures) -> None:
+    problems = figures.problems
+    with engine.connect() as connection:
+        holdings = connection.execute(select(Holding.account, Holding.item, Holding.amount)).all()
+        entries = connection.execute(
+            select(LedgerEntry.source, LedgerEntry.target, LedgerEntry.item, LedgerEntry.amount)).all()
+    totals: Counter[str] = Counter()
+    held: Counter[tuple[str, str]] = Counter()
+    for account, item, amount in holdings:
+        totals[item] += amount
+        held[(account, item)] += amount
+        if amount < 0 and account != MINT:
+            problems.append(f"ledger: {account} holds {amount} {item}")
+    unbalanced = {item: total for item, total in totals.items() if total != 0}
+    if unbalanced:
+        problems.append(f"ledger: items do not sum to zero over all accounts: {unbalanced}")
+    moved: Counter[tuple[str, str]] = Counter()
+    for source, target, item, amount in entries:
+        moved[(source, item)] -= amount
+        moved[(target, item)] += amount
+        if MINT not in (source, target) and scope_of(source) != scope_of(target):
+            problems.append(f"ledger: {amount} {item} crossed scopes, {source} -> {target}")
+    differ = {k: (held[k], moved[k]) for k in set(held) | set(moved) if held[k] != moved[k]}
+    if differ:
+        problems.append(f"ledger: holdings differ from the entries: {dict(list(differ.items())[:3])}")
+    chips = sum(amount for (account, item), amount in held.items() if item == CHIPS and account != MINT)
+    if chips != table.chips:
+        problems.append(f"ledger: {chips} chips held, {table.chips} handed out")

@@ -1,0 +1,62 @@
+"""Fault injection (dealer/shell/faults.py): the named points exist where they say, and
+``point@N`` kills the process the N-th time the point is reached."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dealer.shell.faults import POINTS
+
+PACKAGE = Path(__file__).resolve().parents[2] / "dealer"
+
+
+def fault_calls() -> list[str]:
+    """The point named by every ``fault("...")`` call in dealer/."""
+    found = []
+    for file in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "fault":
+                assert isinstance(node.args[0], ast.Constant), f"{file}: a point is a literal"
+                found.append(node.args[0].value)
+    return found
+
+
+def test_every_named_point_is_called_once_and_every_call_is_named() -> None:
+    calls = fault_calls()
+    assert sorted(calls) == sorted(POINTS)
+
+
+def _run(fault: str | None) -> subprocess.CompletedProcess[str]:
+    code = (
+        "from dealer.shell.faults import fault\n"
+        "for n in range(1, 4):\n"
+        "    fault('after-send')\n"
+        "    print(n, flush=True)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DEALER_FAULT"}
+    if fault:
+        env["DEALER_FAULT"] = fault
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    "fault, printed, killed",
+    [
+        (None, "1 2 3", False),
+        ("after-delivered", "1 2 3", False),  # another point: nothing happens
+        ("after-send", "", True),  # the first time
+        ("after-send@1", "", True),
+        ("after-send@3", "1 2", True),  # the third time: two passes got through
+    ],
+)
+def test_a_fault_kills_at_its_point_and_hit(fault: str | None, printed: str, killed: bool) -> None:
+    result = _run(fault)
+    assert result.stdout.split() == printed.split()
+    assert result.returncode == (-signal.SIGKILL if killed else 0)
