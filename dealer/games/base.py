@@ -274,6 +274,8 @@ class Context:
     parent_id: str | None = None
     """The game this one is a match of (a child game), or None."""
     children: list[ChildDraft] = field(default_factory=list)
+    parent_actions: list[str] = field(default_factory=list)
+    """Players whose command in this (child) game counts as an action in its parent."""
 
     def post(self, kind: str, template: str, subject: str, **context: Any) -> None:
         """Queue a public post in the game's channel."""
@@ -320,6 +322,15 @@ class Context:
         ))
 
 
+    def act_in_parent(self, actor: str) -> None:
+        """``actor``'s command in this child game is also an action in its parent (GH-6: a
+        play in an Exoptosis match is a Hall action); the parent's
+        :meth:`Rules.on_child_action` runs right after this step. Nothing happens for a game
+        without a parent."""
+        if self.parent_id is not None and actor not in self.parent_actions:
+            self.parent_actions.append(actor)
+
+
 class Rules(ABC):
     """One ruleset. Subclasses set the class attributes and implement the methods."""
 
@@ -331,6 +342,9 @@ class Rules(ABC):
     channels: ClassVar[tuple[str, ...]] = ()
     """Further channels a game of this ruleset owns beside its main one (the default
     channel, or ``dealer game new --channel``): messages in any of them are routed to it."""
+    parent_kind: ClassVar[str | None] = None
+    """The kind of game a game of this ruleset always lives in (an Exoptosis match in a
+    Hall): created directly, it is made a child of such a game (``dealer game new``)."""
     open_to_all: ClassVar[bool] = False
     """True when a player not yet in the game may send it commands (join, sit, bet)."""
 
@@ -426,6 +440,14 @@ class Rules(ABC):
         with ``summary``. It runs as a step of this game right after the child's finishing
         step, in the same transaction: rewards handed out here land with the match's end
         or not at all. By default nothing happens."""
+        return state
+
+    def on_child_action(
+        self, ctx: Context, state: GameState, child_id: str, actor: str
+    ) -> GameState:
+        """``actor`` took an action in the child game ``child_id`` (see
+        :meth:`Context.act_in_parent`); it runs as a step of this game right after the
+        child's, in the same transaction. By default nothing happens."""
         return state
 
     def grant(self, ctx: Context, state: GameState, name: str, item: str, amount: int) -> GameState:
