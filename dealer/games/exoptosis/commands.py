@@ -185,21 +185,21 @@ def _plays_now(state: ExoptosisState, actor: str) -> list[Example]:
         code = card.code if not held.item.endswith(":holo") else f"holo {card.code}"
         if card.rank == "A":
             lines.append(Example(f"play {code} on {others[0]}",
-                                 f"{label(held)}: another participant draws 2 (GH-15)"))
+                                 f"{label(held)}: another participant draws 2", "GH-15"))
         elif card.rank == "K":
             lines.append(Example(f"play {code} on {actor} {others[0]}",
-                                 f"{label(held)}: two participants each draw 1 (GH-15)"))
+                                 f"{label(held)}: two participants each draw 1", "GH-15"))
         elif card.rank == "Q":
             target = state.seat(others[0])
             shown = target.hand[0].card.code if target and target.hand else "CARD"
             lines.append(Example(f"play {code} on {others[0]} {shown}",
                                  f"{label(held)}: that card goes back to its owner's inventory "
-                                 "and the participant draws a different one (GH-15)"))
+                                 "and the participant draws a different one", "GH-15"))
         elif card.rank == "J":
-            lines.append(Example(f"play {code}", f"{label(held)}: the next participant draws 1 "
-                                                 "(GH-15)"))
+            lines.append(Example(f"play {code}", f"{label(held)}: the next participant draws 1",
+                                 "GH-15"))
         else:
-            lines.append(Example(f"play {code}", f"{label(held)} (GH-13)"))
+            lines.append(Example(f"play {code}", label(held)))
     return lines
 
 
