@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import event, given, settings, strategies as st
 
 from dealer.cards import CATALOGUE
 from dealer.games.exoptosis.testing import T0, MatchShell
@@ -65,6 +65,29 @@ def lines_for(shell: MatchShell, name: str, data: st.DataObject) -> list[str]:
     return lines
 
 
+def sensible(shell: MatchShell, names: list[str], data: st.DataObject) -> tuple[str, list[str]]:
+    """An actor expected to act now and the lines help offers it (a hand of its own cards in
+    the setup)."""
+    state = shell.state
+    if state.phase == "play":
+        actor = state.asked.giver if state.asked else state.current
+    else:
+        actor = data.draw(st.sampled_from([s.name for s in state.remaining]))
+    lines = [line.split(" — ")[0] for line in shell.rules.help(state, actor)
+             if not line.startswith("(")]
+    if state.phase == "setup":
+        inventory = [i.split(":")[1] for (acct, i), n in shell.balances.items()
+                     if acct == shell.scope.player(actor) and i.startswith("card:")
+                     for _ in range(n)]
+        if len(inventory) >= 4:
+            picks = data.draw(st.lists(st.integers(0, len(inventory) - 1), unique=True,
+                                       min_size=4, max_size=min(6, len(inventory))))
+            lines = [f"hand {' '.join(inventory[i] for i in picks)}"]
+    if state.phase == "betting":
+        lines = ["match", "match", "match", "raise 1", "raise 2", "fold"]
+    return actor, [line for line in lines if line not in ("forfeit", "terminate")] or lines
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_random_matches_keep_every_card_with_its_owner_and_conserve_chips(data) -> None:  # type: ignore[no-untyped-def]
@@ -77,17 +100,23 @@ def test_random_matches_keep_every_card_with_its_owner_and_conserve_chips(data) 
     start = {name: owned(shell, name) for name in names}
     chips = sum(shell.has(n) for n in names)
     at = T0
-    for _ in range(data.draw(st.integers(5, 60), label="steps")):
+    for _ in range(data.draw(st.integers(5, 80), label="steps")):
         if shell.state.phase == "finished":
             break
         at += timedelta(minutes=data.draw(st.integers(1, 90)))
-        if data.draw(st.integers(0, 9)) == 0 and shell.deadlines:
+        if data.draw(st.integers(0, 19)) == 19 and shell.deadlines:
             shell.fire_due(min(shell.deadlines.values()))  # a window or a turn runs out
-        else:
+        elif data.draw(st.integers(0, 4)) == 4:  # anything, by anyone: mostly refused
             actor = data.draw(st.sampled_from(names))
             shell.send(actor, data.draw(st.sampled_from(lines_for(shell, actor, data))), at,
                        fire_first=False)
+        else:  # what the one expected to act may do now, as help offers it
+            actor, lines = sensible(shell, names, data)
+            if lines:
+                shell.send(actor, data.draw(st.sampled_from(lines)), at, fire_first=False)
         check(shell, names, start, chips)
+    # How far the match went (`--hypothesis-show-statistics`): about half play cards.
+    event(f"played cards: {min(sum(1 for e in shell.events if e[0] == 'played'), 5)}+")
     for name in names:  # end it: each forfeits in turn until one is left (or it was over)
         if shell.state.phase != "finished" and shell.state.seat(name).out is None:
             at += timedelta(minutes=1)
