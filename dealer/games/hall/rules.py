@@ -64,6 +64,7 @@ class Hall(Rules):
                           members=[Member(name=name, joined_phase=1) for name in players])
         ctx.record(events.CycleCreated(players=players, opens_at=state.opens_at.isoformat(),
                                        commitment=ctx.rng.commitment))
+        fights.refresh_cards(ctx, state, players)  # GH-18: what help offers needs card counts
         if state.opens_at <= ctx.now:
             # The opening time is now or past: phase 1 runs from it, so that a message sent
             # since then still counts.
