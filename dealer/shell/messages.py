@@ -199,7 +199,8 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
             continue
         if chosen not in routes:
             routes[chosen] = _route(session, inbound, sender, chosen)
-        route = routes[chosen] if chosen else _match_route(session, sender, line, routes[chosen])
+        route = routes[chosen] if chosen else _match_route(
+            session, sender, line, routes[chosen], public)
         result = _run_line(
             session, inbound, sender, line, route, public, f"{origin}:{index}", outcome
         )
@@ -381,26 +382,35 @@ def _route(
 
 
 def _match_route(
-    session: Session, sender: Row[Any], line: str, route: tuple[GameRef | None, str | None]
+    session: Session, sender: Row[Any], line: str, route: tuple[GameRef | None, str | None],
+    public: bool,
 ) -> tuple[GameRef | None, str | None]:
     """A match's command sent where its parent game is reached (the Hall's channel, or a PM
     of a player in the Hall and a match) goes to the match: a child game owns no channel.
 
     When the line's first word is no command word of the routed game (or no game was found
-    because the sender plays in several), and the sender plays in exactly one running child
-    game whose ruleset has that word (of the routed game, if any), the line goes there."""
+    because the sender plays in several, in a PM), and the sender plays in exactly one running
+    child game whose ruleset has that word (of the routed game, if any), the line goes there.
+    A public line in a channel no game owns stays unaddressed."""
     game, _ = route
     words = line.split()
-    if not words or _HELP_LINE.match(line) or _SEED_LINE.match(line):
+    if not words or _HELP_LINE.match(line) or _SEED_LINE.match(line) or (game is None and public):
         return route
     word = words[0]
     if game is not None and rules_for(game.kind).is_command_word(word):
         return route
-    matches = [g for g in player_games(session, sender.name)
+    mine = player_games(session, sender.name)
+    matches = [g for g in mine
                if g.parent_id is not None and (game is None or g.parent_id == game.id)
                and rules_for(g.kind).is_command_word(word)]
     if len(matches) == 1:
         return matches[0], None
+    if game is None and len({g.parent_id or g.id for g in mine}) == 1:
+        # A PM of a player whose games are one Hall and its matches: a Hall command goes to
+        # the Hall.
+        parents = [g for g in mine if g.parent_id is None and rules_for(g.kind).is_command_word(word)]
+        if len(parents) == 1:
+            return parents[0], None
     if len(matches) > 1:
         ids = ", ".join(g.id for g in matches)
         return None, f"You play in several matches ({ids}); start the message with a line 'game ID'."

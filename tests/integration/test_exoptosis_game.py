@@ -205,3 +205,23 @@ def test_a_match_created_directly_lives_in_the_only_running_hall(cli) -> None:  
     result = cli("game", "new", "exoptosis", "--id", "m2", "--players", "alice,bob", ok=False)
     assert "(running: h1, h2)" in result.output
     cli("game", "new", "exoptosis", "--id", "m2", "--players", "alice,bob", "--set", "hall=h1")
+
+
+def test_pms_of_a_player_in_a_hall_and_its_match_go_by_command_word(harness) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "hall", "h1", T0, players=["alice", "bob"])
+        create_game(session, "exoptosis", "m1", T0, players=["alice", "bob"])
+        for card in "7C 8C 9C 10C".split():
+            grant(session, "alice", card, 1, T0, "h1")
+    harness.admin(setup)
+    at = T0 + timedelta(hours=1)
+    harness.send("alice", "inventory", at)  # a Hall command: the Hall answers
+    harness.send("alice", "hand 7C 8C 9C 10C", at + timedelta(minutes=1))  # the match's
+    harness.send("alice", "help", at + timedelta(minutes=2))  # ambiguous: says so
+    harness.run(at + timedelta(minutes=3))
+    inventory, hand, help_reply = [p for p in harness.pms("alice") if p["kind"] != "notice"]
+    assert inventory["kind"] == "inventory" and "7 of Clubs" in inventory["body"]
+    assert "Your hand is chosen (GH-10)" in hand["body"] and "game m1" in hand["body"]
+    assert "Your games: h1, m1. Start a message with `game ID` to choose one." in help_reply["body"]
