@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from dealer.clock import iso_exact
 from dealer.shell.admin import add_player, create_game, grant
+from dealer.replay import replay_game
 from dealer.verify import verify_game
 from dealer.views import game_view, player_view
 
@@ -114,7 +115,10 @@ def test_a_whole_duel_through_the_inbox_and_run_once(cli) -> None:  # type: igno
     # GH-6: the plays were Hall actions: both acted in phase 1.
     hall = json.loads(cli("game", "show", "h1", "--json").output)
     assert hall["detail"]["inactive"] == []
-    assert "checked" in cli("verify", "h1-duel-1").output
+    assert "checked 1 seed" in cli("verify", "h1-duel-1").output
+    # Both histories rebuild the stored games: the match's plays and the cycle's child.acted.
+    for game in ("h1-duel-1", "h1"):
+        assert "match the store" in cli("replay", game).output
 
 
 def test_a_battle_opens_at_the_next_phase_and_its_reward_verifies(harness) -> None:  # type: ignore[no-untyped-def]
@@ -165,6 +169,8 @@ def test_a_battle_opens_at_the_next_phase_and_its_reward_verifies(harness) -> No
     assert report.ok and report.seeds == 1 and report.checked >= 1  # the reward's draw(s)
     hall = harness.admin(lambda s: game_view(s, "h1"))
     assert hall["status"] == "running"
+    for game in ("h1-battle-1", "h1"):
+        assert harness.admin(lambda s: replay_game(s, game)).ok
 
 
 def test_no_battle_with_one_engaged_and_a_duel_lapses(harness) -> None:  # type: ignore[no-untyped-def]
