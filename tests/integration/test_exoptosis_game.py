@@ -112,9 +112,6 @@ def test_a_whole_duel_through_the_inbox_and_run_once(cli) -> None:  # type: igno
     assert (after["alice"]["chips"], after["bob"]["chips"]) == (7, 3)
     match = json.loads(cli("game", "show", "h1-duel-1", "--json").output)
     assert (match["status"], match["winner"]) == ("finished", "alice")
-    # GH-6: the plays were Hall actions: both acted in phase 1.
-    hall = json.loads(cli("game", "show", "h1", "--json").output)
-    assert hall["detail"]["inactive"] == []
     assert "checked 1 seed" in cli("verify", "h1-duel-1").output
     # Both histories rebuild the stored games: the match's plays and the cycle's child.acted.
     for game in ("h1-duel-1", "h1"):
@@ -169,6 +166,10 @@ def test_a_battle_opens_at_the_next_phase_and_its_reward_verifies(harness) -> No
     assert report.ok and report.seeds == 1 and report.checked >= 1  # the reward's draw(s)
     hall = harness.admin(lambda s: game_view(s, "h1"))
     assert hall["status"] == "running"
+    # GH-6: in phase 2 alice and bob only sent match commands: Hall actions all the same, so
+    # only carol is inactive in phase 3.
+    harness.run(T0 + 2 * DAY)
+    assert harness.admin(lambda s: game_view(s, "h1"))["detail"]["inactive"] == ["carol"]
     for game in ("h1-battle-1", "h1"):
         assert harness.admin(lambda s: replay_game(s, game)).ok
 

@@ -90,6 +90,7 @@ def reveal(ctx: Context, state: ExoptosisState) -> None:
     if check_last_one(ctx, state):
         return
     state.phase = "betting"
+    state.consents = []  # GH-16: the setup and the betting are one turn each (interpretation)
     closes = ctx.now + state.settings.betting_window
     ctx.set_deadline("betting", closes)
     ctx.post("revealed", "exoptosis/revealed.txt", "Exoptosis: the hands",

@@ -398,3 +398,30 @@ def test_help_lists_the_playable_cards_with_their_targets(help_is_valid_now) -> 
     assert not any(line.startswith(("add", "ask", "give", "hand", "raise")) for line in lines)
     assert "(it is bob's turn; you can play on yours (GH-12))" in help_is_valid_now(
         shell, "alice", minutes(21))
+
+
+def test_consents_to_terminate_do_not_carry_from_the_setup_into_the_betting() -> None:
+    shell = MatchShell()
+    shell.deal("alice", *"5H 6H 7H 8H".split())
+    shell.deal("bob", *"2C 3C 4C 9D".split())
+    shell.start(["alice", "bob"])
+    shell.accept("alice", "terminate", minutes(1))  # in the setup
+    shell.accept("alice", "hand 5H 6H 7H 8H", minutes(2))
+    shell.accept("bob", "hand 2C 3C 4C 9D", minutes(3))  # the reveal: a new "turn"
+    shell.accept("bob", "terminate", minutes(4))
+    assert shell.state.phase == "betting" and shell.state.consents == ["bob"]
+    shell.accept("alice", "terminate", minutes(5))
+    assert shell.state.result == "terminated" and shell.held() == []
+
+
+def test_forfeit_in_the_setup_is_leaving_and_cancels_below_two() -> None:
+    shell = MatchShell()
+    shell.deal("alice", *"5H 6H 7H 8H".split())
+    shell.deal("bob", *"2C 3C 4C 9D".split())
+    shell.start(["alice", "bob"])
+    shell.accept("alice", "hand 5H 6H 7H 8H", minutes(1))
+    shell.accept("alice", "forfeit", minutes(2))
+    assert shell.state.result == "cancelled" and shell.state.winner is None
+    assert shell.inventory("alice") == ["5H", "6H", "7H", "8H"]
+    refused = shell.refuse("bob", "hand 2C 3C 4C 9D", minutes(3))
+    assert refused.rule == "GH-16" and "is over" in refused.what
