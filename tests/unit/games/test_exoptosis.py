@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from dealer.cards import BY_CODE
+from dealer.fairness import FairSource
 from dealer.games.exoptosis.cards import may_play
+from dealer.games.exoptosis.table import draw_reward
 from dealer.games.exoptosis.testing import T0, MatchShell, hours
 from dealer.ledger import CHIPS
+from dealer.testing import standalone_context
 
 
 def minutes(n: int):  # type: ignore[no-untyped-def]
@@ -233,6 +236,7 @@ def test_jack_makes_the_next_participant_draw_one() -> None:
     shell = two("10H JH 6H 7H 8H", "10C 3C 4C 9D", bob_inv="2S")
     shell.accept("alice", "play 10H", minutes(20))
     shell.accept("bob", "play 10C", minutes(21))
+    assert shell.hand("bob") == ["3C", "4C", "9D"] and shell.inventory("bob") == ["2S"]
     shell.accept("alice", "play JH", minutes(22))
     assert shell.hand("bob") == ["3C", "4C", "9D", "2S"] and shell.inventory("bob") == []
     assert shell.hand("alice") == ["6H", "7H", "8H"]
@@ -242,6 +246,7 @@ def test_queen_sends_a_card_home_and_its_holder_draws_a_different_one() -> None:
     shell = two("10H QH 6H 7H 8H", "JC 3C 4C 9D", bob_inv="9D 5S")
     shell.accept("alice", "play 10H", minutes(20))
     shell.accept("bob", "play JC", minutes(21))
+    assert shell.hand("bob") == ["3C", "4C", "9D"] and shell.inventory("bob") == ["5S", "9D"]
     refused = shell.refuse("alice", "play QH on bob 7H", minutes(22))
     assert refused.rule == "GH-15" and "7 of Hearts is not in bob's hand" in refused.what
     shell.accept("alice", "play QH on bob 9D", minutes(22))
@@ -425,3 +430,34 @@ def test_forfeit_in_the_setup_is_leaving_and_cancels_below_two() -> None:
     assert shell.inventory("alice") == ["5H", "6H", "7H", "8H"]
     refused = shell.refuse("bob", "hand 2C 3C 4C 9D", minutes(3))
     assert refused.rule == "GH-16" and "is over" in refused.what
+
+
+def test_equal_hands_are_ordered_by_the_fair_source_and_the_post_shows_it() -> None:
+    shell = two("5H 6H 7H 8H", "2C 3C 4C 9D")  # 4 cards each: a tie (GH-12)
+    assert shell.state.ties == [["alice", "bob"]]
+    (draws,) = [data["draws"] for kind, data in shell.events if kind == "fair.draws"
+                and any("GH-12" in d["purpose"] for d in data["draws"])]
+    assert [d["purpose"] for d in draws] == ["GH-12 tie of 4-card hands"]
+    # Fisher-Yates over 2: one draw below 2; 1 keeps [alice, bob], 0 swaps them.
+    expected = ["alice", "bob"] if draws[0]["result"] == 1 else ["bob", "alice"]
+    assert shell.state.order == expected
+    body = shell.posts("play_began")[0].body
+    assert "Tie: alice, bob hold as many cards; the fair source ordered them (GH-12, GH-40)." in body
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_a_battle_winner_draws_one_of_the_three_rewards(kind: int) -> None:
+    # The first seed (in a fixed order) whose first draw below 3 is ``kind``: the reward's.
+    seed = next(s for s in (f"{i:064x}" for i in range(100))
+                if FairSource(s).below(3) == kind)
+    ctx = standalone_context(T0, game_id="h1-battle-1", server_seed=seed, scope="h1")
+    reward, words = draw_reward(ctx, "alice")
+    held = ctx.ledger.holdings(ctx.scope.player("alice"))
+    assert held == reward  # exactly the reward, issued by the mint into the cycle
+    if kind == 0:
+        assert sum(reward.values()) == 3 and words.startswith("3 random cards: ")
+    elif kind == 1:
+        assert list(reward) == ["vertebrae"] and 5 <= reward["vertebrae"] <= 16
+        assert words == f"{reward['vertebrae']} vertebrae"
+    else:
+        assert reward == {"chips": 2} and words == "2 chips"
