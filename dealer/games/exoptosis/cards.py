@@ -94,3 +94,12 @@ def _code(item: str) -> str:
     parsed = card_of_item(item)
     assert parsed is not None
     return parsed[0].code
+
+
+def note_spare(ctx: Context, state: ExoptosisState) -> None:
+    """Keep each remaining participant's cards in no match in the state, for ``help``
+    (GH-14: whether it may add or must ask): read after every step of the match. A change
+    made outside the match (a trade in the Hall) shows at the match's next step."""
+    for seat in state.seats:
+        seat.spare = [item for item, n in free_cards(ctx, seat.name).items()
+                      for _ in range(n)] if seat.out is None and state.phase == "play" else []

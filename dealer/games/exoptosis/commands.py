@@ -14,6 +14,7 @@ from dealer.games.base import Rejected
 from dealer.games.commands import CardName, Command, Commands, Example, Field, Whole, Word
 from dealer.games.exoptosis.cards import label, playable
 from dealer.games.exoptosis.state import ExoptosisState
+from dealer.games.hall.items import card_label
 
 CardChoice = tuple[Card, bool | None]
 """A card as a player names it: the catalogue row and whether it is holographic (None:
@@ -172,8 +173,22 @@ def _may_play(state: ExoptosisState, actor: str) -> bool:
     return _my_turn(state, actor) and bool(playable(state, actor))
 
 
-def _may_add_or_ask(state: ExoptosisState, actor: str) -> bool:
-    return _my_turn(state, actor) and not playable(state, actor)
+def _may_add(state: ExoptosisState, actor: str) -> bool:
+    seat = state.seat(actor)
+    return _my_turn(state, actor) and not playable(state, actor) and bool(seat and seat.spare)
+
+
+def _may_ask(state: ExoptosisState, actor: str) -> bool:
+    seat = state.seat(actor)
+    return _my_turn(state, actor) and not playable(state, actor) and not (seat and seat.spare)
+
+
+def _adds_now(state: ExoptosisState, actor: str) -> list[Example]:
+    """One ``add`` line per kind of card the actor holds outside a match (at most 8)."""
+    seat = state.seat(actor)
+    kinds = sorted(set(seat.spare if seat else []))
+    return [Example(f"add {'holo ' if item.endswith(':holo') else ''}{item.split(':')[1]}",
+                    f"add {card_label(item)} to your hand; your turn ends") for item in kinds[:8]]
 
 
 def _plays_now(state: ExoptosisState, actor: str) -> list[Example]:
@@ -210,11 +225,11 @@ def _asks_now(state: ExoptosisState, actor: str) -> list[Example]:
 
 
 def _gives_now(state: ExoptosisState, actor: str) -> list[Example]:
+    """One ``give`` line per card of the asked participant's hand."""
     seat = state.seat(actor)
-    hand = seat.hand if seat and seat.hand else []
-    return [Example(f"give {held.card.code}", f"give {label(held)} to {state.asked.asker}"
-                    if state.asked else label(held)) for held in hand[:1]] or \
-        [Example("give 7H", "give a card of your hand")]
+    asker = state.asked.asker if state.asked else "the asker"
+    return [Example(f"give {held.card.code}", f"give {label(held)} to {asker}")
+            for held in (seat.hand if seat and seat.hand else [])]
 
 
 def _turn_note(state: ExoptosisState, actor: str) -> str | None:
@@ -257,11 +272,11 @@ COMMANDS = Commands(
         Command("add {card}", Add, fields={"card": CARD}, rule="GH-14",
                 examples=[Example("add 5C", "only when no card of your hand can be played: add "
                                             "a card of your inventory; your turn ends")],
-                valid=_may_add_or_ask),
+                valid=_may_add, suggest=_adds_now),
         Command("ask {giver}", Ask, fields={"giver": Word("PLAYER")}, rule="GH-14",
                 examples=[Example("ask bob", "only when you can neither play nor add: bob gives "
                                              "you a card of its hand")],
-                valid=_may_add_or_ask, suggest=_asks_now),
+                valid=_may_ask, suggest=_asks_now),
         Command("give {card}", Give, fields={"card": CARD}, rule="GH-14",
                 examples=[Example("give 7H", "give the participant that asked you a card of "
                                              "your hand")],

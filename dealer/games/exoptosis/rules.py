@@ -20,6 +20,7 @@ from dealer.clock import format_utc
 from dealer.games import register
 from dealer.games.base import Context, Rejected, Rules, Summary
 from dealer.games.exoptosis import events, play, setup
+from dealer.games.exoptosis.cards import note_spare
 from dealer.games.exoptosis.commands import (
     COMMANDS, Add, Ask, ChooseHand, Fold, Forfeit, Give, MatchBet, Play, Raise, Terminate,
 )
@@ -89,6 +90,7 @@ class Exoptosis(Rules):
             self._forfeit(ctx, state, seat)
         elif isinstance(command, Terminate):
             self._consent(ctx, state, seat)
+        note_spare(ctx, state)
         ctx.act_in_parent(seat.name)
         return state
 
@@ -110,6 +112,7 @@ class Exoptosis(Rules):
             play.give(ctx, state, giver, None)
         else:
             ctx.record(events.DeadlineIgnored(name=name))
+        note_spare(ctx, state)
         return state
 
     def _forfeit(self, ctx: Context, state: ExoptosisState, seat: Seat) -> None:

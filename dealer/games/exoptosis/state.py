@@ -62,6 +62,8 @@ class Seat(_Record):
     """GH-11: it has matched the highest bet or declared it will not raise."""
     out: str | None = None
     """Why it left the match (no hand, folded, out of the betting, forfeited), or None."""
+    spare: list[str] = Field(default_factory=list)
+    """GH-14: its cards in no match, as of the match's last step (``help`` sees no ledger)."""
 
 
 class Asked(_Record):

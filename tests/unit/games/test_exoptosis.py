@@ -461,3 +461,22 @@ def test_a_battle_winner_draws_one_of_the_three_rewards(kind: int) -> None:
         assert words == f"{reward['vertebrae']} vertebrae"
     else:
         assert reward == {"chips": 2} and words == "2 chips"
+
+
+def test_help_of_one_who_cannot_play_and_of_the_one_asked(help_is_valid_now) -> None:  # type: ignore[no-untyped-def]
+    shell = two("5H 6H 7H 8H 9H", "KS QS JS AC", bob_inv="3D")
+    shell.accept("alice", "play 5H", minutes(20))
+    lines = help_is_valid_now(shell, "bob", minutes(21))
+    assert not any(line.startswith(("play", "ask")) for line in lines)
+    assert lines[0] == "add 3D — add 3 of Diamonds to your hand; your turn ends (GH-14)"
+    shell.accept("bob", "add 3D", minutes(21))
+    shell.accept("alice", "play 6H", minutes(22))  # bob: nothing playable on 6H, nothing to add
+    lines = help_is_valid_now(shell, "bob", minutes(23))
+    assert lines[0] == ("ask alice — only when you can neither play nor add: that participant "
+                        "gives you a card of its hand; participants: alice (GH-14)")
+    shell.accept("bob", "ask alice", minutes(23))
+    lines = help_is_valid_now(shell, "alice", minutes(24))
+    assert lines[0] == "(it is bob's turn; you can play on yours (GH-12))"
+    assert lines[1:4] == ["give 7H — give 7 of Hearts to bob (GH-14)",
+                         "give 8H — give 8 of Hearts to bob (GH-14)",
+                         "give 9H — give 9 of Hearts to bob (GH-14)"]
