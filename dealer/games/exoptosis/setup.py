@@ -121,6 +121,8 @@ def bet(ctx: Context, state: ExoptosisState, seat: Seat, command: Raise | MatchB
             _close_if_settled(ctx, state)
         return
     top = highest(state)
+    # Interpretation: `raise N` raises the highest bet by N (not to N); the raiser pays what
+    # takes its own stake to the new highest bet.
     target = top + command.amount if isinstance(command, Raise) else top
     owed = target - seat.stake
     account = ctx.scope.player(seat.name)

@@ -480,3 +480,41 @@ def test_help_of_one_who_cannot_play_and_of_the_one_asked(help_is_valid_now) -> 
     assert lines[1:4] == ["give 7H — give 7 of Hearts to bob (GH-14)",
                          "give 8H — give 8 of Hearts to bob (GH-14)",
                          "give 9H — give 9 of Hearts to bob (GH-14)"]
+
+
+def test_a_named_card_takes_the_plain_copy_first() -> None:
+    shell = MatchShell()
+    shell.deal("alice", "7H", "holo 7H", "8H", "9S", "10C")
+    shell.deal("bob", "2H", "3H", "4S", "KS")
+    shell.start(["alice", "bob"])
+    shell.accept("alice", "hand 7H 8H 9S 10C", minutes(1))
+    assert shell.hand("alice")[0] == "7H" and shell.inventory("alice") == ["holo 7H"]
+    shell.accept("alice", "hand holo 7H 8H 9S 10C", minutes(2))
+    assert shell.hand("alice")[0] == "holo 7H" and shell.inventory("alice") == ["7H"]
+
+
+def test_a_giver_whose_last_card_is_given_wins() -> None:
+    shell = two("5H 6H 7H KD QD", "4C 3C 2C 10C")
+    for i, (who, card) in enumerate([("alice", "5H"), ("bob", "4C"), ("alice", "6H"),
+                                      ("bob", "3C"), ("alice", "7H"), ("bob", "2C")]):
+        shell.accept(who, f"play {card}", minutes(20 + i))
+    # alice holds KD and QD, neither playable on 2C, and nothing outside the match.
+    assert shell.refuse("alice", "add KD", minutes(30)).rule == "GH-14"
+    shell.accept("alice", "ask bob", minutes(30))
+    shell.accept("bob", "give 10C", minutes(31))
+    assert shell.state.winner == "bob" and shell.held() == []
+    assert shell.inventory("alice") == ["5H", "6H", "7H", "KD", "QD"]
+
+
+def test_termination_returns_a_forfeiters_stake_too() -> None:
+    shell = betting("alice", "bob", "carol")
+    shell.accept("alice", "raise 2", minutes(10))
+    shell.accept("bob", "match", minutes(11))
+    shell.accept("carol", "match", minutes(12))
+    assert shell.state.phase == "play" and shell.pool_chips() == 6
+    shell.accept("bob", "forfeit", minutes(13))  # his 2 stay in the pool
+    assert shell.pool_chips() == 6 and shell.has("bob") == 8
+    shell.accept("alice", "terminate", minutes(14))
+    shell.accept("carol", "terminate", minutes(15))
+    assert shell.state.result == "terminated"
+    assert (shell.has("alice"), shell.has("bob"), shell.has("carol")) == (10, 10, 10)
