@@ -15,7 +15,8 @@ the context, which the shell then commits in one transaction:
 - ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random;
 - ``ctx.open_child(kind, id, players, settings)`` opens a child game (a match inside this
   one) with its own deadlines, fair source, history and posts, its accounts in this game's
-  scope; :meth:`Rules.on_child_finished` tells this game when it ends.
+  scope; :meth:`Rules.on_child_finished` tells this game when it ends, and
+  ``ctx.act_in_parent(actor)`` in the child's step runs :meth:`Rules.on_child_action`.
 
 What players send reaches a ruleset as typed inbound events, each with its own id:
 :class:`Message` (:meth:`Rules.on_message`; by default its lines are read one by one as
@@ -320,7 +321,6 @@ class Context:
         self.children.append(ChildDraft(
             kind, game_id, list(players), dict(settings or {}), as_utc(start or self.now), channel,
         ))
-
 
     def act_in_parent(self, actor: str) -> None:
         """``actor``'s command in this child game is also an action in its parent (GH-6: a

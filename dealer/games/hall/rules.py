@@ -75,7 +75,6 @@ class Hall(Rules):
             ctx.post("opening", "hall/opening.txt", "The Gilded Hall opens soon",
                      **phases.opening_context(ctx, state))
             phases.refresh_chips(ctx, state)
-        fights.refresh_cards(ctx, state)
         return state
 
     def ledger_scope(self, game_id: str, state: Any, parent_scope: str | None = None) -> str | None:
