@@ -201,6 +201,12 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
             routes[chosen] = _route(session, inbound, sender, chosen)
         route = routes[chosen] if chosen else _match_route(
             session, sender, line, routes[chosen], public)
+        if route[0] is None and route is not routes[chosen]:
+            # A match command of a player in several matches: said even in public.
+            rejected += 1
+            _reply_error(outcome, None, line, route[1] or "No game.")
+            outcome.note(line, "rejected", route[1] or "no game")
+            continue
         result = _run_line(
             session, inbound, sender, line, route, public, f"{origin}:{index}", outcome
         )

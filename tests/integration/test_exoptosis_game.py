@@ -232,3 +232,23 @@ def test_pms_of_a_player_in_a_hall_and_its_match_go_by_command_word(harness) -> 
     assert inventory["kind"] == "inventory" and "7 of Clubs" in inventory["body"]
     assert "Your hand is chosen (GH-10)" in hand["body"] and "game m1" in hand["body"]
     assert "Your games: h1, m1. Start a message with `game ID` to choose one." in help_reply["body"]
+
+
+def test_a_player_in_two_matches_is_asked_to_choose(harness) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob", "carol"):
+            add_player(session, name, T0)
+        create_game(session, "hall", "h1", T0, players=["alice", "bob", "carol"])
+        create_game(session, "exoptosis", "m1", T0, players=["alice", "bob"])
+        create_game(session, "exoptosis", "m2", T0, players=["alice", "carol"])
+    harness.admin(setup)
+    at = T0 + timedelta(hours=1)
+    harness.send("alice", "forfeit", at, channel="#game-actions")  # refused even in public
+    harness.send("alice", "game m2\nforfeit", at + timedelta(minutes=1))
+    harness.run(at + timedelta(minutes=2))
+    first, second = harness.pms("alice")
+    assert "You play in several matches (m1, m2); start the message with a line 'game ID'." \
+        in first["body"]
+    assert "> forfeit\naccepted" in second["body"]
+    assert harness.admin(lambda s: game_view(s, "m2"))["status"] == "finished"
+    assert harness.admin(lambda s: game_view(s, "m1"))["status"] == "running"
