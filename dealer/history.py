@@ -207,6 +207,15 @@ class ChildFinished(StepInput):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class ChildActed(StepInput):
+    """``player`` took an action in the child game ``game`` (GH-6: a play in an Exoptosis
+    match is a Hall action; ``Rules.on_child_action``); it runs right after the child's step."""
+
+    type: ClassVar[str] = "child.acted"
+    game: str
+    player: str
+
+
 class ItemGranted(StepInput):
     """``dealer grant NAME ITEM N --game ID``: the host issues an item into a player's
     inventory in a game that keeps its own (GH-1: a Hall cycle)."""
@@ -219,7 +228,7 @@ class ItemGranted(StepInput):
 
 STEP_INPUTS: tuple[type[StepInput], ...] = (
     GameCreated, CommandSent, DeadlineFired, ClientSeedAdded, ItemGranted, MessageTaken,
-    EditSent, DeletionSent, ReactionSent, ChildFinished,
+    EditSent, DeletionSent, ReactionSent, ChildFinished, ChildActed,
 )
 _STEP_CONTEXT = frozenset(StepInput.model_fields)
 _INPUT_TYPES = frozenset(cls.type for cls in STEP_INPUTS)

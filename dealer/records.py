@@ -28,6 +28,7 @@ from dealer.games.base import (
     Context, Deletion, Edit, GameState, Message, PostDraft, Reaction, Rejected, Rules, Summary,
 )
 from dealer.history import (
+    ChildActed,
     ChildFinished,
     ChildOpened,
     ClientSeedAdded,
@@ -104,6 +105,8 @@ def perform(
         summary = Summary(status=data["status"], players=data["players"], scores=data["scores"],
                           winner=data["winner"], detail=data["detail"])
         return rules.on_child_finished(ctx, state, step.game, summary)
+    if isinstance(step, ChildActed):
+        return rules.on_child_action(ctx, state, step.game, step.player)
     if isinstance(step, ClientSeedAdded):
         # GH-40: the seed is mixed into every later draw of the current epoch.
         ctx.rng.add_client_seed(step.seed)

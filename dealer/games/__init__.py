@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dealer.games.base import Rules
 
-BUILT_IN = ("roulette", "races", "hall")
+BUILT_IN = ("roulette", "races", "hall", "exoptosis")
 """The kinds dealer ships (each a module of this package)."""
 
 _REGISTRY: dict[str, type[Rules]] = {}

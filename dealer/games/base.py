@@ -15,7 +15,8 @@ the context, which the shell then commits in one transaction:
 - ``ctx.rng`` is the game's provably fair source (GH-40); nothing else may be random;
 - ``ctx.open_child(kind, id, players, settings)`` opens a child game (a match inside this
   one) with its own deadlines, fair source, history and posts, its accounts in this game's
-  scope; :meth:`Rules.on_child_finished` tells this game when it ends.
+  scope; :meth:`Rules.on_child_finished` tells this game when it ends, and
+  ``ctx.act_in_parent(actor)`` in the child's step runs :meth:`Rules.on_child_action`.
 
 What players send reaches a ruleset as typed inbound events, each with its own id:
 :class:`Message` (:meth:`Rules.on_message`; by default its lines are read one by one as
@@ -277,6 +278,8 @@ class Context:
     parent_id: str | None = None
     """The game this one is a match of (a child game), or None."""
     children: list[ChildDraft] = field(default_factory=list)
+    parent_actions: list[str] = field(default_factory=list)
+    """Players whose command in this (child) game counts as an action in its parent."""
 
     def post(
         self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
@@ -328,6 +331,14 @@ class Context:
             kind, game_id, list(players), dict(settings or {}), as_utc(start or self.now), channel,
         ))
 
+    def act_in_parent(self, actor: str) -> None:
+        """``actor``'s command in this child game is also an action in its parent (GH-6: a
+        play in an Exoptosis match is a Hall action); the parent's
+        :meth:`Rules.on_child_action` runs right after this step. Nothing happens for a game
+        without a parent."""
+        if self.parent_id is not None and actor not in self.parent_actions:
+            self.parent_actions.append(actor)
+
 
 class Rules(ABC):
     """One ruleset. Subclasses set the class attributes and implement the methods."""
@@ -340,6 +351,9 @@ class Rules(ABC):
     channels: ClassVar[tuple[str, ...]] = ()
     """Further channels a game of this ruleset owns beside its main one (the default
     channel, or ``dealer game new --channel``): messages in any of them are routed to it."""
+    parent_kind: ClassVar[str | None] = None
+    """The kind of game a game of this ruleset always lives in (an Exoptosis match in a
+    Hall): created directly, it is made a child of such a game (``dealer game new``)."""
     open_to_all: ClassVar[bool] = False
     """True when a player not yet in the game may send it commands (join, sit, bet)."""
 
@@ -435,6 +449,14 @@ class Rules(ABC):
         with ``summary``. It runs as a step of this game right after the child's finishing
         step, in the same transaction: rewards handed out here land with the match's end
         or not at all. By default nothing happens."""
+        return state
+
+    def on_child_action(
+        self, ctx: Context, state: GameState, child_id: str, actor: str
+    ) -> GameState:
+        """``actor`` took an action in the child game ``child_id`` (see
+        :meth:`Context.act_in_parent`); it runs as a step of this game right after the
+        child's, in the same transaction. By default nothing happens."""
         return state
 
     def grant(self, ctx: Context, state: GameState, name: str, item: str, amount: int) -> GameState:

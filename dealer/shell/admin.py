@@ -8,8 +8,10 @@ from __future__ import annotations
 import difflib
 import re
 from datetime import datetime
+from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dealer import ledger as L
@@ -19,7 +21,7 @@ from dealer.games.base import Rejected
 from dealer.history import ItemGranted
 from dealer.shell.steps import apply_transfers, open_game, run_step
 from dealer.store import queries as Q
-from dealer.store.models import Game, Player
+from dealer.store.models import Game, GamePlayer, Player
 from dealer.text import BadName, look_alike_keys, player_key, player_name
 from dealer.views import NotFound, find_player as get_player, own_inventories
 
@@ -163,6 +165,35 @@ def _settings_problems(kind: str, names: list[str], exc: ValidationError) -> str
     return "; ".join(problems)
 
 
+def _parent(session: Session, rules: Any, settings: Any, names: list[str]) -> str:
+    """The game a match created directly lives in (``Rules.parent_kind``): the one its
+    ``hall`` setting names, else the only running game of that kind; every player must
+    have joined it (GH-10: a match's cards come from the cycle's inventories)."""
+    kind = rules.parent_kind
+    named = getattr(settings, kind, None)
+    if named:
+        parent = session.get(Game, named)
+        if parent is None or parent.kind != kind:
+            raise AdminError(f"there is no {kind} game {named!r}; `dealer game list` shows them")
+        if parent.status == "finished":
+            raise AdminError(f"{kind} game {named} is over; a match needs a running one")
+    else:
+        running = [g for g in session.scalars(select(Game).where(
+            Game.kind == kind, Game.status != "finished").order_by(Game.id))]
+        if len(running) != 1:
+            found = ", ".join(g.id for g in running) or "none"
+            raise AdminError(f"a {rules.kind} match is played in a running {kind} game; name it "
+                             f"with --set {kind}=ID (running: {found})")
+        parent = running[0]
+    members = {p.player for p in session.scalars(select(GamePlayer).where(
+        GamePlayer.game_id == parent.id))}
+    strangers = [n for n in names if n not in members]
+    if strangers:
+        raise AdminError(f"{', '.join(strangers)} has not joined {kind} game {parent.id}: a "
+                         f"{rules.kind} match uses the cards of its members (GH-10)")
+    return parent.id
+
+
 def create_game(
     session: Session,
     kind: str,
@@ -191,10 +222,11 @@ def create_game(
     except ValidationError as exc:
         problems = _settings_problems(kind, list(rules.Settings.model_fields), exc)
         raise AdminError(f"bad --set for {kind}: {problems}") from None
+    parent_id = _parent(session, rules, parsed, names) if rules.parent_kind else None
     try:
         open_game(
             session, rules, game_id, now, players=names, settings=parsed, start=start or now,
-            channel=channel, server_seed=server_seed,
+            channel=channel, server_seed=server_seed, parent_id=parent_id,
         )
     except Rejected as exc:
         raise AdminError(f"{exc.what}{f' ({exc.rule})' if exc.rule else ''}") from None

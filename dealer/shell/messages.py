@@ -201,8 +201,16 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
             continue
         if chosen not in routes:
             routes[chosen] = _route(session, inbound, sender, chosen)
+        route = routes[chosen] if chosen else _match_route(
+            session, sender, line, routes[chosen], public)
+        if route[0] is None and route is not routes[chosen]:
+            # A match command of a player in several matches: said even in public.
+            rejected += 1
+            _reply_error(outcome, None, line, route[1] or "No game.")
+            outcome.note(line, "rejected", route[1] or "no game")
+            continue
         result = _run_line(
-            session, inbound, sender, line, routes[chosen], public, f"{origin}:{index}", outcome
+            session, inbound, sender, line, route, public, f"{origin}:{index}", outcome
         )
         if result == "applied":
             applied += 1
@@ -379,6 +387,42 @@ def _route(
         return None, f"You are in no running game, so the line has no game to go to.{hint} Start with 'game ID'."
     ids = ", ".join(g.id for g in mine)
     return None, f"You are in several games ({ids}); start the message with a line 'game ID'."
+
+
+def _match_route(
+    session: Session, sender: Row[Any], line: str, route: tuple[GameRef | None, str | None],
+    public: bool,
+) -> tuple[GameRef | None, str | None]:
+    """A match's command sent where its parent game is reached (the Hall's channel, or a PM
+    of a player in the Hall and a match) goes to the match: a child game owns no channel.
+
+    When the line's first word is no command word of the routed game (or no game was found
+    because the sender plays in several, in a PM), and the sender plays in exactly one running
+    child game whose ruleset has that word (of the routed game, if any), the line goes there.
+    A public line in a channel no game owns stays unaddressed."""
+    game, _ = route
+    words = line.split()
+    if not words or _HELP_LINE.match(line) or _SEED_LINE.match(line) or (game is None and public):
+        return route
+    word = words[0]
+    if game is not None and rules_for(game.kind).is_command_word(word):
+        return route
+    mine = player_games(session, sender.name)
+    matches = [g for g in mine
+               if g.parent_id is not None and (game is None or g.parent_id == game.id)
+               and rules_for(g.kind).is_command_word(word)]
+    if len(matches) == 1:
+        return matches[0], None
+    if game is None and len({g.parent_id or g.id for g in mine}) == 1:
+        # A PM of a player whose games are one Hall and its matches: a Hall command goes to
+        # the Hall.
+        parents = [g for g in mine if g.parent_id is None and rules_for(g.kind).is_command_word(word)]
+        if len(parents) == 1:
+            return parents[0], None
+    if len(matches) > 1:
+        ids = ", ".join(g.id for g in matches)
+        return None, f"You play in several matches ({ids}); start the message with a line 'game ID'."
+    return route
 
 
 def _run_line(

@@ -32,7 +32,7 @@ from dealer.games import rules_for
 from dealer.games.base import (
     ChildDraft, Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary,
 )
-from dealer.history import ChildFinished, GameCreated, HistoryEvent, StepInput
+from dealer.history import ChildActed, ChildFinished, GameCreated, HistoryEvent, StepInput
 from dealer.records import DeadlineChange, FairChanges, FairMark, StepRecords, collect, perform
 from dealer.store import queries as Q
 from dealer.render import render_post
@@ -257,6 +257,14 @@ def run_step(
             start=draft.start, channel=draft.channel or game.channel, parent_id=game.id,
             origin=f"{origin}:child:{draft.game_id}",
         )
+    for index, player in enumerate(ctx.parent_actions if game.parent_id else []):
+        # GH-6: an action in a match is an action in its Hall, in the same transaction.
+        acted = ChildActed(game=game.id, player=player)
+        try:
+            run_step(session, game.parent_id, now, acted, origin=f"{origin}:acted:{index}")
+        except Rejected as exc:
+            raise ChildRefused(f"game {game.parent_id} refused an action in its child game "
+                               f"{game.id}: {exc.what}") from exc
     if game.parent_id and summary.status == "finished" and game.status != "finished":
         _tell_parent(session, game.parent_id, game.id, summary, now, origin)
     return StepResult(summary, len(records.posts), records.events, bool(records.deadlines))

@@ -12,6 +12,7 @@ from dealer.clock import format_utc
 from dealer.games.base import Rejected
 from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word
 from dealer.games.hall.economy import PRICES, croupier_examples, croupier_note
+from dealer.games.hall.fights import FIGHT_COMMANDS
 from dealer.games.hall.items import labels, parse_bundle
 from dealer.games.hall.state import HallState, Offer
 
@@ -258,6 +259,7 @@ COMMANDS = Commands(
                       "gift a card to carol"],
             valid=_may_gift, suggest=_gift_now, refusal="a gift reads 'gift PLAYER'",
         ),
+        *FIGHT_COMMANDS,
     ],
 )
 """The Hall's commands, in the order ``help`` lists them."""

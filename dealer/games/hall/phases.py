@@ -15,6 +15,7 @@ from dealer.fairness import commitment
 from dealer.games.base import Context, Rejected
 from dealer.games.hall import events
 from dealer.games.hall.economy import PRICES, give_starting_items
+from dealer.games.hall.fights import phase_ends
 from dealer.games.hall.items import label
 from dealer.games.hall.state import HallState
 from dealer.games.hall.trades import expire_offers, offer_words
@@ -122,6 +123,7 @@ def next_phase(ctx: Context, state: HallState) -> None:
         fair=fair, new_commitment=ctx.rng.commitment, phase_ends_at=state.phase_ends_at,
         length=format_duration(state.settings.phase_length),
     )
+    phase_ends(ctx, state, closing)  # GH-18 battle, GH-19 lapsed challenges
 
 
 def _schedule_next(ctx: Context, state: HallState, start: datetime) -> None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from dealer.clock import format_utc
 from dealer.games import register
 from dealer.games.base import Context, Rejected, Rules, Summary
-from dealer.games.hall import economy, events, gifts, phases, trades
+from dealer.games.hall import economy, events, fights, gifts, phases, trades
 from dealer.games.hall.commands import (
     COMMANDS, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
 )
@@ -33,6 +33,7 @@ ACTIONS: dict[type, Action] = {
     MakeOffer: trades.make_offer,
     AnswerOffer: trades.answer_offer,
     Gift: gifts.gift,
+    **fights.FIGHT_ACTIONS,
 }
 """Every command that changes the game, and so counts as an action (GH-6, GH-7)."""
 
@@ -63,6 +64,7 @@ class Hall(Rules):
                           members=[Member(name=name, joined_phase=1) for name in players])
         ctx.record(events.CycleCreated(players=players, opens_at=state.opens_at.isoformat(),
                                        commitment=ctx.rng.commitment))
+        fights.refresh_cards(ctx, state, players)  # GH-18: what help offers needs card counts
         if state.opens_at <= ctx.now:
             # The opening time is now or past: phase 1 runs from it, so that a message sent
             # since then still counts.
@@ -134,6 +136,21 @@ class Hall(Rules):
             },
         )
 
+    def on_child_action(self, ctx: Context, state: Any, child_id: str, actor: str) -> HallState:
+        """GH-6, GH-7: a command in one of the cycle's Exoptosis matches is a Hall action."""
+        if state.status == "running" and state.member(actor) is not None:
+            gifts.count_action(ctx, state, actor)
+            fights.refresh_cards(ctx, state, [actor])
+            self._after_step(ctx, state)
+        return state
+
+    def on_child_finished(self, ctx: Context, state: Any, child_id: str, summary: Summary) -> HallState:
+        """A battle or duel ended (GH-18, GH-19): the cycle records it; chips won may win
+        the cycle (GH-8)."""
+        fights.child_finished(ctx, state, child_id, summary)
+        self._after_step(ctx, state)
+        return state
+
     def _join(self, ctx: Context, state: HallState, actor: str) -> None:
         """GH-6: a new member is active in the phase it joins (``join`` itself is an action)."""
         if state.member(actor) is not None:
@@ -160,6 +177,7 @@ class Hall(Rules):
     def _after_step(self, ctx: Context, state: HallState) -> None:
         phases.check_victory(ctx, state)  # GH-8: after any step
         phases.refresh_chips(ctx, state)
+        fights.refresh_cards(ctx, state)
 
 
 def _settings(settings: Any) -> HallSettings:

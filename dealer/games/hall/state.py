@@ -99,6 +99,15 @@ class Happening(_Record):
     """GH-40: how many of the phase's client seeds were mixed into its draws."""
 
 
+class Challenge(_Record):
+    """GH-19: an open duel challenge (it lapses at the end of its phase)."""
+
+    id: int
+    challenger: str
+    challenged: list[str]
+    accepted: list[str] = Field(default_factory=list)
+
+
 class HallState(GameState):
     """One cycle of the Hall: only what is open or current.
 
@@ -134,6 +143,13 @@ class HallState(GameState):
     """Each member's vertebrae in the cycle after the last step (help() has no ledger)."""
     winner: str | None = None
     finished_at: UtcTime | None = None
+    battlers: list[str] = Field(default_factory=list)
+    """GH-18: who engaged in battle in the current phase (they play at the next one's start)."""
+    challenges: list[Challenge] = Field(default_factory=list)
+    """GH-19: the open duel challenges."""
+    next_challenge: int = 1
+    cards: dict[str, int] = Field(default_factory=dict)
+    """GH-18: each member's cards outside any match, as of the last step that moved them."""
 
     def member(self, name: str) -> Member | None:
         """The member called ``name`` (compared without case; a leading ``@`` may be added)."""
