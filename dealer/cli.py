@@ -189,7 +189,12 @@ def run(once: bool, now_text: str | None) -> None:
     inbox, publisher = _adapters(settings)
     with _database(settings):
         dealer = Dealer(settings, inbox=inbox, publisher=publisher, clock=(lambda: now) if now else utcnow)
-        dealer.check()
+        if once or dealer.engine.dialect.name == "sqlite":
+            dealer.check()
+        # A daemon started while its database server is down or failing over (a host's
+        # reboot, a compose file starting both at once) waits for it, logging each attempt,
+        # as it does when the connection is lost later (dealer.shell.timers.run_forever);
+        # a one-shot command, or a SQLite file, has nothing to wait for and ends at once.
     if once:
         from dealer.shell.timers import ONCE_ATTEMPTS, keep_trying
         from dealer.store.transient import StoreUnavailable
@@ -210,7 +215,7 @@ def run(once: bool, now_text: str | None) -> None:
     else:
         if settings.metrics_port:
             _serve_metrics(settings.metrics_port)
-        with pid_file(settings.pid_file):
+        with _database(settings), pid_file(settings.pid_file):
             dealer.run_forever()
 
 

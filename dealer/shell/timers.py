@@ -93,7 +93,13 @@ def run_forever(dealer: Dealer) -> None:
     from apscheduler.schedulers.background import BackgroundScheduler
 
     install_signals(dealer)
-    keep_trying(dealer, dealer.check)
+    try:
+        keep_trying(dealer, dealer.check)
+    except Exception:
+        if dealer.stopping:  # asked to stop while it waited for the store: a clean end
+            log.info("dealer stopped before the store could be reached")
+            return
+        raise
     scheduler = BackgroundScheduler(
         timezone=timezone.utc,
         # Never drop a timer missed while the process was busy or asleep: APScheduler's

@@ -187,6 +187,36 @@ def test_a_store_that_cannot_be_reached_ends_with_one_line(offline, command, url
     assert "secret" not in line
 
 
+def test_the_daemon_started_before_its_database_server_waits_for_it(offline, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    """`dealer run` (not --once) on a Postgres server that is down waits with backoff,
+    logging each attempt, instead of ending; a stop during the wait ends it cleanly."""
+    from dealer.shell.passes import Dealer
+
+    waits: list[float] = []
+
+    def sleep(self: Dealer, seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 4:
+            self.stopping = True  # what SIGTERM does
+
+    monkeypatch.setattr(Dealer, "_sleep", sleep)
+    offline.env["DEALER_DATABASE_URL"] = UNREACHABLE
+    with caplog.at_level(logging.INFO, logger="dealer"):
+        result = offline("run")
+    assert result.exit_code == 0
+    assert waits == [1.0, 2.0, 4.0, 8.0]
+    attempts = [r.getMessage() for r in caplog.records if "database unreachable" in r.getMessage()]
+    assert len(attempts) == 4 and "attempt 4 failed, next in 8 s" in attempts[3]
+    assert "secret" not in " ".join(attempts)
+    assert "dealer stopped before the store could be reached" in caplog.text
+
+
+def test_the_daemon_on_an_unusable_sqlite_file_still_ends_at_once(offline) -> None:  # type: ignore[no-untyped-def]
+    offline.env["DEALER_DATABASE_URL"] = "sqlite:////dev/null/dealer.db"
+    line = one_error_line(offline("run", ok=False))
+    assert line.startswith("Error: DEALER_DATABASE_URL: cannot reach sqlite:////dev/null/dealer.db")
+
+
 def test_a_malformed_setting_is_named(offline) -> None:  # type: ignore[no-untyped-def]
     offline.env["DEALER_POLL_INTERVAL"] = "often"
     assert one_error_line(offline("game", "list", ok=False)).startswith("Error: DEALER_POLL_INTERVAL: ")
