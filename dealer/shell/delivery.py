@@ -9,6 +9,13 @@ releases the lock and leaves the post pending: the next pass sends exactly that 
 again (publishers are idempotent by key). SQLite has one writer at a time (``BEGIN
 IMMEDIATE``), which gives the same guarantee.
 
+A connection lost between the send and the commit (a disconnect, a failover) leaves the
+post pending too, but the daemon is alive and knows it sent it: it remembers the sends
+whose marks did not commit (``unrecorded``) and, on claiming such a post again, records
+the earlier send instead of sending again. Only a daemon killed in that window (or a
+second replica claiming the post before the first is back) sends a post twice, and then
+the publisher's key is what keeps the platform from showing it twice.
+
 A destination is a channel and a recipient (a PM's). A post waits while an earlier post
 of its own destination is pending or parked, so posts to one place keep their order; a
 failing post holds back no other destination. A post the publisher refuses is tried
@@ -84,16 +91,26 @@ def deliver(
     now: datetime,
     clock: Callable[[], datetime],
     stopping: Callable[[], bool] = lambda: False,
+    unrecorded: dict[str, str | None] | None = None,
 ) -> int:
     """Send every post due at ``now`` until none is left or ``stopping()``; return the count
-    delivered (in ``report``, with those retried later, parked and dropped)."""
+    delivered (in ``report``, with those retried later, parked and dropped).
+
+    ``unrecorded`` (the daemon's, kept across passes) maps the key of each post this
+    process sent but could not mark delivered (the transaction failed after the send) to
+    the publisher's id for it: such a post is marked, not sent again, when next claimed.
+    """
+    if unrecorded is None:
+        unrecorded = {}
     while not stopping():
         with engine.begin() as connection:
             row = Q.claim_post(connection, now)
             if row is None:
                 return report.delivered
             with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
-                _attempt(connection, publisher, row, report, retries, first_backoff, now, clock)
+                _attempt(connection, publisher, row, report, retries, first_backoff, now, clock,
+                         unrecorded)
+        unrecorded.pop(row.key, None)  # its mark committed
         fault("after-delivered")  # committed: marked delivered (or its retry recorded)
     return report.delivered
 
@@ -107,8 +124,15 @@ def _attempt(
     first_backoff: float,
     now: datetime,
     clock: Callable[[], datetime],
+    unrecorded: dict[str, str | None],
 ) -> None:
     """Send one claimed post and record what became of it (in the claim's transaction)."""
+    if row.key in unrecorded:
+        # Sent by this process already; only its mark was lost with the connection.
+        log.info("post %s was sent before the store blinked: marked delivered, not re-sent",
+                 row.key)
+        _mark_delivered(connection, row, report, unrecorded[row.key], clock)
+        return
     if row.stale_after is not None and row.stale_after <= now:
         why = f"stale: it had to go out before {format_utc(row.stale_after)}"
         connection.execute(Q.POST_DROPPED, {"post_id": row.id, "new_error": why})
@@ -148,7 +172,15 @@ def _attempt(
             report.retried += 1
             METRICS.post("retried")
         return
+    unrecorded[row.key] = external  # until the mark below commits (see deliver)
     fault("after-send")
+    _mark_delivered(connection, row, report, external, clock)
+
+
+def _mark_delivered(
+    connection: Connection, row: Row[Any], report: DeliveryCounts, external: str | None,
+    clock: Callable[[], datetime],
+) -> None:
     done = connection.execute(
         Q.DELIVERED, {"post_id": row.id, "new_external_id": external, "new_delivered_at": clock()},
     )

@@ -145,6 +145,9 @@ class Dealer:
         """How the daemon waits between attempts while the store is unreachable."""
         self.parked_seen = 0
         """The parked-post count last logged (a change is logged, not every pass)."""
+        self.unrecorded_sends: dict[str, str | None] = {}
+        """Posts sent whose "delivered" mark was lost with the connection (by key): marked,
+        not sent again, on the next pass (:func:`dealer.shell.delivery.deliver`)."""
 
     def run_pass(self, now: datetime | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery."""
@@ -200,6 +203,7 @@ class Dealer:
             self.engine, self.publisher, report,
             retries=self.settings.publish_retries, first_backoff=self.settings.publish_backoff,
             now=report.now or self.clock(), clock=self.clock, stopping=lambda: self.stopping,
+            unrecorded=self.unrecorded_sends,
         )
         with self.engine.connect() as connection:
             report.parked = Q.count_parked(connection)
