@@ -145,6 +145,7 @@ class Figures:
     posts: int = 0
     sends: int = 0
     resends_after_kill: int = 0
+    resends_after_cut: int = 0
     doubles: int = 0
     missing: int = 0
     deadlines_fired: int = 0
@@ -175,7 +176,8 @@ class Figures:
             f"forced disconnects: {self.disconnects}",
             f"messages: {self.messages} ({outcomes or 'none stored'})",
             f"posts: {self.posts}; sends {self.sends}; re-sent after a kill "
-            f"{self.resends_after_kill}; doubles {self.doubles}; missing {self.missing}",
+            f"{self.resends_after_kill}; re-sent by the other replica after a cut connection "
+            f"{self.resends_after_cut}; doubles {self.doubles}; missing {self.missing}",
             f"deadlines fired: {self.deadlines_fired}; misfires {self.misfires}; rounds "
             f"resolved {self.rounds_resolved}; games finished {self.games_finished}",
             f"deadlocks: {self.deadlocks}",
@@ -267,12 +269,17 @@ class Feeder(threading.Thread):
         self.written.append(ident)
 
 
+CUT = "cut"
+"""The send log's line for a forced disconnect (in place of a process id)."""
+
+
 class Disconnector(threading.Thread):
     """On Postgres: cuts every connection of the run's daemons, about every ``every`` s."""
 
-    def __init__(self, engine: Engine, every: float, seed: int):
+    def __init__(self, engine: Engine, every: float, seed: int, send_log: Path):
         super().__init__(name="disconnector", daemon=True)
         self.engine = engine
+        self.send_log = send_log
         self.every = every
         self.rng = random.Random(seed)
         self.cut = 0
@@ -287,6 +294,11 @@ class Disconnector(threading.Thread):
                     " AND pid <> pg_backend_pid()"), {"name": APPLICATION}).scalar_one()
                 connection.commit()
             self.cut += int(cut)
+            if cut:
+                # A mark in the send log: a post sent before it whose "delivered" did not
+                # commit may be taken over and sent by the other replica after it.
+                with open(self.send_log, "a", encoding="utf-8") as log:
+                    log.write(f"{CUT} - -\n")
 
 
 # -- the supervisor ----------------------------------------------------------------------------
@@ -508,7 +520,7 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
         replicas.append(Replica(index, attack, env, root / f"replica-{index}.log", server,
                                 random.Random(rng.random())))
     feeder = Feeder(inbox, table, attack.message_rate, rng.randrange(2**32))
-    disconnector = (Disconnector(engine, attack.disconnect_every, rng.randrange(2**32))
+    disconnector = (Disconnector(engine, attack.disconnect_every, rng.randrange(2**32), send_log)
                     if postgres and attack.disconnect_every else None)
     began = time.monotonic()
     try:
@@ -667,20 +679,26 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
             problems.append(f"{kind} posts {dict(posted)} do not match the history {dict(counts)}")
     # The send log: a post may go out again only after the life that sent it died before
     # marking it delivered, so its send was that life's last.
-    sends = [line.split(" ", 2) for line in send_log.read_text(encoding="utf-8").splitlines()]
+    lines = [line.split(" ", 2) for line in send_log.read_text(encoding="utf-8").splitlines()]
+    sends = [line for line in lines if line[0] != CUT]
     figures.sends = len(sends)
-    last_of_pid = {pid: n for n, (pid, _, _) in enumerate(sends)}
+    last_of_pid = {pid: n for n, (pid, _, _) in enumerate(lines) if pid != CUT}
+    cuts = [n for n, (pid, _, _) in enumerate(lines) if pid == CUT]
     dead = {str(life.pid) for life in lives if life.died}
     previous: dict[str, int] = {}
     doubles = []
-    for n, (pid, _, key) in enumerate(sends):
+    for n, (pid, _, key) in enumerate(lines):
+        if pid == CUT:
+            continue
         before = previous.get(key)
         previous[key] = n
         if before is None:
             continue
-        pid_before = sends[before][0]
+        pid_before = lines[before][0]
         if last_of_pid[pid_before] == before and pid_before in dead:
             figures.resends_after_kill += 1
+        elif pid_before != pid and _cut_after(before, n, pid_before, lines, cuts):
+            figures.resends_after_cut += 1
         else:
             doubles.append(key)
     figures.doubles = len(doubles)
@@ -689,6 +707,15 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
     never = sorted(set(by_id.values()) - set(previous))
     if never:
         problems.append(f"{len(never)} post(s) marked delivered but never sent, e.g. {never[:3]}")
+
+
+def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: list[int]) -> bool:
+    """True if the connections were cut after the send at line ``sent`` (by ``pid``) and
+    before the send at line ``again``, with no other send by ``pid`` in between: its
+    "delivered" could not commit, and the other replica took the post over. (The sender
+    remembers such a send and only marks it; the other replica cannot know of it.)"""
+    cut = next((c for c in cuts if sent < c < again), None)
+    return cut is not None and all(lines[m][0] != pid for m in range(sent + 1, cut))
 
 
 def _audit_deadlines(engine: Engine, settled: datetime, figures: Figures) -> None:

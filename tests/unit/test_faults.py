@@ -60,3 +60,21 @@ def test_a_fault_kills_at_its_point_and_hit(fault: str | None, printed: str, kil
     result = _run(fault)
     assert result.stdout.split() == printed.split()
     assert result.returncode == (-signal.SIGKILL if killed else 0)
+
+
+def test_the_send_log_tells_a_resend_after_a_cut_from_a_double() -> None:
+    """faults/faultlib.py: a second send by the other replica counts as taken over after a
+    cut connection only if a cut lies between the two sends and the first sender sent
+    nothing else before that cut; anything else is a double."""
+    sys.path.insert(0, str(PACKAGE.parent / "faults"))
+    try:
+        from faultlib import CUT, _cut_after
+    finally:
+        sys.path.pop(0)
+    lines = [["1", "10", "a"], [CUT, "-", "-"], ["2", "10", "a"],  # taken over after a cut
+             ["1", "11", "b"], ["1", "12", "c"], [CUT, "-", "-"], ["2", "11", "b"],  # 1 went on
+             ["2", "13", "d"], ["1", "13", "d"]]  # no cut between: a double
+    cuts = [n for n, line in enumerate(lines) if line[0] == CUT]
+    assert _cut_after(0, 2, "1", lines, cuts)
+    assert not _cut_after(3, 6, "1", lines, cuts)
+    assert not _cut_after(7, 8, "2", lines, cuts)
