@@ -252,3 +252,29 @@ def test_a_player_in_two_matches_is_asked_to_choose(harness) -> None:  # type: i
     assert "> forfeit\naccepted" in second["body"]
     assert harness.admin(lambda s: game_view(s, "m2"))["status"] == "finished"
     assert harness.admin(lambda s: game_view(s, "m1"))["status"] == "running"
+
+
+def test_a_duel_of_a_cycle_with_the_longest_id_gets_an_id_that_fits(harness) -> None:  # type: ignore[no-untyped-def]
+    """Choice (docs/EXOPTOSIS.md): HALL-duel-N longer than 64 characters keeps the cycle's
+    id cut short and a hash of the whole of it, so the match is stored and names its cycle."""
+    import hashlib
+
+    hall = "the-gilded-hall-of-the-long-winter-cycle-of-twenty-twenty-seven"
+    assert len(hall) == 63
+    mark = hashlib.blake2b(hall.encode("utf-8"), digest_size=4).hexdigest()
+    expected = f"{hall[:48]}-{mark}-duel-1"  # 48 + 1 + 8 + 1 + 6 characters
+    assert len(expected) == 64 and expected.startswith("the-gilded-hall-of-the-long-winter-cycle-of-twen-")
+
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "hall", hall, T0, players=["alice", "bob"])
+    harness.admin(setup)
+    at = T0 + timedelta(hours=1)
+    harness.send("alice", "duel bob", at, channel="#game-actions")
+    harness.send("bob", "accept duel 1", at + timedelta(minutes=1), channel="#game-actions")
+    harness.run(at + timedelta(minutes=2))
+    (opened,) = [p for p in harness.public() if p["kind"] == "fight_opened"]
+    assert f"match {expected}** with alice, bob" in opened["body"]
+    match = harness.admin(lambda s: game_view(s, expected))
+    assert (match["kind"], match["status"], match["players"]) == ("exoptosis", "running", ["alice", "bob"])

@@ -15,6 +15,7 @@ cycle's scope. The match itself draws a battle's reward at its end (GH-18), so t
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from dealer.games.base import Context, Rejected, Summary
@@ -47,14 +48,34 @@ class AnswerDuel:
     duel: int
 
 
+GAME_ID_LENGTH = 64
+"""The longest game id the store keeps (``games.id``, as ``dealer game new`` allows)."""
+
+
 def battle_id(hall: str, phase: int) -> str:
     """The match id of the battle of those who engaged in phase ``phase``."""
-    return f"{hall}-battle-{phase}"
+    return _match_id(hall, f"battle-{phase}")
 
 
 def duel_id(hall: str, number: int) -> str:
     """The match id of duel challenge ``number``."""
-    return f"{hall}-duel-{number}"
+    return _match_id(hall, f"duel-{number}")
+
+
+def _match_id(hall: str, suffix: str) -> str:
+    """``HALL-SUFFIX``, or, when that is longer than a game id may be, the cycle's id cut
+    short and marked with a hash of the whole of it: ``HALLPREFIX-1a2b3c4d-SUFFIX``.
+
+    Chosen here (RULES.md is silent; docs/EXOPTOSIS.md): a cycle may have an id of up to
+    64 characters, and its matches' ids must still fit the store, stay unique (the hash
+    tells two long cycle ids with one prefix apart) and show which cycle they belong to.
+    """
+    whole = f"{hall}-{suffix}"
+    if len(whole) <= GAME_ID_LENGTH:
+        return whole
+    mark = hashlib.blake2b(hall.encode("utf-8"), digest_size=4).hexdigest()
+    keep = GAME_ID_LENGTH - len(suffix) - len(mark) - 2
+    return f"{hall[:keep]}-{mark}-{suffix}"
 
 
 def battle(ctx: Context, state: HallState, actor: str, command: Battle) -> None:
