@@ -451,7 +451,7 @@ def _run_line(
     rules = rules_for(game.kind)
     early = _before_game(session, game, inbound)
     if early:
-        if public and not rules.is_command_word(line.split()[0]):
+        if public and not rules.is_command_line(line):
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
         _reply_error(outcome, game.id, line, early)
@@ -465,7 +465,7 @@ def _run_line(
     try:
         command = rules.parse(line)
     except Rejected as exc:
-        if public and not rules.is_command_word(line.split()[0]):
+        if public and not rules.is_command_line(line):
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
         return _refused(session, rules, game, sender, line, exc, outcome)
@@ -619,7 +619,7 @@ _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reacti
 
 
 def _inbound_event(
-    inbound: Inbound | Row[Any], sender: str
+    inbound: Inbound | Row[Any], sender: str, target_ref: str | None = None
 ) -> EditSent | DeletionSent | ReactionSent:
     """The step input of a stored edit, deletion or reaction (the rules get it as a typed
     :class:`~dealer.games.base.Edit`, :class:`~dealer.games.base.Deletion` or
@@ -630,7 +630,8 @@ def _inbound_event(
         return EditSent(body=inbound.body, **common)
     if inbound.kind == "delete":
         return DeletionSent(**common)
-    return ReactionSent(emoji=inbound.emoji or "", removed=bool(inbound.removed), **common)
+    return ReactionSent(emoji=inbound.emoji or "", removed=bool(inbound.removed),
+                        target_ref=target_ref, **common)
 
 
 def _describe_event(inbound: Inbound | Row[Any]) -> str:
@@ -668,7 +669,8 @@ def _process_event(
         outcome.status = "ignored"
         outcome.note(None, "ignored", f"game {game.id} has finished", game=game.id)
         return
-    event = _inbound_event(inbound, sender.name)
+    ref = queries.post_ref(session, inbound.source, inbound.target) if kind == "reaction" else None
+    event = _inbound_event(inbound, sender.name, ref)
     answer = _Answer(sender.name)
     described = _describe_event(inbound)
     early = _before_game(session, game, inbound)
