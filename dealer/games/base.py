@@ -498,6 +498,13 @@ class Rules(ABC):
         """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""
         return actor in self.summary(state).players
 
+    def record_view(
+        self, events: list[tuple[str, dict[str, Any]]], summary: Summary
+    ) -> dict[str, Any]:
+        """Further keys of ``dealer game show`` read from the game's events and summary (a
+        Hall's proposals, adopted ones and rulings); none by default."""
+        return {}
+
     def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """The full values behind the hashes the game's posts shorten, read from its events
         (``dealer game show``); a game whose posts shorten none has none."""

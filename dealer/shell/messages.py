@@ -656,8 +656,14 @@ def _process_event(
     game_id = queries.game_of_target(session, inbound.source, inbound.target)
     game = queries.game_by_id(session, game_id) if game_id else None
     if game is None:
-        outcome.status = "ignored"
-        outcome.note(None, "ignored", f"its target {inbound.target!r} belongs to no game")
+        # Bad input gets a clear reply: the target is no message or post dealer knows (or
+        # one no game took); the event is kept in the inbox and changes nothing.
+        outcome.status = "rejected"
+        why = f"its target {inbound.target!r} is no message or post of a game dealer knows"
+        outcome.note(None, "rejected", why)
+        _reply_error(outcome, None, _describe_event(inbound),
+                     f"dealer knows no message or post {inbound.target!r} of a game, so your "
+                     f"{kind} changes nothing.")
         return
     rules = rules_for(game.kind)
     hook = _EVENT_HOOKS[kind]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
+from dealer.clock import iso
 from dealer.games.base import Context, Deletion, Edit, Ignored, Message, Reaction, Rejected
 from dealer.games.commands import Command, Example, Text, Whole
 from dealer.games.hall import elections, gov_events as events, judge, proposals
@@ -122,12 +123,12 @@ def _overturns_now(state: HallState, actor: str) -> list[Example]:
 
 
 GOVERNANCE_COMMANDS = [
-    Command("judge", lambda: ShowJudge(), rule="GH-30", strict=True,
+    Command("judge", lambda: ShowJudge(), rule="GH-30", strict=True, valid=_running,
             examples=[Example("judge", "who the Judge is, and the requests awaiting a ruling")]),
-    Command("proposals", lambda: ShowProposals(), rule="GH-22", strict=True,
+    Command("proposals", lambda: ShowProposals(), rule="GH-22", strict=True, valid=_running,
             examples=[Example("proposals", "the open proposals, their tallies so far and "
                                            "deadlines")]),
-    Command("adopted", lambda: ShowAdopted(), rule="GH-22", strict=True,
+    Command("adopted", lambda: ShowAdopted(), rule="GH-22", strict=True, valid=_running,
             examples=[Example("adopted", "post the adopted proposals (the ruleset record)")]),
     Command("ruling {request} {answer}", GiveRuling, rule="GH-31", strict=True,
             fields={"request": Number("request"), "answer": Text("TEXT")},
@@ -180,7 +181,7 @@ def show(ctx: Context, state: HallState, actor: str, command: Any) -> None:
         judge.show(ctx, state, actor)
     elif isinstance(command, ShowProposals):
         ctx.reply(actor, "proposals", "hall/proposals.txt", "Open proposals",
-                  proposals=[open_view(state, p) for p in state.proposals],
+                  proposals=[{**open_view(state, p), "due": p.ends_at} for p in state.proposals],
                   grace=state.settings.vote_grace)
     else:
         ctx.post("adopted", "hall/adopted.txt", "The adopted proposals", adopted=state.adopted)
@@ -191,7 +192,7 @@ def open_view(state: HallState, proposal: Any) -> dict[str, Any]:
     far (reactions sent by now; as it would stand if the vote ended now)."""
     counted = tally(state, proposal.marks, proposal.ends_at)
     return {"number": proposal.number, "class": "urgent" if proposal.urgent else "standard",
-            "status": "open", "author": proposal.author, "ends_at": proposal.ends_at,
+            "status": "open", "author": proposal.author, "ends_at": iso(proposal.ends_at),
             "for": len(counted.ayes), "against": len(counted.noes) + len(counted.both),
             "ayes": list(counted.ayes), "noes": list(counted.noes), "both": list(counted.both),
             "edited": proposal.edited_at is not None, "deleted": proposal.deleted_at is not None,
@@ -322,3 +323,45 @@ def lapse(ctx: Context, state: HallState) -> None:
     ctx.record(events.VotesLapsed(**lapsed))
     ctx.post("votes_lapsed", "hall/votes_lapsed.txt", "Open votes lapse with the cycle",
              **lapsed)
+
+
+def record_view(events: list[tuple[str, dict[str, Any]]], summary: Any) -> dict[str, Any]:
+    """The government's record for ``dealer game show`` (JSON): ``proposals`` (each with
+    ``number``, ``class``, ``status`` open | adopted | failed | void | lapsed, ``for``,
+    ``against``), ``adopted`` (the ruleset record, with each text), ``judge`` and
+    ``rulings``. Closed votes come from the history; open ones from the state."""
+    submitted: dict[int, dict[str, Any]] = {}
+    closed: dict[int, dict[str, Any]] = {}
+    rulings: dict[int, dict[str, Any]] = {}
+    for kind, data in events:
+        if kind == "proposal.submitted":
+            submitted[data["number"]] = data
+        elif kind == "proposal.tallied":
+            closed[data["number"]] = {
+                "number": data["number"], "class": "urgent" if data["urgent"] else "standard",
+                "status": data["status"], "for": len(data["ayes"]),
+                "against": len(data["noes"]) + len(data["both"]), "ends_at": data["ends_at"],
+                "ayes": data["ayes"], "noes": data["noes"], "both": data["both"],
+                "why": data["why"], "applied": data["applied"]}
+        elif kind == "votes.lapsed":
+            for number in data["proposals"]:
+                closed[number] = {"number": number, "status": "lapsed", "for": 0, "against": 0}
+        elif kind == "ruling.given":
+            rulings[data["number"]] = {"number": data["number"], "request": data["request"],
+                                       "judge": data["judge"], "text": data["text"],
+                                       "overturned": None}
+        elif kind == "ruling.overturned" and data["number"] in rulings:
+            rulings[data["number"]]["overturned"] = data["how"]
+    for number, entry in closed.items():
+        origin = submitted.get(number, {})
+        entry.setdefault("class", "urgent" if origin.get("urgent") else "standard")
+        entry.update(author=origin.get("author"), text=origin.get("text"))
+    opened = {p["number"]: p for p in summary.detail.get("proposals", [])}
+    every = {**closed, **opened}
+    return {
+        "proposals": [every[n] for n in sorted(every)],
+        "adopted": [{"number": n, "author": e["author"], "text": e["text"]}
+                    for n, e in sorted(closed.items()) if e["status"] == "adopted"],
+        "judge": summary.detail.get("judge"),
+        "rulings": [rulings[n] for n in sorted(rulings)],
+    }

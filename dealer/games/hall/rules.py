@@ -97,10 +97,10 @@ class Hall(Rules):
         if isinstance(command, ShowInventory):
             self._show_inventory(ctx, state, actor)  # GH-7: looking is not an action
             return state
+        phases.require_running(state, ctx.now)
         if isinstance(command, governance.QUERIES):
             governance.show(ctx, state, actor, command)  # looking is not an action
             return state
-        phases.require_running(state, ctx.now)
         if type(command) in governance.ACTIONS:
             # Interpretation: government is not a Hall action (GH-6): no one becomes active.
             governance.ACTIONS[type(command)](ctx, state, actor, command)
@@ -181,6 +181,11 @@ class Hall(Rules):
             },
             settings=state.settings.model_dump(mode="json"),
         )
+
+    def record_view(self, events: list[tuple[str, dict[str, Any]]], summary: Summary) -> dict[str, Any]:
+        """``dealer game show``: every proposal (open ones with their tallies so far), the
+        ruleset record with the adopted texts, the Judge and the rulings (GH-22, GH-31)."""
+        return governance.record_view(events, summary)
 
     def on_child_action(self, ctx: Context, state: Any, child_id: str, actor: str) -> HallState:
         """GH-6, GH-7: a command in one of the cycle's Exoptosis matches is a Hall action."""
