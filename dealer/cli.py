@@ -452,12 +452,33 @@ def game_show(game_id: str, as_json: bool) -> None:
         paused = " (paused)" if d["paused"] else ""
         failing = f" (COULD NOT BE FIRED, retried every pass: {d['error']})" if d.get("error") else ""
         click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}{failing}")
+    if "proposals" in view:
+        _echo_government(view)
     if view["history"]:
         click.echo("history:")
         for h in view["history"]:
             rest = {k: v for k, v in h.items() if k not in ("seq", "at", "type")}
             click.echo(f"  {h['at']} {h['type']} {json.dumps(rest, ensure_ascii=False)}")
     _echo_fairness(view)
+
+
+def _echo_government(view: dict[str, Any]) -> None:
+    """A Hall's government (GH-20 to GH-34): the Judge, the proposals, the ruleset record
+    (the adopted texts in full) and the rulings."""
+    click.echo(f"judge: {view['judge'] or 'none'}")
+    for p in view["proposals"]:
+        click.echo(f"proposal {p['number']} ({p['class']}): {p['status']}, "
+                   f"for {p['for']}, against {p['against']}"
+                   + (f", ends {p['ends_at']}" if p["status"] == "open" else ""))
+    if view["adopted"]:
+        click.echo("ruleset record (adopted proposals, GH-22):")
+        for a in view["adopted"]:
+            text = (a["text"] or "").replace("\n", "\n     ")
+            click.echo(f"  {a['number']}. {text} (by {a['author']})")
+    for r in view["rulings"]:
+        marked = f" [overturned {r['overturned']}]" if r["overturned"] else ""
+        click.echo(f"ruling {r['number']} on request {r['request']} by {r['judge']}: "
+                   f"{r['text']}{marked}")
 
 
 def _echo_fairness(view: dict[str, Any]) -> None:

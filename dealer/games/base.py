@@ -448,6 +448,12 @@ class Rules(ABC):
         registered: a ruleset that is not open to all checks ``message.sender`` itself."""
         return None
 
+    def takes_whole(self, channel: str) -> bool:
+        """Whether :meth:`on_message` may take a message sent in ``channel`` (``pm`` for a
+        PM with a ``game`` line); the shell offers it no other, so a message no rule takes
+        whole costs no step. By default: any, when the ruleset overrides ``on_message``."""
+        return True
+
     def on_edit(self, ctx: Context, state: GameState, edit: Edit) -> GameState:
         """A message of the game was edited; by default nothing happens (the shell records
         "ignored: no rule uses it"). Raise :class:`Ignored` for an edit that concerns no

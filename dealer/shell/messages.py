@@ -586,7 +586,7 @@ def _offer_message(
     if game is None or game.status == "finished":
         return False
     rules = rules_for(game.kind)
-    if not _overrides(rules, "on_message"):
+    if not _overrides(rules, "on_message") or not rules.takes_whole(inbound.channel):
         return False
     early = _before_game(session, game, inbound)
     if early:

@@ -111,6 +111,10 @@ def test_a_whole_governance_cycle_through_the_daemon(cli) -> None:  # type: igno
     drop(cli, "carol", at(47), kind="reaction", target="p1", emoji=UP, channel="#proposals")
     once(cli, at(72, 2))
     assert "reached dealer after the tally, which stands" in posts(cli, recipient="carol")[-1]["body"]
+    text = cli("game", "show", "h1").output
+    assert "judge: none" in text and "proposal 1 (standard): adopted, for 2, against 0" in text
+    assert "ruleset record (adopted proposals, GH-22):\n  1. Shorter phases for everyone.\n" \
+           "     set phase_length 12h (by carol)" in text
     assert cli("replay", "h1").exit_code == 0
 
 
@@ -141,6 +145,8 @@ def test_a_confidence_poll_is_voted_on_dealers_own_post(cli) -> None:  # type: i
     assert view["rulings"] == [{"number": 1, "request": 1, "judge": "alice", "text": "yes",
                                 "overturned": "by confidence vote"}]
     assert view["judge"] == "alice"
+    assert "ruling 1 on request 1 by alice: yes [overturned by confidence vote]" in \
+        cli("game", "show", "h1").output
     assert cli("replay", "h1").exit_code == 0
 
 

@@ -202,6 +202,11 @@ def open_view(state: HallState, proposal: Any) -> dict[str, Any]:
 # --- whole messages in the government's channels -------------------------------------------
 
 
+def takes_whole(channel: str) -> bool:
+    """Whether a message in ``channel`` may be a proposal, a request or a candidacy."""
+    return channel.lower() in (proposals.CHANNEL, judge.CHANNEL, elections.CHANNEL)
+
+
 def take_message(
     ctx: Context, state: HallState, message: Message, is_commands: Callable[[str], bool],
     require_running: Callable[[HallState, datetime], None],

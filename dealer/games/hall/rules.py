@@ -126,6 +126,10 @@ class Hall(Rules):
         self._after_step(ctx, state)
         return state
 
+    def takes_whole(self, channel: str) -> bool:
+        """Only the government's channels hold whole messages (GH-20, GH-31, GH-34)."""
+        return governance.takes_whole(channel)
+
     def on_edit(self, ctx: Context, state: Any, edit: Edit) -> HallState:
         """GH-22: an edited proposal is void at its tally."""
         governance.on_change(ctx, state, edit)
