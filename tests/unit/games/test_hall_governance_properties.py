@@ -88,18 +88,30 @@ bodies = st.sampled_from([
 ])
 step = st.one_of(
     st.tuples(st.just("command"), st.sampled_from(PLAYERS), commands),
+    st.tuples(st.just("command"), st.just("alice"), commands),  # alice is the Judge
+    st.tuples(st.just("command"), st.just("alice"),
+              st.builds(lambda n, verdict: f"ruling {n} {verdict}", st.integers(1, 4),
+                        st.sampled_from(["true", "false"]))),
     st.tuples(st.just("proposal"), st.sampled_from(PLAYERS), bodies),
-    st.tuples(st.just("request"), st.sampled_from(PLAYERS), st.just("Is it so?")),
+    st.tuples(st.just("request"), st.sampled_from(PLAYERS[1:]), st.just("Is it so?")),
+    st.tuples(st.just("request"), st.sampled_from(PLAYERS[1:]), st.just("Is it not?")),
     st.tuples(st.just("stand"), st.sampled_from(PLAYERS), st.just("Me.")),
     st.tuples(st.just("react"), st.sampled_from(PLAYERS + ("zed",)),
-              st.tuples(st.integers(1, 8), st.sampled_from((UP, DOWN, "x")), st.booleans())),
-    st.tuples(st.just("edit"), st.sampled_from(PLAYERS), st.integers(1, 8)),
-    st.tuples(st.just("delete"), st.sampled_from(PLAYERS), st.integers(1, 8)),
+              st.tuples(st.integers(1, 4), st.sampled_from((UP, DOWN, "x")), st.booleans())),
+    st.tuples(st.just("react"), st.sampled_from(PLAYERS),
+              st.tuples(st.integers(1, 4), st.sampled_from((UP, DOWN)), st.just(False))),
+    st.tuples(st.just("poll"), st.sampled_from(PLAYERS),
+              st.tuples(st.integers(1, 3), st.sampled_from((UP, DOWN)), st.booleans())),
+    st.tuples(st.just("edit"), st.sampled_from(PLAYERS), st.integers(1, 4)),
+    st.tuples(st.just("delete"), st.sampled_from(PLAYERS), st.integers(1, 4)),
 )
-gaps = st.integers(1, 40 * 60)
+gaps = st.integers(1, 20 * 60)
 
 
-def _act(shell: RulesShell, kind: str, who: str, what, when: datetime, n: int) -> None:  # type: ignore[no-untyped-def]
+def _act(shell: RulesShell, kind: str, who: str, what, when: datetime, n: int,  # type: ignore[no-untyped-def]
+         sent: list[str]) -> None:
+    if kind in ("proposal", "request", "stand"):
+        sent.append(f"m{n}")
     if kind == "command":
         shell.step(who, what, when)
     elif kind == "proposal":
@@ -108,15 +120,17 @@ def _act(shell: RulesShell, kind: str, who: str, what, when: datetime, n: int) -
         shell.message(who, what, when, "#request-for-justice", f"m{n}")
     elif kind == "stand":
         shell.message(who, what, when, "#judge-elections", f"m{n}")
-    elif kind == "react":
-        target, emoji, removed = what
-        poll = target > 6
-        shell.react(who, f"m{target}", emoji, when, removed=removed,
-                    ref=f"poll-{target - 6}" if poll else None)
+    elif kind == "react":  # on one of the last whole messages
+        back, emoji, removed = what
+        target = sent[-back] if len(sent) >= back else "m0"
+        shell.react(who, target, emoji, when, removed=removed)
+    elif kind == "poll":  # on one of dealer's confidence polls
+        ruling, emoji, removed = what
+        shell.react(who, "post", emoji, when, removed=removed, ref=f"poll-{ruling}")
     elif kind == "edit":
-        shell.edit(who, f"m{what}", "changed", when)
+        shell.edit(who, sent[-what] if len(sent) >= what else "m0", "changed", when)
     else:
-        shell.delete(who, f"m{what}", when)
+        shell.delete(who, sent[-what] if len(sent) >= what else "m0", when)
 
 
 def check(shell: RulesShell) -> None:
@@ -148,10 +162,11 @@ def test_random_government_reaches_nothing_forbidden(steps) -> None:
     shell = RulesShell(Hall(), game_id="h1", load_players_only=True)
     shell.open(list(PLAYERS), {"reputable": "alice,bob", "judge": "alice"}, T0)
     when = T0
+    sent: list[str] = []
     for n, ((kind, who, what), gap) in enumerate(steps, start=1):
         when += timedelta(minutes=gap)
         try:
-            _act(shell, kind, who, what, when, n)
+            _act(shell, kind, who, what, when, n, sent)
         except (Rejected, Ignored, NotTaken):
             pass
         check(shell)
