@@ -285,7 +285,9 @@ def on_reaction(ctx: Context, state: HallState, reaction: Reaction) -> None:
 def on_deadline(ctx: Context, state: HallState, name: str) -> bool:
     """A government deadline (a tally); False when ``name`` is none of them."""
     if name.startswith("proposal-"):
-        done = state.status == "running" and proposals.tally_due(ctx, state)
+        number = name.removeprefix("proposal-")
+        done = state.status == "running" and proposals.tally_due(
+            ctx, state, int(number) if number.isdigit() else None)
     elif name.startswith("poll-"):
         number = name.removeprefix("poll-")
         done = (state.status == "running" and number.isdigit()

@@ -164,8 +164,11 @@ def react(ctx: Context, state: HallState, poll: Poll, reaction: Reaction) -> Non
 def close_poll(ctx: Context, state: HallState, ruling_number: int) -> bool:
     """GH-32: count a confidence vote; True if there was one to count."""
     poll = next((p for p in state.polls if p.ruling == ruling_number), None)
-    if poll is None or poll.ends_at + state.settings.vote_grace > ctx.now:
+    if poll is None:
         return False
+    # Its deadline fired: the tally is now. Fired early by an admin override, the vote ends
+    # now; fired late, it counts the reactions sent by its end (docs/GOVERNANCE.md).
+    poll.ends_at = min(poll.ends_at, ctx.now)
     state.polls.remove(poll)
     remember_closed(ctx, state, poll_name(poll.ruling), f"the confidence vote on ruling "
                     f"{poll.ruling}", poll.ends_at)

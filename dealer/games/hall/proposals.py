@@ -175,22 +175,30 @@ def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
             ctx.set_deadline(deadline_name(proposal.number), ctx.now + state.settings.vote_grace)
 
 
-def due(ctx: Context, state: HallState) -> list[Proposal]:
+def due(ctx: Context, state: HallState, fired: int | None = None) -> list[Proposal]:
     """The proposals to tally now (GH-22: in order of creation): those whose period ended
-    at least ``vote_grace`` ago."""
+    at least ``vote_grace`` ago, and proposal ``fired`` whose tally deadline fires now.
+
+    Interpretation (docs/GOVERNANCE.md): an admin override moves a tally like any deadline.
+    Fired early (``deadline now``), an Urgent vote ends then; a Standard one is its phase,
+    so its row fired before the phase ended changes nothing (the phase's end sets it again).
+    Fired late (extended, paused), the tally counts the reactions sent by the vote's end.
+    """
     grace = state.settings.vote_grace
     ready = []
     for proposal in state.proposals:
+        if proposal.urgent and proposal.number == fired and proposal.ends_at > ctx.now:
+            proposal.ends_at = ctx.now
         if proposal.urgent and proposal.ends_at <= ctx.now:
             proposal.closed = True
-        if proposal.closed and proposal.ends_at + grace <= ctx.now:
+        if proposal.closed and (proposal.ends_at + grace <= ctx.now or proposal.number == fired):
             ready.append(proposal)
     return sorted(ready, key=lambda p: p.number)
 
 
-def tally_due(ctx: Context, state: HallState) -> bool:
+def tally_due(ctx: Context, state: HallState, fired: int | None = None) -> bool:
     """Tally every proposal due now, in order of creation (GH-22); True if any was."""
-    ready = due(ctx, state)
+    ready = due(ctx, state, fired)
     for proposal in ready:
         _tally(ctx, state, proposal)
     return bool(ready)

@@ -510,3 +510,44 @@ def test_strict_words_in_public_chat_are_chatter(line: str, meant: bool) -> None
 
 def test_every_governance_command_is_strict() -> None:
     assert all(c.strict for c in GOVERNANCE_COMMANDS)
+
+
+# --- admin overrides of a tally --------------------------------------------------------------
+
+
+def test_an_urgent_tally_fired_early_ends_its_vote_then() -> None:
+    shell = hall()
+    propose(shell, "alice", "urgent\nFix it.", at(1), "m1")
+    shell.react("bob", "m1", DOWN, at(2))
+    shell.deadlines["proposal-1"] = at(3)  # `dealer deadline now hall1:proposal-1` at 3 h
+    shell.fire_due(at(3))
+    tallied = result(shell, 1)
+    assert (tallied["status"], tallied["ends_at"], tallied["noes"]) == (
+        "adopted", "2026-12-01T13:00:00Z", ["bob"])
+
+
+def test_a_standard_tally_fired_before_its_phase_ends_waits_for_it() -> None:
+    shell = hall()
+    propose(shell, "carol", "More packs.", at(1), "m1")
+    shell.deadlines["proposal-1"] = at(30)  # moved into phase 2 by an override
+    shell.fire_due(at(30))
+    assert [p.number for p in shell.state.proposals] == [1]
+    assert "proposal-1" not in shell.deadlines
+    shell.react("alice", "m1", UP, at(40))
+    shell.fire_due(at(48))
+    assert shell.deadlines["proposal-1"] == at(48) + GRACE  # the phase's end sets it again
+    shell.fire_due(at(48) + GRACE)
+    assert result(shell, 1)["status"] == "adopted"
+
+
+def test_a_poll_tally_fired_late_counts_reactions_sent_by_its_end() -> None:
+    shell = judged()
+    shell.accept("alice", "ruling 1 true", at(2))
+    shell.accept("bob", "confidence 1", at(3))
+    shell.react("bob", "p9", UP, at(4), ref="poll-1")
+    shell.deadlines["poll-1"] = at(80)  # extended by an override
+    with pytest.raises(Rejected, match="the vote ended"):
+        shell.react("carol", "p9", DOWN, at(60), ref="poll-1")
+    shell.fire_due(at(80))
+    (tallied,) = [d for t, d in shell.events if t == "poll.tallied"]
+    assert (tallied["overturn"], tallied["affirm"], tallied["overturned"]) == (["bob"], [], True)
