@@ -32,6 +32,7 @@ from dealer.clock import iso
 from dealer.games.base import Context, Deletion, Edit, Ignored, Message, Reaction, Rejected
 from dealer.games.commands import Command, Example, Text, Whole
 from dealer.games.hall import elections, gov_events as events, judge, proposals
+from dealer.games.hall.events import DeadlineIgnored
 from dealer.games.hall.state import HallState
 from dealer.games.hall.votes import late_reply, tally
 
@@ -300,15 +301,10 @@ def on_deadline(ctx: Context, state: HallState, name: str) -> bool:
         if done:
             elections.close(ctx, state, week)
     if not done:
-        ctx.record(events_ignored(name, state))
+        # Nothing to tally (a Standard proposal's row fired before its phase ended, or the
+        # cycle is over): recorded, nothing changed.
+        ctx.record(DeadlineIgnored(name=name, phase=state.phase, status=state.status))
     return True
-
-
-def events_ignored(name: str, state: HallState) -> Any:
-    """The record of a government deadline that found nothing to do (a Standard proposal's
-    first estimate, before its phase's actual end moved it)."""
-    from dealer.games.hall.events import DeadlineIgnored
-    return DeadlineIgnored(name=name, phase=state.phase, status=state.status)
 
 
 def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
