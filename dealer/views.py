@@ -198,6 +198,8 @@ def setting_text(value: Any) -> str:
         return "off"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):  # names, written alice,bob
+        return ",".join(str(v) for v in value) or "(none)"
     return str(value)
 
 
