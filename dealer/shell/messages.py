@@ -245,7 +245,8 @@ def _flush(
     told = [s for s in outcome.sections if s.verdict != "routed"]
     if not told:
         return
-    if inbound.channel != "pm" and all(s.verdict == "accepted" and not s.text for s in told):
+    quiet = inbound.channel != "pm" or inbound.kind != "message"  # an edit, a vote: in public
+    if quiet and all(s.verdict == "accepted" and not s.text for s in told):
         return  # a public command the rules answered in public only: no private word needed
     games = {s.game_id for s in told}
     game_id = games.pop() if len(games) == 1 else None

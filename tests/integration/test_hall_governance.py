@@ -166,4 +166,6 @@ def test_an_election_through_the_daemon_reads_first_messages(cli) -> None:  # ty
     assert "**bob is the Judge**: tied at 1 👍 with alice; bob's first message of the week " \
            "came earliest" in post["body"]
     assert show(cli)["judge"] == "bob"
+    # A counted vote needs no private word, even when the transport calls it a PM.
+    assert [p["kind"] for p in posts(cli, recipient="carol")] == ["error"]
     assert cli("replay", "h1").exit_code == 0
