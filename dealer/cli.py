@@ -452,12 +452,33 @@ def game_show(game_id: str, as_json: bool) -> None:
         paused = " (paused)" if d["paused"] else ""
         failing = f" (COULD NOT BE FIRED, retried every pass: {d['error']})" if d.get("error") else ""
         click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}{failing}")
+    if "proposals" in view:
+        _echo_government(view)
     if view["history"]:
         click.echo("history:")
         for h in view["history"]:
             rest = {k: v for k, v in h.items() if k not in ("seq", "at", "type")}
             click.echo(f"  {h['at']} {h['type']} {json.dumps(rest, ensure_ascii=False)}")
     _echo_fairness(view)
+
+
+def _echo_government(view: dict[str, Any]) -> None:
+    """A Hall's government (GH-20 to GH-34): the Judge, the proposals, the ruleset record
+    (the adopted texts in full) and the rulings."""
+    click.echo(f"judge: {view['judge'] or 'none'}")
+    for p in view["proposals"]:
+        click.echo(f"proposal {p['number']} ({p['class']}): {p['status']}, "
+                   f"for {p['for']}, against {p['against']}"
+                   + (f", ends {p['ends_at']}" if p["status"] == "open" else ""))
+    if view["adopted"]:
+        click.echo("ruleset record (adopted proposals, GH-22):")
+        for a in view["adopted"]:
+            text = (a["text"] or "").replace("\n", "\n     ")
+            click.echo(f"  {a['number']}. {text} (by {a['author']})")
+    for r in view["rulings"]:
+        marked = f" [overturned {r['overturned']}]" if r["overturned"] else ""
+        click.echo(f"ruling {r['number']} on request {r['request']} by {r['judge']}: "
+                   f"{r['text']}{marked}")
 
 
 def _echo_fairness(view: dict[str, Any]) -> None:
@@ -485,9 +506,16 @@ def _echo_fairness(view: dict[str, Any]) -> None:
 @click.option("--game", "game_id", help="The game the message is for.")
 @click.option("--at", "at_text", metavar="ISO-TIME", help="When the player sent it (default now).")
 @click.option("--id", "message_id", help="The message's id (default a fresh one).")
-@click.argument("text", nargs=-1, required=True)
-def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, message_id: str | None, text: tuple[str, ...]) -> None:
-    """Drop a message into the inbox (how a human dealer forwards a PM).
+@click.option("--react", "react_to", metavar="TARGET", help="A reaction on message or post TARGET; TEXT is the emoji.")
+@click.option("--removed", is_flag=True, help="With --react: the reaction is taken back.")
+@click.option("--edit", "edit_of", metavar="TARGET", help="An edit of message TARGET; TEXT is its new text.")
+@click.option("--delete", "delete_of", metavar="TARGET", help="The deletion of message TARGET (no TEXT).")
+@click.argument("text", nargs=-1)
+def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, message_id: str | None,
+           react_to: str | None, removed: bool, edit_of: str | None, delete_of: str | None,
+           text: tuple[str, ...]) -> None:
+    """Drop a message into the inbox (how a human dealer forwards a PM), or a reaction, an
+    edit or a deletion (how one forwards a vote on a proposal: ``--react ID 👍``).
 
     TEXT is the message; quote it, or use \\n-separated lines for several commands.
     """
@@ -499,6 +527,16 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
         raise click.ClickException(f"submit writes to a directory inbox; DEALER_INBOX is {settings.inbox!r}")
     sent = _time(at_text, "--at") or utcnow()
     body = " ".join(text).replace("\\n", "\n")
+    targets = [(k, t) for k, t in (("reaction", react_to), ("edit", edit_of), ("delete", delete_of)) if t]
+    if len(targets) > 1:
+        raise click.UsageError("give one of --react, --edit and --delete")
+    event_kind, target = targets[0] if targets else ("message", None)
+    if removed and event_kind != "reaction":
+        raise click.UsageError("--removed goes with --react")
+    if event_kind == "delete" and text:
+        raise click.UsageError("a deletion has no TEXT")
+    if event_kind != "delete" and not body.strip():
+        raise click.UsageError("Missing argument 'TEXT'" + (" (the emoji)" if react_to else "."))
     if message_id is not None and not _FILE_SAFE_ID.fullmatch(message_id):
         raise click.BadParameter(
             f"{message_id!r} cannot be part of a file name: use letters, digits and . _ - : @ # + "
@@ -510,6 +548,12 @@ def submit(sender: str, channel: str, game_id: str | None, at_text: str | None, 
                                "sent_at": iso_exact(sent)}
     if game_id:
         message["game"] = game_id
+    if event_kind != "message":
+        message.update(kind=event_kind, target=target)
+        if event_kind == "reaction":
+            message.update(emoji=body.strip(), body="")
+            if removed:
+                message["removed"] = True
     text_out = json.dumps(message, ensure_ascii=False, indent=2) + "\n"
     try:  # what the daemon would refuse is refused here, before a file is written
         InboxMessage.from_json(text_out)

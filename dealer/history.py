@@ -135,6 +135,17 @@ class DeadlineFired(StepInput):
 
     type: ClassVar[str] = "deadline.fired"
     deadline: str
+    first_messages: dict[str, Time] | None = None
+    """What the step read from the inbox, for a ruleset that asks
+    (:meth:`~dealer.games.base.Rules.message_window`): each sender's first text message to
+    the game (or its matches) in the window, by ``sent_at``. Absent for other deadlines."""
+
+    def data(self) -> dict[str, Any]:
+        """The fields as stored; ``first_messages`` only when the step read them."""
+        data = super().data()
+        if data.get("first_messages") is None:
+            data.pop("first_messages", None)
+        return data
 
 
 class ClientSeedAdded(StepInput):
@@ -192,6 +203,16 @@ class ReactionSent(StepInput):
     target: str
     emoji: str
     removed: bool = False
+    target_ref: str | None = None
+    """When the target is one of dealer's posts: the name the rules gave that post (a
+    poll's ``ref``), so that a replay hands the rules the same."""
+
+    def data(self) -> dict[str, Any]:
+        """The fields as stored; ``target_ref`` only when the target is a named post."""
+        data = super().data()
+        if data.get("target_ref") is None:
+            data.pop("target_ref", None)
+        return data
 
 
 class ChildFinished(StepInput):

@@ -77,6 +77,7 @@ def perform(
             raise Rejected(f"You do not play in game {ctx.game_id}.", allowed=[])
         return rules.handle(ctx, state, step.actor, command)
     if isinstance(step, DeadlineFired):
+        ctx.first_messages = dict(step.first_messages or {})
         return rules.on_deadline(ctx, state, step.deadline)
     if isinstance(step, ItemGranted):
         return rules.grant(ctx, state, step.player, step.item, step.amount)
@@ -98,7 +99,8 @@ def perform(
     if isinstance(step, ReactionSent):
         return rules.on_reaction(ctx, state, Reaction(
             id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
-            target=step.target, emoji=step.emoji, removed=step.removed))
+            target=step.target, emoji=step.emoji, removed=step.removed,
+            target_ref=step.target_ref))
     if isinstance(step, ChildFinished):
         # The summary as the history keeps it (JSON), so a replay hands the rules the same.
         data = step.data()

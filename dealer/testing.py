@@ -21,7 +21,8 @@ from dealer.clock import as_utc, iso
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
 from dealer.history import (
-    ClientSeedAdded, CommandSent, DeadlineFired, GameCreated, ItemGranted, StepInput,
+    ClientSeedAdded, CommandSent, DeadlineFired, DeletionSent, EditSent, GameCreated, ItemGranted,
+    MessageTaken, ReactionSent, StepInput,
 )
 from dealer.inbox.memory import MemoryInbox
 from dealer.ledger import CHIPS, MINT, Ledger, Scope, player
@@ -166,6 +167,10 @@ class RulesShell:
         self.sent: list[Sent] = []
         self.events: list[tuple[str, dict[str, Any]]] = []
         """The history as the store keeps it: ``(type, data)``, each step's input first."""
+        self.wrote: list[tuple[str, datetime]] = []
+        """Every text message (a command line, a whole message) sent to the game, as the
+        inbox would hold it: what a deadline that asks for first messages reads
+        (``Rules.message_window``)."""
 
     # --- the books -----------------------------------------------------------------------
 
@@ -287,7 +292,14 @@ class RulesShell:
     def fire(self, name: str) -> None:
         """Fire the pending deadline ``name`` at its due time."""
         when = self.deadlines.pop(name)
-        step = DeadlineFired(deadline=name)
+        since = self.rules.message_window(name)
+        firsts: dict[str, datetime] | None = None
+        if since is not None:
+            firsts = {}
+            for sender, sent in self.wrote:
+                if since <= sent <= when and (sender not in firsts or sent < firsts[sender]):
+                    firsts[sender] = sent
+        step = DeadlineFired(deadline=name, first_messages=firsts)
         ctx = self.context(when)
         self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
@@ -306,10 +318,54 @@ class RulesShell:
         """
         if fire_first:
             self.fire_due(at, before=True)
+        self.wrote.append((actor, as_utc(at)))
         step = ClientSeedAdded(player=actor, seed=f"{actor}: {line[5:].strip()}") \
             if line.lower().startswith("seed ") else CommandSent(actor=actor, line=line)
         ctx = self.context(at, actor)
         return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
+
+    def deliver(self, step: StepInput, at: datetime, fire_first: bool = True) -> list[Sent]:
+        """Hand the rules an inbound event (:class:`~dealer.history.MessageTaken`,
+        :class:`~dealer.history.EditSent`, :class:`~dealer.history.DeletionSent`,
+        :class:`~dealer.history.ReactionSent`) sent at ``at``, after the deadlines due
+        before it (unless ``fire_first`` is False: one read late). Raises Rejected, Ignored,
+        or :class:`~dealer.records.NotTaken` (a message the rules leave to be read line by
+        line); nothing changes then."""
+        if fire_first:
+            self.fire_due(at, before=True)
+        if isinstance(step, MessageTaken):
+            self.wrote.append((step.sender, as_utc(at)))
+        ctx = self.context(at, getattr(step, "sender", None))
+        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
+
+    def message(
+        self, sender: str, body: str, at: datetime, channel: str, id: str, fire_first: bool = True,
+    ) -> list[Sent]:
+        """A whole message ``id`` sent in ``channel`` (a proposal, a request ...)."""
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        return self.deliver(MessageTaken(id=id, sender=sender, channel=channel, sent_at=at,
+                                         body=body, lines=lines), at, fire_first)
+
+    def react(
+        self, sender: str, target: str, emoji: str, at: datetime, *, removed: bool = False,
+        ref: str | None = None, fire_first: bool = True, id: str | None = None,
+    ) -> list[Sent]:
+        """``sender`` adds (or, ``removed``, takes back) ``emoji`` on ``target``, a message id
+        or one of the game's posts (named ``ref`` by the rules)."""
+        step = ReactionSent(id=id or f"r-{len(self.events)}", sender=sender, channel="#any",
+                            sent_at=at, target=target, emoji=emoji, removed=removed,
+                            target_ref=ref)
+        return self.deliver(step, at, fire_first)
+
+    def edit(self, sender: str, target: str, body: str, at: datetime) -> list[Sent]:
+        """``sender`` edits the message ``target`` to read ``body``."""
+        return self.deliver(EditSent(id=f"e-{len(self.events)}", sender=sender, channel="#any",
+                                     sent_at=at, target=target, body=body), at)
+
+    def delete(self, sender: str, target: str, at: datetime) -> list[Sent]:
+        """``sender`` deletes the message ``target``."""
+        return self.deliver(DeletionSent(id=f"d-{len(self.events)}", sender=sender,
+                                         channel="#any", sent_at=at, target=target), at)
 
     def _fresh_state(self) -> Any:
         """The state for one call, built from its JSON as the real shell does: a rule may

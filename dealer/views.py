@@ -143,13 +143,15 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
         "scores": summary.scores,
         "winner": summary.winner,
         "deadlines": deadlines,
-        "settings": game.settings,
+        # The settings in force: a Hall's adopted proposals may have changed some (GH-23).
+        "settings": summary.settings if summary.settings is not None else game.settings,
         "detail": summary.detail,
         "seeds": seeds,
         # The full values behind the hashes the posts shorten (the game's fairness record).
         "sealed": rules.fairness_record([(e.type, e.data) for e in events]),
         "history": history,
         "created_at": iso(game.created_at),
+        **rules.record_view([(e.type, e.data) for e in events], summary),
     }
 
 
@@ -196,6 +198,8 @@ def setting_text(value: Any) -> str:
         return "off"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):  # names, written alice,bob
+        return ",".join(str(v) for v in value) or "(none)"
     return str(value)
 
 

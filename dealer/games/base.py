@@ -155,6 +155,9 @@ class PostDraft:
     stale_after: datetime | None = None
     """Past this time the post is dropped, not sent (a reminder of a deadline that has
     passed by the time it could go out, e.g. after the daemon was down)."""
+    ref: str | None = None
+    """A name the rules give the post (a poll: ``poll-3``); a reaction on the post reaches
+    the rules with it (:attr:`Reaction.target_ref`)."""
 
 
 @dataclass
@@ -166,6 +169,9 @@ class Summary:
     scores: dict[str, int] | None = None
     winner: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] | None = None
+    """The settings in force, when the rules may change them (a Hall's adopted proposals,
+    GH-23); None: those the game was created with."""
 
 
 @dataclass
@@ -230,6 +236,9 @@ class Reaction:
     target: str
     emoji: str
     removed: bool = False
+    target_ref: str | None = None
+    """When ``target`` is one of dealer's posts that the rules named (``ctx.post(...,
+    ref=...)``): that name, e.g. ``poll-3``."""
 
 
 InboundEvent = Message | Edit | Deletion | Reaction
@@ -280,13 +289,19 @@ class Context:
     children: list[ChildDraft] = field(default_factory=list)
     parent_actions: list[str] = field(default_factory=list)
     """Players whose command in this (child) game counts as an action in its parent."""
+    first_messages: dict[str, datetime] = field(default_factory=dict)
+    """In a deadline step of a ruleset that asks (:meth:`Rules.message_window`): each
+    sender's first text message to the game in the window, as the inbox holds it."""
 
     def post(
         self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
-        **context: Any,
+        in_channel: str | None = None, ref: str | None = None, **context: Any,
     ) -> None:
-        """Queue a public post in the game's channel (dropped unsent after ``stale_after``)."""
-        self.posts.append(PostDraft(kind, template, self.channel, None, subject, context, stale_after))
+        """Queue a public post in the game's channel, or in ``in_channel`` (another one the game
+        owns); dropped unsent after ``stale_after``; ``ref`` names it for the reactions that
+        will target it (:attr:`Reaction.target_ref`)."""
+        self.posts.append(PostDraft(kind, template, in_channel or self.channel, None, subject,
+                                    context, stale_after, ref))
 
     def reply(
         self, recipient: str, kind: str, template: str, subject: str, *,
@@ -380,6 +395,12 @@ class Rules(ABC):
         public channel, any other line is chatter)."""
         return self.commands.is_command_word(word)
 
+    def is_command_line(self, line: str) -> bool:
+        """Whether a public line that did not parse is a command to refuse (else it is
+        chatter, ignored): it starts with a command word and, for the words of ``strict``
+        commands only, has the command's form (:meth:`Commands.is_command_line`)."""
+        return self.commands.is_command_line(line)
+
     @abstractmethod
     def handle(self, ctx: Context, state: GameState, actor: str, command: Any) -> GameState:
         """Apply ``actor``'s command sent at ``ctx.now``; return the new state.
@@ -427,6 +448,12 @@ class Rules(ABC):
         registered: a ruleset that is not open to all checks ``message.sender`` itself."""
         return None
 
+    def takes_whole(self, channel: str) -> bool:
+        """Whether :meth:`on_message` may take a message sent in ``channel`` (``pm`` for a
+        PM with a ``game`` line); the shell offers it no other, so a message no rule takes
+        whole costs no step. By default: any, when the ruleset overrides ``on_message``."""
+        return True
+
     def on_edit(self, ctx: Context, state: GameState, edit: Edit) -> GameState:
         """A message of the game was edited; by default nothing happens (the shell records
         "ignored: no rule uses it"). Raise :class:`Ignored` for an edit that concerns no
@@ -441,6 +468,14 @@ class Rules(ABC):
         """A reaction was added or removed on a message or post of the game; ignored by
         default (see :meth:`on_edit`)."""
         raise Ignored("no rule uses it")
+
+    def message_window(self, deadline: str) -> datetime | None:
+        """For a deadline that needs to know who wrote to the game when (GH-34's tie-break):
+        the start of the window; the shell then reads, from the inbox, each sender's first
+        text message to the game (or its matches) from then to the deadline's due time, and
+        hands them to :meth:`on_deadline` as ``ctx.first_messages`` (kept in the step's
+        input, so a replay sees the same). None (this default): nothing is read."""
+        return None
 
     def on_child_finished(
         self, ctx: Context, state: GameState, child_id: str, summary: Summary
@@ -468,6 +503,13 @@ class Rules(ABC):
     def involves(self, state: GameState, actor: str) -> bool:
         """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""
         return actor in self.summary(state).players
+
+    def record_view(
+        self, events: list[tuple[str, dict[str, Any]]], summary: Summary
+    ) -> dict[str, Any]:
+        """Further keys of ``dealer game show`` read from the game's events and summary (a
+        Hall's proposals, adopted ones and rulings); none by default."""
+        return {}
 
     def fairness_record(self, events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
         """The full values behind the hashes the game's posts shorten, read from its events

@@ -218,7 +218,10 @@ class Command:
     - ``refusal``: what a line that starts with a command word but does not fit the form
       lacks, in the player's terms (the parser adds the form and an example);
     - ``usage``: the form shown in that error (default: the pattern's required parts,
-      fields by their labels).
+      fields by their labels);
+    - ``strict``: in a public channel, a line that starts with this command's word but does
+      not fit its form is chatter, not a refused command (``judge``, ``ruling``, ``remove``:
+      words people use in ordinary talk, "judge was right", "ruling aside ...").
     """
 
     def __init__(
@@ -235,8 +238,10 @@ class Command:
         note: Callable[[Any, str], str | None] | None = None,
         refusal: str = "",
         usage: str = "",
+        strict: bool = False,
     ) -> None:
         self.pattern = pattern
+        self.strict = strict
         self.build = build
         self.examples = tuple(e if isinstance(e, Example) else Example(e) for e in examples)
         self.rule = rule
@@ -393,6 +398,19 @@ class Commands:
         """Whether a line starting with ``word`` is meant as one of the game's commands."""
         cleaned = self.clean(word).split()
         return bool(cleaned) and cleaned[0].lower() in self.words
+
+    def is_command_line(self, line: str) -> bool:
+        """Whether a public line is meant as one of the game's commands: it starts with a
+        command word, and, when every command of that word is ``strict``, it also has the
+        form of one of them (else it is chatter)."""
+        text = self.clean(line)
+        word = text.split()[0].lower() if text else ""
+        commands = self._by_word.get(word, ())
+        if not commands:
+            return False
+        if not all(c.strict for c in commands):
+            return True
+        return any(c.regex.fullmatch(text) for c in self._by_first.get(word, ()))
 
     def valid_now(self, state: Any, actor: str) -> list[Command]:
         """The declarations ``actor`` may send now, in declared order."""

@@ -245,7 +245,8 @@ def _flush(
     told = [s for s in outcome.sections if s.verdict != "routed"]
     if not told:
         return
-    if inbound.channel != "pm" and all(s.verdict == "accepted" and not s.text for s in told):
+    quiet = inbound.channel != "pm" or inbound.kind != "message"  # an edit, a vote: in public
+    if quiet and all(s.verdict == "accepted" and not s.text for s in told):
         return  # a public command the rules answered in public only: no private word needed
     games = {s.game_id for s in told}
     game_id = games.pop() if len(games) == 1 else None
@@ -451,7 +452,7 @@ def _run_line(
     rules = rules_for(game.kind)
     early = _before_game(session, game, inbound)
     if early:
-        if public and not rules.is_command_word(line.split()[0]):
+        if public and not rules.is_command_line(line):
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
         _reply_error(outcome, game.id, line, early)
@@ -465,7 +466,7 @@ def _run_line(
     try:
         command = rules.parse(line)
     except Rejected as exc:
-        if public and not rules.is_command_word(line.split()[0]):
+        if public and not rules.is_command_line(line):
             outcome.note(line, "ignored", "chatter", game=game.id)
             return "ignored"
         return _refused(session, rules, game, sender, line, exc, outcome)
@@ -586,7 +587,7 @@ def _offer_message(
     if game is None or game.status == "finished":
         return False
     rules = rules_for(game.kind)
-    if not _overrides(rules, "on_message"):
+    if not _overrides(rules, "on_message") or not rules.takes_whole(inbound.channel):
         return False
     early = _before_game(session, game, inbound)
     if early:
@@ -619,7 +620,7 @@ _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reacti
 
 
 def _inbound_event(
-    inbound: Inbound | Row[Any], sender: str
+    inbound: Inbound | Row[Any], sender: str, target_ref: str | None = None
 ) -> EditSent | DeletionSent | ReactionSent:
     """The step input of a stored edit, deletion or reaction (the rules get it as a typed
     :class:`~dealer.games.base.Edit`, :class:`~dealer.games.base.Deletion` or
@@ -630,7 +631,8 @@ def _inbound_event(
         return EditSent(body=inbound.body, **common)
     if inbound.kind == "delete":
         return DeletionSent(**common)
-    return ReactionSent(emoji=inbound.emoji or "", removed=bool(inbound.removed), **common)
+    return ReactionSent(emoji=inbound.emoji or "", removed=bool(inbound.removed),
+                        target_ref=target_ref, **common)
 
 
 def _describe_event(inbound: Inbound | Row[Any]) -> str:
@@ -655,8 +657,14 @@ def _process_event(
     game_id = queries.game_of_target(session, inbound.source, inbound.target)
     game = queries.game_by_id(session, game_id) if game_id else None
     if game is None:
-        outcome.status = "ignored"
-        outcome.note(None, "ignored", f"its target {inbound.target!r} belongs to no game")
+        # Bad input gets a clear reply: the target is no message or post dealer knows (or
+        # one no game took); the event is kept in the inbox and changes nothing.
+        outcome.status = "rejected"
+        why = f"its target {inbound.target!r} is no message or post of a game dealer knows"
+        outcome.note(None, "rejected", why)
+        _reply_error(outcome, None, _describe_event(inbound),
+                     f"dealer knows no message or post {inbound.target!r} of a game, so your "
+                     f"{kind} changes nothing.")
         return
     rules = rules_for(game.kind)
     hook = _EVENT_HOOKS[kind]
@@ -668,7 +676,8 @@ def _process_event(
         outcome.status = "ignored"
         outcome.note(None, "ignored", f"game {game.id} has finished", game=game.id)
         return
-    event = _inbound_event(inbound, sender.name)
+    ref = queries.post_ref(session, inbound.source, inbound.target) if kind == "reaction" else None
+    event = _inbound_event(inbound, sender.name, ref)
     answer = _Answer(sender.name)
     described = _describe_event(inbound)
     early = _before_game(session, game, inbound)

@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from dealer.clock import utcnow
 from dealer.history import DeadlineFired
 from dealer import logs
+from dealer.games import rules_for
 from dealer.inbox import Inbox, open_inbox
 from dealer.metrics import METRICS
 from dealer.publish import Publisher, open_publisher
@@ -406,6 +407,16 @@ def message_failed(dealer: Dealer, inbound_id: int, exc: BaseException) -> None:
         ))
 
 
+def _deadline_input(session: Session, game_id: str, name: str, due: datetime) -> DeadlineFired:
+    """The step input of a deadline: with what the game's ruleset asks to read from the
+    inbox for it (``Rules.message_window``: GH-34's first messages of the week)."""
+    game = Q.game_by_id(session, game_id)
+    since = rules_for(game.kind).message_window(name) if game is not None else None
+    if since is None:
+        return DeadlineFired(deadline=name)
+    return DeadlineFired(deadline=name, first_messages=Q.first_messages(session, game_id, since, due))
+
+
 @logs.scoped
 def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = None) -> str:
     """Fire one due deadline in one transaction.
@@ -428,7 +439,7 @@ def fire_deadline(dealer: Dealer, deadline_id: int, report: PassReport | None = 
             deadline.status = "fired"
             deadline.error = None
             session.flush()
-            run_step(session, game_id, due, DeadlineFired(deadline=name),
+            run_step(session, game_id, due, _deadline_input(session, game_id, name, due),
                      origin=f"deadline:{deadline.id}", firing=deadline.id)
             fault("before-deadline-commit")
         METRICS.deadline_fired((fired_at - due).total_seconds())

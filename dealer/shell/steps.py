@@ -532,6 +532,7 @@ def queue_posts(
                 "status": "pending",
                 "attempts": 0,
                 "stale_after": draft.stale_after,
+                "ref": draft.ref,
             }
             for index, draft in enumerate(drafts)
         ],

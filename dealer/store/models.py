@@ -211,6 +211,9 @@ class Inbound(Base):
 
 
 Index("ix_inbound_pending", Inbound.status, Inbound.sent_at)
+# A game's messages in a time window (GH-34's tie-break: each candidate's first message of
+# the week).
+Index("ix_inbound_game", Inbound.game_id, Inbound.sent_at)
 
 
 class Post(Base):
@@ -239,6 +242,9 @@ class Post(Base):
     next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # Dropped, not sent, once the time passes (a reminder: its deadline).
     stale_after: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # The name the rules gave the post (a poll: ``poll-3``): a reaction on it reaches the
+    # rules with that name.
+    ref: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 Index("ix_outbox_pending", Post.status, Post.id)

@@ -24,7 +24,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from dealer.clock import parse_time
+from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
     Deadline,
     GameChannel,
@@ -568,6 +568,18 @@ _GAME_OF_MESSAGE = select(_inbound.c.game_id).where(
     _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
 )
 _GAME_OF_POST = select(_posts.c.game_id).where(_posts.c.id == bindparam("post_id"))
+_REF_OF_POST = select(_posts.c.ref).where(_posts.c.id == bindparam("post_id"))
+_FIRST_MESSAGES = (
+    select(_inbound.c.sender, func.min(_inbound.c.sent_at))
+    .where(
+        or_(_inbound.c.game_id == bindparam("game_id"),
+            _inbound.c.game_id.in_(select(_games.c.id).where(_games.c.parent_id == bindparam("game_id")))),
+        _inbound.c.kind == "message",
+        _inbound.c.sent_at >= bindparam("since"),
+        _inbound.c.sent_at <= bindparam("until"),
+    )
+    .group_by(_inbound.c.sender)
+)
 _CHANNELS_OF_GAME = (
     select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
 )
@@ -610,6 +622,25 @@ def game_of_target(session: Session, source: str, target: str) -> str | None:
     if target.isdigit() and len(target) < 19:
         return session.execute(_GAME_OF_POST, {"post_id": int(target)}).scalar()
     return None
+
+
+def post_ref(session: Session, source: str, target: str) -> str | None:
+    """The name the rules gave the post ``target`` (a reaction's target), when the target is
+    one of dealer's posts and not a player's message; else None."""
+    if not target.isdigit() or len(target) >= 19:
+        return None
+    if session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).first():
+        return None  # a player's message of that id comes first (game_of_target)
+    return session.execute(_REF_OF_POST, {"post_id": int(target)}).scalar()
+
+
+def first_messages(
+    session: Session, game_id: str, since: datetime, until: datetime
+) -> dict[str, datetime]:
+    """Each sender's first text message to game ``game_id`` or one of its matches, sent
+    from ``since`` to ``until`` (both included): ``{sender: sent_at}``."""
+    rows = session.execute(_FIRST_MESSAGES, {"game_id": game_id, "since": since, "until": until})
+    return {sender: as_utc(first) for sender, first in rows}
 
 
 def channels_of_game(connection: Connection | Session, game_id: str) -> list[str]:

@@ -83,6 +83,26 @@ def test_submit_writes_a_message_file(cli) -> None:  # type: ignore[no-untyped-d
                        "sent_at": "2026-12-01T10:00:00Z"}
 
 
+def test_submit_writes_reactions_edits_and_deletions(cli) -> None:  # type: ignore[no-untyped-def]
+    at = "2026-12-01T10:00:00Z"
+    cli("submit", "--from", "bob", "--channel", "#proposals", "--at", at, "--id", "r1",
+        "--react", "p1", "👍")
+    cli("submit", "--from", "bob", "--at", at, "--id", "r2", "--react", "17", "--removed", "👎")
+    cli("submit", "--from", "carol", "--at", at, "--id", "e1", "--edit", "p1", "new text")
+    cli("submit", "--from", "carol", "--at", at, "--id", "d1", "--delete", "p1")
+    found = {m["id"]: m for m in (json.loads(f.read_text()) for f in cli.inbox.glob("*.json"))}
+    assert found["r1"] == {"id": "r1", "sender": "bob", "channel": "#proposals", "body": "",
+                           "sent_at": at, "kind": "reaction", "target": "p1", "emoji": "👍"}
+    assert (found["r2"]["target"], found["r2"]["emoji"], found["r2"]["removed"]) == ("17", "👎", True)
+    assert (found["e1"]["kind"], found["e1"]["target"], found["e1"]["body"]) == ("edit", "p1", "new text")
+    assert (found["d1"]["kind"], found["d1"]["target"], found["d1"]["body"]) == ("delete", "p1", "")
+    assert "--removed goes with --react" in cli("submit", "--from", "bob", "--removed", "x", ok=False).output
+    assert "one of --react, --edit" in cli("submit", "--from", "bob", "--react", "a", "--delete", "b",
+                                           "x", ok=False).output
+    assert "Missing argument" in cli("submit", "--from", "bob", ok=False).output
+    assert len(found) == 4
+
+
 def test_run_once_with_a_controlled_clock(cli) -> None:  # type: ignore[no-untyped-def]
     out = cli("run", "--once", "--now", "2026-12-01T10:00:00Z").output
     assert "ingested 0" in out

@@ -143,8 +143,12 @@ def test_a_reaction_or_edit_on_a_players_message_goes_to_the_game_it_was_applied
     assert inbound(harness, "r2")[:2] == ("applied", "b1")
     assert board_state(harness).acks == ["bob"]
     status, game, outcome = inbound(harness, "r3")
-    assert (status, game) == ("ignored", None)
-    assert outcome == [{"result": "ignored", "detail": "its target 'nowhere' belongs to no game"}]
+    assert (status, game) == ("rejected", None)
+    assert outcome == [{"result": "rejected",
+                        "detail": "its target 'nowhere' is no message or post of a game dealer knows"}]
+    (told,) = [p for p in harness.pms("bob") if "nowhere" in p["body"]]
+    assert "dealer knows no message or post 'nowhere' of a game, so your reaction changes " \
+           "nothing." in told["body"].replace("\\", "")
 
 
 def test_a_child_game_moves_its_parents_items_and_the_parent_hears_its_end(harness) -> None:  # type: ignore[no-untyped-def]

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from dealer.clock import format_utc
 from dealer.games.base import Rejected
 from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word
-from dealer.games.hall.economy import PRICES, croupier_examples, croupier_note
+from dealer.games.hall.economy import croupier_examples, croupier_note
 from dealer.games.hall.fights import FIGHT_COMMANDS
+from dealer.games.hall.governance import GOVERNANCE_COMMANDS
 from dealer.games.hall.items import labels, parse_bundle
 from dealer.games.hall.state import HallState, Offer
 
@@ -139,7 +140,7 @@ def _vertebrae(state: HallState, actor: str) -> int | None:
 def _may_buy(state: HallState, actor: str) -> bool:
     """GH-5: help never offers a purchase the Croupier would refuse."""
     held = _vertebrae(state, actor)
-    return held is not None and held >= min(PRICES.values())
+    return held is not None and held >= min(state.settings.prices().values())
 
 
 def _opening_note(state: HallState, actor: str) -> str | None:
@@ -219,9 +220,11 @@ COMMANDS = Commands(
                 Example("buy chip 3", "25 vertebrae per chip; a count works with every item"),
             ],
             valid=_may_buy, usage="buy [N] ITEM",
-            suggest=lambda s, actor: croupier_examples(_vertebrae(s, actor) or 0),
+            suggest=lambda s, actor: croupier_examples(_vertebrae(s, actor) or 0,
+                                                       s.settings.prices()),
             note=lambda s, actor: (None if _vertebrae(s, actor) is None
-                                   else croupier_note(_vertebrae(s, actor) or 0)),
+                                   else croupier_note(_vertebrae(s, actor) or 0,
+                                                      s.settings.prices())),
             refusal="the Croupier does not sell that; it sells random cards, handy, deck and "
                     "legendary packs, and chips",
         ),
@@ -260,6 +263,7 @@ COMMANDS = Commands(
             valid=_may_gift, suggest=_gift_now, refusal="a gift reads 'gift PLAYER'",
         ),
         *FIGHT_COMMANDS,
+        *GOVERNANCE_COMMANDS,
     ],
 )
 """The Hall's commands, in the order ``help`` lists them."""

@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # the commands' declarations offer croupier_examples in help
 # GH-4: what a pack holds: (random cards at the usual holo chance, guaranteed holographic cards).
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
 
-# GH-5: the Croupier's prices in vertebrae.
+# GH-5: the Croupier's default prices in vertebrae; a cycle's own are its settings
+# (``price_*``, which an adopted proposal may change: GH-23).
 PRICES: dict[str, int] = {
     "random card": 5,
     "handy pack": 12,
@@ -76,7 +77,8 @@ def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> 
     if ctx.ledger.balance(account, item) < 1:
         raise Rejected(
             f"you hold no {name}", rule="GH-4",
-            allowed=[f"buy {name.lower()} — {PRICES[name.lower()]} vertebrae (GH-5)", "inventory"],
+            allowed=[f"buy {name.lower()} — {state.settings.prices()[name.lower()]} vertebrae (GH-5)",
+                     "inventory"],
         )
     ctx.ledger.move(account, ctx.scope.void, item, 1, f"GH-4 open {name}")
     plain, holo = PACKS[command.pack]
@@ -97,7 +99,8 @@ def open_pack(ctx: Context, state: HallState, actor: str, command: OpenPack) -> 
 
 def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
     """GH-5: pay the Croupier (the house) in vertebrae; receive the wares from the mint."""
-    cost = PRICES[command.ware] * command.count
+    prices = state.settings.prices()
+    cost = prices[command.ware] * command.count
     account = ctx.scope.player(actor)
     held = ctx.ledger.balance(account, VERTEBRAE)
     what = _ware_label(command.ware, command.count)
@@ -105,7 +108,7 @@ def buy(ctx: Context, state: HallState, actor: str, command: Buy) -> None:
         raise Rejected(
             f"{what} {'is' if command.count == 1 else 'are'} {cost} vertebrae and you have {held}",
             rule="GH-5",
-            allowed=_instead(held, command),
+            allowed=_instead(held, command, prices),
         )
     ctx.ledger.move(account, ctx.scope.house, VERTEBRAE, cost, f"GH-5 buy {what}")
     first = ctx.rng.counter
@@ -139,38 +142,38 @@ def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[s
     return []
 
 
-def croupier_examples(held: int) -> list[Example]:
+def croupier_examples(held: int, prices: dict[str, int] = PRICES) -> list[Example]:
     """GH-5: a ``buy`` example with its price for each item ``held`` vertebrae pay for."""
     return [Example(f"buy {ware}", f"{price} vertebrae", "GH-5")
-            for ware, price in PRICES.items() if price <= held]
+            for ware, price in prices.items() if price <= held]
 
 
-def croupier_note(held: int) -> str | None:
+def croupier_note(held: int, prices: dict[str, int] = PRICES) -> str | None:
     """GH-5: the items ``held`` vertebrae do not pay for, with their prices (or None)."""
-    too_dear = [f"{ware} ({price})" for ware, price in PRICES.items() if price > held]
+    too_dear = [f"{ware} ({price})" for ware, price in prices.items() if price > held]
     if not too_dear:
         return None
     return f"with {plural(held, 'vertebra', 'vertebrae')} you cannot buy: {', '.join(too_dear)}"
 
 
-def croupier_lines(held: int) -> list[str]:
+def croupier_lines(held: int, prices: dict[str, int] = PRICES) -> list[str]:
     """GH-5: a ``buy`` line with its price for each item ``held`` vertebrae pay for, then one
     line naming those they do not (help never offers a purchase it would refuse)."""
-    lines = [help_line(e.line, e.says, e.rule) for e in croupier_examples(held)]
-    note = croupier_note(held)
+    lines = [help_line(e.line, e.says, e.rule) for e in croupier_examples(held, prices)]
+    note = croupier_note(held, prices)
     return lines + [f"({note})"] if note else lines
 
 
-def _instead(held: int, refused: Buy) -> list[str]:
+def _instead(held: int, refused: Buy, prices: dict[str, int]) -> list[str]:
     """What a player refused a purchase may buy instead: the most of the same item it can
     pay for (when that is 2 or more), then every item it can pay for."""
-    price = PRICES[refused.ware]
+    price = prices[refused.ware]
     most = held // price
     lines = []
     if most >= 2:
         lines.append(f"buy {most} {refused.ware}s — {most * price} vertebrae, the most you "
                      "can pay for (GH-5)")
-    lines += croupier_lines(held)
+    lines += croupier_lines(held, prices)
     if not any(line.startswith("buy") for line in lines):
         lines.insert(0, "inventory — see what you hold (cards to trade, packs to open)")
     return lines

@@ -13,8 +13,8 @@ from datetime import datetime
 from dealer.clock import format_duration, format_utc
 from dealer.fairness import commitment
 from dealer.games.base import Context, Rejected
-from dealer.games.hall import events
-from dealer.games.hall.economy import PRICES, give_starting_items
+from dealer.games.hall import events, governance
+from dealer.games.hall.economy import give_starting_items
 from dealer.games.hall.fights import phase_ends
 from dealer.games.hall.items import label
 from dealer.games.hall.state import HallState
@@ -86,7 +86,7 @@ def opening_context(ctx: Context, state: HallState) -> dict[str, object]:
         length=format_duration(state.settings.phase_length),
         members=[m.name for m in state.members],
         commitment=ctx.rng.commitment,
-        prices=PRICES,
+        prices=state.settings.prices(),
         settings=state.settings,
         starting=[label(item, amount) for item, amount in
                   ((CHIPS, state.settings.starting_chips),
@@ -124,6 +124,7 @@ def next_phase(ctx: Context, state: HallState) -> None:
         length=format_duration(state.settings.phase_length),
     )
     phase_ends(ctx, state, closing)  # GH-18 battle, GH-19 lapsed challenges
+    governance.phase_ended(ctx, state, closing)  # GH-21 Standard votes close, GH-30
 
 
 def _schedule_next(ctx: Context, state: HallState, start: datetime) -> None:

@@ -17,8 +17,10 @@ from pydantic import BaseModel
 
 from dealer.clock import format_utc
 from dealer.games import register
-from dealer.games.base import Context, Rejected, Rules, Summary
-from dealer.games.hall import economy, events, fights, gifts, phases, trades
+from dealer.games.base import (
+    Context, Deletion, Edit, Message, Reaction, Rejected, Rules, Summary,
+)
+from dealer.games.hall import economy, elections, events, fights, gifts, governance, phases, trades
 from dealer.games.hall.commands import (
     COMMANDS, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
 )
@@ -48,7 +50,7 @@ class Hall(Rules):
     State = HallState
     default_channel = "#game-actions"
     # The Hall also owns the channels where proposals, requests for justice and judge
-    # candidacies are posted (their own rules come with the governance work).
+    # candidacies are posted (GH-20, GH-31, GH-34: governance.py).
     channels = ("#proposals", "#request-for-justice", "#judge-elections")
     open_to_all = True
     commands = COMMANDS
@@ -60,7 +62,7 @@ class Hall(Rules):
         hall_settings = _settings(settings)
         # GH-6 (interpretation): players listed at creation are joined at the opening without
         # having acted, so they are inactive in phase 2 unless they act in phase 1.
-        state = HallState(settings=hall_settings, opens_at=start,
+        state = HallState(settings=hall_settings, opens_at=start, judge=hall_settings.judge,
                           members=[Member(name=name, joined_phase=1) for name in players])
         ctx.record(events.CycleCreated(players=players, opens_at=state.opens_at.isoformat(),
                                        commitment=ctx.rng.commitment))
@@ -96,6 +98,14 @@ class Hall(Rules):
             self._show_inventory(ctx, state, actor)  # GH-7: looking is not an action
             return state
         phases.require_running(state, ctx.now)
+        if isinstance(command, governance.QUERIES):
+            governance.show(ctx, state, actor, command)  # looking is not an action
+            return state
+        if type(command) in governance.ACTIONS:
+            # Interpretation: government is not a Hall action (GH-6): no one becomes active.
+            governance.ACTIONS[type(command)](ctx, state, actor, command)
+            self._after_step(ctx, state)
+            return state
         if isinstance(command, Join):
             self._join(ctx, state, actor)
         else:
@@ -107,8 +117,44 @@ class Hall(Rules):
         self._after_step(ctx, state)
         return state
 
+    def on_message(self, ctx: Context, state: Any, message: Message) -> HallState | None:
+        """A proposal, a request for justice or a candidacy (GH-20, GH-31, GH-34), taken
+        whole; any other message is read line by line."""
+        if not governance.take_message(ctx, state, message, self.is_command_line,
+                                       phases.require_running):
+            return None
+        self._after_step(ctx, state)
+        return state
+
+    def takes_whole(self, channel: str) -> bool:
+        """Only the government's channels hold whole messages (GH-20, GH-31, GH-34)."""
+        return governance.takes_whole(channel)
+
+    def on_edit(self, ctx: Context, state: Any, edit: Edit) -> HallState:
+        """GH-22: an edited proposal is void at its tally."""
+        governance.on_change(ctx, state, edit)
+        return state
+
+    def on_delete(self, ctx: Context, state: Any, deletion: Deletion) -> HallState:
+        """GH-22: a deleted proposal is void; a deleted candidacy is withdrawn."""
+        governance.on_change(ctx, state, deletion)
+        return state
+
+    def on_reaction(self, ctx: Context, state: Any, reaction: Reaction) -> HallState:
+        """GH-20, GH-32, GH-34: 👍 and 👎 on a proposal, a poll or a candidacy are votes."""
+        governance.on_reaction(ctx, state, reaction)
+        return state
+
+    def message_window(self, deadline: str) -> datetime | None:
+        """GH-34: an election's tie-break reads each candidate's first message of the week."""
+        return elections.week_of_deadline(deadline)
+
     def on_deadline(self, ctx: Context, state: Any, name: str) -> HallState:
-        """A phase boundary: open phase 1, or close a phase and open the next."""
+        """A phase boundary (open phase 1, or close a phase and open the next), or the
+        tally of a vote (a proposal, a confidence poll, an election)."""
+        if governance.on_deadline(ctx, state, name):
+            self._after_step(ctx, state)
+            return state
         number = phases.phase_number(name)
         if state.status == "finished" or number != state.phase + 1:
             ctx.record(events.DeadlineIgnored(name=name, phase=state.phase, status=state.status))
@@ -133,8 +179,17 @@ class Hall(Rules):
                 "inactive": [m.name for m in state.members if m.inactive],
                 "open_offers": [o.id for o in state.offers],
                 "victory_chips": state.settings.victory_chips,
+                "judge": state.judge,
+                "proposals": [governance.open_view(state, p) for p in state.proposals],
+                "adopted": [a.model_dump(mode="json") for a in state.adopted],
             },
+            settings=state.settings.model_dump(mode="json"),
         )
+
+    def record_view(self, events: list[tuple[str, dict[str, Any]]], summary: Summary) -> dict[str, Any]:
+        """``dealer game show``: every proposal (open ones with their tallies so far), the
+        ruleset record with the adopted texts, the Judge and the rulings (GH-22, GH-31)."""
+        return governance.record_view(events, summary)
 
     def on_child_action(self, ctx: Context, state: Any, child_id: str, actor: str) -> HallState:
         """GH-6, GH-7: a command in one of the cycle's Exoptosis matches is a Hall action."""
@@ -155,7 +210,7 @@ class Hall(Rules):
         """GH-6: a new member is active in the phase it joins (``join`` itself is an action)."""
         if state.member(actor) is not None:
             raise Rejected("you are already in the Hall", rule="GH-6", allowed=[])
-        state.members.append(Member(name=actor, joined_phase=state.phase))
+        state.members.append(Member(name=actor, joined_phase=state.phase, joined_at=ctx.now))
         # GH-1: the inventory in this cycle starts now, with the cycle's starting items only.
         starting = economy.give_starting_items(ctx, state, actor)
         state.log.append(Happening(kind="joined", actor=actor, items=starting))
@@ -176,6 +231,8 @@ class Hall(Rules):
 
     def _after_step(self, ctx: Context, state: HallState) -> None:
         phases.check_victory(ctx, state)  # GH-8: after any step
+        if state.status == "finished":
+            governance.lapse(ctx, state)  # open votes lapse with the cycle
         phases.refresh_chips(ctx, state)
         fights.refresh_cards(ctx, state)
 

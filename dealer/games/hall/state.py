@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _names(value: Any) -> Any:
+    """A list of player names as a setting gives it: ``alice,bob`` (or spaces), or a list."""
+    if isinstance(value, str):
+        return [name for name in value.replace(",", " ").split() if name]
+    return value
+
+
+Names = Annotated[list[str], BeforeValidator(_names)]
+"""Player names, written ``alice,bob`` in a setting."""
 
 
 class HallSettings(GameSettings):
@@ -20,6 +34,54 @@ class HallSettings(GameSettings):
     starting_chips: int = Field(default=0, ge=0, description="GH-1: chips a member starts with")
     starting_vertebrae: int = Field(default=0, ge=0,
                                     description="GH-1: vertebrae a member starts with")
+    reputable: Names = Field(default_factory=list,
+                             description="GH-21, GH-34: the reputable players (alice,bob): "
+                                         "they may submit Urgent proposals and stand for Judge")
+    judge: str | None = Field(default=None, description="GH-30: the Judge when the cycle opens "
+                                                         "(none by default: elections install one)")
+    week_start: str = Field(default="monday 00:00",
+                            description="GH-34: when an election week starts (a weekday and a UTC "
+                                        "time, e.g. 'monday 00:00')")
+    vote_grace: Duration = Field(
+        default=timedelta(minutes=10),
+        description="GH-20, GH-32, GH-34: how long after a vote ends dealer waits for reactions "
+                    "sent before the end but read late, before it tallies (they count by the "
+                    "time they were sent)")
+    price_random_card: int = Field(default=5, ge=1, description="GH-5: the Croupier's price of a random card, in vertebrae")
+    price_handy_pack: int = Field(default=12, ge=1, description="GH-5: the price of a Handy Pack")
+    price_deck_pack: int = Field(default=18, ge=1, description="GH-5: the price of a Deck Pack")
+    price_legendary_pack: int = Field(default=50, ge=1, description="GH-5: the price of a Legendary Pack")
+    price_chip: int = Field(default=25, ge=1, description="GH-5: the price of one chip")
+
+    @field_validator("week_start")
+    @classmethod
+    def _week_start(cls, value: str) -> str:
+        week_start_of(value)  # raises ValueError with the form
+        return " ".join(value.lower().split())
+
+    @field_validator("vote_grace")
+    @classmethod
+    def _grace(cls, value: timedelta) -> timedelta:
+        if value < timedelta(0) or value > timedelta(days=1):
+            raise ValueError("the grace for late reactions is from 0m to 1d")
+        return value
+
+    @field_validator("reputable")
+    @classmethod
+    def _reputable(cls, value: list[str]) -> list[str]:
+        if len({name.casefold() for name in value}) != len(value):
+            raise ValueError("a reputable player is listed twice")
+        return value
+
+    def prices(self) -> dict[str, int]:
+        """GH-5: the Croupier's prices in vertebrae, by ware."""
+        return {"random card": self.price_random_card, "handy pack": self.price_handy_pack,
+                "deck pack": self.price_deck_pack, "legendary pack": self.price_legendary_pack,
+                "chip": self.price_chip}
+
+    def is_reputable(self, name: str) -> bool:
+        """GH-21, GH-34: whether ``name`` is on the reputable list (compared without case)."""
+        return name.casefold() in {n.casefold() for n in self.reputable}
 
     @field_validator("phase_length")
     @classmethod
@@ -39,6 +101,20 @@ class HallSettings(GameSettings):
         return self
 
 
+def week_start_of(text: str) -> tuple[int, int, int]:
+    """GH-34: a week's start written ``monday 00:00`` as (weekday 0-6, hour, minute)."""
+    parts = text.lower().split()
+    day = parts[0] if parts else ""
+    matches = [i for i, name in enumerate(WEEKDAYS) if len(day) >= 3 and name.startswith(day)]
+    try:
+        hour, minute = (int(x) for x in parts[1].split(":")) if len(parts) == 2 else (-1, -1)
+    except ValueError:
+        hour = minute = -1
+    if len(matches) != 1 or not (0 <= hour < 24 and 0 <= minute < 60):
+        raise ValueError(f"{text!r}: write a weekday and a UTC time, like 'monday 00:00'")
+    return matches[0], hour, minute
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -52,6 +128,9 @@ class Member(_Record):
     """GH-6: took an action in the current phase."""
     inactive: bool = False
     """GH-6: took no action in the previous phase (fixed for the whole phase)."""
+    joined_at: UtcTime | None = None
+    """When it joined (None: at the opening, or before this was kept); GH-20: a reaction
+    counts only from a player who had joined when the vote ended."""
     gifted: str | None = None
     """GH-7: whom it gifted in the current phase (one gift per phase)."""
 
@@ -108,6 +187,108 @@ class Challenge(_Record):
     accepted: list[str] = Field(default_factory=list)
 
 
+class Mark(_Record):
+    """One reaction of one player on a message or poll, as it last stood (GH-20): added
+    (``present``) or taken back, at ``at`` (the ``sent_at`` of the latest of the two)."""
+
+    voter: str
+    emoji: Literal["+", "-"]
+    """``+`` for 👍, ``-`` for 👎."""
+    present: bool
+    at: UtcTime
+
+
+class Proposal(_Record):
+    """GH-20 to GH-23: a proposal whose vote is open (it leaves the state when tallied)."""
+
+    number: int
+    author: str
+    message: str
+    """The inbox id of the message that is the proposal (what reactions and edits name)."""
+    urgent: bool
+    submitted_at: UtcTime
+    phase: int
+    """Standard: the phase whose end ends the vote (the one after submission). Urgent: 0."""
+    ends_at: UtcTime
+    """When the vote ends (a Standard one's: as scheduled, fixed when its phase ends)."""
+    closed: bool = False
+    """The vote has ended (the tally waits for late reactions: ``vote_grace``)."""
+    text: str
+    amendments: list[tuple[str, str]] = Field(default_factory=list)
+    """GH-23: the ``set SETTING VALUE`` lines, in order (checked again at adoption)."""
+    edited_at: UtcTime | None = None
+    deleted_at: UtcTime | None = None
+    marks: list[Mark] = Field(default_factory=list)
+
+
+class Adopted(_Record):
+    """GH-22: one entry of the cycle's ruleset record (the whole text is in the history)."""
+
+    number: int
+    author: str
+    title: str
+    """The proposal's first line, at most 100 characters."""
+    adopted_at: UtcTime
+
+
+class Request(_Record):
+    """GH-31: a request for justice awaiting a ruling (or a new one, after an overturn)."""
+
+    number: int
+    author: str
+    message: str
+    asked_at: UtcTime
+    text: str
+
+
+class Ruling(_Record):
+    """GH-31: a ruling on a request, kept here while it may still be overturned (7 days,
+    GH-33) or its confidence vote is open (GH-32); the history keeps them all."""
+
+    number: int
+    request: int
+    judge: str
+    at: UtcTime
+    text: str
+    asked: Request
+    """The request it answers (opened again when the ruling is overturned)."""
+    overturned: str | None = None
+    """Why it no longer stands ("by the Judge", "by confidence vote"), or None."""
+    polled: bool = False
+    """GH-32: a confidence vote on it was started (one per ruling)."""
+
+
+class Poll(_Record):
+    """GH-32: an open confidence vote on a ruling (dealer's post ``poll-N`` is voted on)."""
+
+    ruling: int
+    started_by: str
+    opened_at: UtcTime
+    ends_at: UtcTime
+    marks: list[Mark] = Field(default_factory=list)
+
+
+class Candidacy(_Record):
+    """GH-34: a reputable player's candidacy for Judge in the current election week."""
+
+    candidate: str
+    message: str
+    at: UtcTime
+    week: UtcTime
+    """The start of the election week it stands in."""
+    marks: list[Mark] = Field(default_factory=list)
+
+
+class ClosedVote(_Record):
+    """A vote tallied in the last 7 days: a reaction on it read now is answered (too late)."""
+
+    target: str
+    """The message id (a proposal, a candidacy) or post name (``poll-N``) voted on."""
+    what: str
+    ends_at: UtcTime
+    tallied_at: UtcTime
+
+
 class HallState(GameState):
     """One cycle of the Hall: only what is open or current.
 
@@ -150,6 +331,27 @@ class HallState(GameState):
     next_challenge: int = 1
     cards: dict[str, int] = Field(default_factory=dict)
     """GH-18: each member's cards outside any match, as of the last step that moved them."""
+    proposals: list[Proposal] = Field(default_factory=list)
+    """GH-20: the proposals whose vote is open."""
+    next_proposal: int = 1
+    adopted: list[Adopted] = Field(default_factory=list)
+    """GH-22: the ruleset record (short entries; the texts are in the history)."""
+    judge: str | None = None
+    """GH-30: the Judge, or None."""
+    removal: list[str] = Field(default_factory=list)
+    """GH-30: who assented to removing the Judge in the current phase."""
+    requests: list[Request] = Field(default_factory=list)
+    """GH-31: requests awaiting a ruling."""
+    next_request: int = 1
+    rulings: list[Ruling] = Field(default_factory=list)
+    """GH-32, GH-33: rulings at most 7 days old, or under an open confidence vote."""
+    next_ruling: int = 1
+    polls: list[Poll] = Field(default_factory=list)
+    """GH-32: the open confidence votes."""
+    candidacies: list[Candidacy] = Field(default_factory=list)
+    """GH-34: the candidacies of the election weeks not yet tallied."""
+    closed_votes: list[ClosedVote] = Field(default_factory=list)
+    """Votes tallied in the last 7 days (a reaction read after its tally is told so)."""
 
     def member(self, name: str) -> Member | None:
         """The member called ``name`` (compared without case; a leading ``@`` may be added)."""

@@ -790,12 +790,13 @@ def test_help_shows_only_the_commands_valid_now(help_is_valid_now):
                 ("alice", "pack:handy"): 1, ("alice", "pack:deck"): 1,
                 ("alice", "pack:legendary"): 1, ("bob", "card:AS"): 1}
     shell = Shell(["alice", "bob"], holdings, victory_chips=5)
-    assert first_words("zoe", 1) == ["join", "inventory"]
+    assert first_words("zoe", 1) == ["join", "inventory", "judge", "proposals", "adopted"]
     assert first_words("alice", 1) == [
         "inventory", "open handy pack", "open deck pack", "open legendary pack",
         "buy random card", "buy handy pack", "buy deck pack", "buy legendary pack", "buy chip",
         "offer 2 chips and 7H to bob for AS", "gift bob",
-        "(battle needs at least 4 cards outside any match)", "duel bob"]  # 1 card (GH-18)
+        "(battle needs at least 4 cards outside any match)", "duel bob",  # 1 card (GH-18)
+        "judge", "proposals", "adopted"]
     shell.send("alice", "offer 2 chips and 7H to bob for AS", at(1))
     bob = help_is_valid_now(shell, "bob", at(2), tried=False)  # bob cannot pay for everything
     assert "accept offer 1 — from alice: 2 chips, 7 of Hearts for Ace of Spades (GH-1)" in bob
