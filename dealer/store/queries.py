@@ -681,3 +681,55 @@ def epoch_draws(session: Session, game_id: str, epoch: int) -> list[Draw]:
     return list(session.scalars(
         select(Draw).where(Draw.game_id == game_id, Draw.epoch == epoch).order_by(Draw.counter)
     ))
+
+
+# -- the status page -----------------------------------------------------------------------
+
+def child_games(session: Session, parent_id: str) -> Sequence[Row[Any]]:
+    """``id, kind, status, created_at`` of the games opened inside ``parent_id`` (its
+    Exoptosis matches), oldest first."""
+    return session.execute(
+        select(_games.c.id, _games.c.kind, _games.c.status, _games.c.created_at)
+        .where(_games.c.parent_id == parent_id).order_by(_games.c.created_at, _games.c.id)
+    ).all()
+
+
+def game_rows(session: Session, game_ids: list[str]) -> Sequence[Row[Any]]:
+    """``id, kind, status, created_at, parent_id`` of the games named, newest first."""
+    if not game_ids:
+        return []
+    return session.execute(
+        select(_games.c.id, _games.c.kind, _games.c.status, _games.c.created_at, _games.c.parent_id)
+        .where(_games.c.id.in_(game_ids)).order_by(_games.c.created_at.desc(), _games.c.id)
+    ).all()
+
+
+def events_of_types(session: Session, game_ids: list[str], types: Sequence[str]) -> list[Event]:
+    """The events of the types named in the games named, oldest first (one query)."""
+    if not game_ids:
+        return []
+    return list(session.scalars(
+        select(Event).where(Event.game_id.in_(game_ids), Event.type.in_(list(types)))
+        .order_by(Event.at, Event.game_id, Event.seq)
+    ))
+
+
+def revealed_seeds(session: Session, game_id: str) -> list[Seed]:
+    """The game's seeds already revealed, by epoch."""
+    return list(session.scalars(
+        select(Seed).where(Seed.game_id == game_id, Seed.revealed_at.is_not(None)).order_by(Seed.epoch)
+    ))
+
+
+def change_mark(session: Session) -> str:
+    """A short text that changes whenever any game's state, history or deadlines change
+    (the status page polls it): the latest update and the total of event counters."""
+    row = session.execute(
+        select(func.max(_games.c.updated_at), func.sum(_games.c.next_event_seq), func.count())
+        .select_from(_games)
+    ).one()
+    deadlines = session.execute(
+        select(func.count(), func.max(_deadlines.c.due_at)).select_from(_deadlines)
+        .where(_deadlines.c.status == "pending")
+    ).one()
+    return f"{row[0]}|{row[1]}|{row[2]}|{deadlines[0]}|{deadlines[1]}"
