@@ -282,6 +282,15 @@ def public_game_view(session: Session, game_id: str) -> dict[str, Any]:
         deadline["error"] = None  # WEB-1: dealer's own error text is for the host
     if view["kind"] == "exoptosis" and view["detail"].get("phase") == "setup":
         view["detail"]["hands"] = {}  # WEB-3 (GH-10)
+    if view["kind"] == "hall" and view["status"] == "running":
+        # WEB-4: the host's grants of the current phase are told in its summary (GH-1).
+        game = session.get(Game, game_id)
+        assert game is not None
+        started = game_state(game)[1].phase_started_at
+        view["history"] = [
+            h for h in view["history"]
+            if h["type"] != "admin.grant" or (started is not None and h["at"] < iso(started))
+        ]
     return view
 
 

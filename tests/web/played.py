@@ -9,22 +9,61 @@ GH-10), plus a player whose name is markup (``<b>mallory</b>``-like text is esca
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
 
 import scripts  # noqa: E402
 
+from dealer.clock import iso_exact  # noqa: E402
+from dealer.settings import Settings  # noqa: E402
 from dealer.shell.admin import add_player, create_game, grant  # noqa: E402
+from dealer.shell.passes import Dealer  # noqa: E402
 
 T_HALL = datetime(2027, 1, 4, 0, 0, tzinfo=timezone.utc)
 NOW = T_HALL + timedelta(hours=4)
 """When the store is "now" for the pages: h2 is running, its deadlines ahead."""
+MARKUP_HORSE = '<b>Bold</b> & "Co"'
+"""A horse name that is markup: every page shows it as text."""
 SECRET_HAND = "JD QD KD AD"
 """The hand carol chose in ``h2-duel-2`` while dave has not chosen: secret (GH-10)."""
+
+
+class Harness:
+    """The real daemon on ``database_url`` with a directory inbox and outbox under ``root``
+    (as ``tests/integration/conftest.py``'s, without its test rulesets)."""
+
+    def __init__(self, database_url: str, root: Path) -> None:
+        self.inbox_dir = root / "inbox"
+        self.settings = Settings(home=str(root), database_url=database_url,
+                                 inbox=f"dir:{self.inbox_dir}", publish=f"dir:{root / 'outbox'}",
+                                 _env_file=None)
+        self.dealer = Dealer(self.settings)
+        self.sessions = self.dealer.sessions
+        self._n = 0
+
+    def send(self, sender: str, body: str, at: datetime, **fields: Any) -> str:
+        """Drop a message file into the inbox."""
+        self._n += 1
+        ident = f"m{self._n:05d}"
+        message = {"id": ident, "sender": sender, "channel": "pm", "body": body,
+                   "sent_at": iso_exact(at), **fields}
+        self.inbox_dir.mkdir(parents=True, exist_ok=True)
+        (self.inbox_dir / f"{self._n:05d}-{ident}.json").write_text(json.dumps(message), encoding="utf-8")
+        return ident
+
+    def run(self, now: datetime) -> Any:
+        """One pass at ``now``."""
+        return self.dealer.run_pass(now)
+
+    def admin(self, fn: Callable[..., Any]) -> Any:
+        """``fn(session)`` in one transaction."""
+        with self.sessions.begin() as session:
+            return fn(session)
 
 
 def play_all(harness: Any) -> None:
@@ -93,4 +132,12 @@ def _exoptosis(harness: Any) -> None:
     for i, (who, card) in enumerate(plays):
         harness.send(who, f"play {card}", at + timedelta(minutes=i + 1), game="h2-duel-1")
     harness.run(at + timedelta(minutes=10))
+    # WEB-4: a gift in the current phase is told privately; public after the phase ends.
+    harness.send("dave", "gift alice", at + timedelta(minutes=20), channel=actions)
+    # A second race table, still seating, with a horse whose name is markup.
+    harness.admin(lambda session: (grant(session, "dave", "QC", 1, t0),
+                                   create_game(session, "races", "derby2", t0, players=[],
+                                               server_seed="d2" * 32)))
+    harness.send("dave", f"sit\nhorse {MARKUP_HORSE} card QC", at + timedelta(minutes=21),
+                 channel="#the-raceway", game="derby2")
     harness.run(NOW)

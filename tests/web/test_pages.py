@@ -1,0 +1,139 @@
+"""The status page over a store holding a played game of each kind (both backends), through
+the ASGI app: its JSON equals the shared read views, its figures are the rules' own, and no
+page or answer shows anything not yet public (docs/WEB.md, WEB-1 to WEB-4)."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from html import unescape
+from typing import Any
+
+import pytest
+
+from played import MARKUP_HORSE, SECRET_HAND
+from dealer import views
+from dealer.store import queries as Q
+
+pytest.importorskip("starlette")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from dealer.web import create_app  # noqa: E402
+
+GAMES = ["r1", "derby", "derby2", "h1", "h2", "h2-duel-1", "h2-duel-2"]
+PLAYERS = ["alice", "bob", "carol", "dave"]
+
+
+@pytest.fixture(scope="module")
+def client(played: Any) -> TestClient:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TestClient(create_app(played.sessions))
+
+
+def every_answer(client: TestClient) -> dict[str, str]:
+    """Every page and JSON answer of the played store, by path."""
+    paths = ["/"] + [f"/games/{g}" for g in GAMES] + [f"/api/games/{g}" for g in GAMES]
+    paths += ["/games/h1?epoch=0", "/games/h1?epoch=1"]
+    paths += [f"/players/{p}" for p in PLAYERS] + [f"/api/players/{p}" for p in PLAYERS]
+    answers = {}
+    for path in paths:
+        answer = client.get(path)
+        assert answer.status_code == 200, path
+        answers[path] = answer.text
+    return answers
+
+
+def test_the_json_is_the_public_view_and_the_standings_are_the_rules(played: Any, client: TestClient) -> None:
+    for game in GAMES:
+        assert client.get(f"/api/games/{game}").json() == played.read(lambda s: views.public_game_view(s, game))
+        full = played.read(lambda s: views.game_view(s, game))
+        shown = client.get(f"/api/games/{game}").json()
+        for key in ("id", "kind", "status", "players", "scores", "winner", "settings"):
+            assert shown[key] == full[key], (game, key)
+    # SR-11: the scripted roulette ends 570 to 440 (game.finished); the page's standings
+    # cells carry the same numbers.
+    html = client.get("/games/r1").text
+    assert cells(html, "data-score") == {"alice": "570", "bob": "440"}
+    assert cells(client.get("/games/h2").text, "data-score") == {"alice": "7", "bob": "3", "carol": "5", "dave": "5"}
+    for name in PLAYERS:
+        assert client.get(f"/api/players/{name}").json() == played.read(lambda s: views.player_view(s, name))
+
+
+def test_the_roulette_chart_ends_at_the_ledgers_chips(played: Any) -> None:
+    page = played.read(lambda s: views.game_page(s, "r1"))["roulette"]
+    wallet = {p: played.read(lambda s: views.player_view(s, p))["chips"] for p in ("alice", "bob")}
+    # Both were given 100 for the roulette and 50 for the races; alice bet 10 + 99 in the
+    # derby and won 117 there, bob bet nothing: the rest of each wallet is the roulette's.
+    assert page["chips"] == {"alice": wallet["alice"] - 50 + 109 - 117, "bob": wallet["bob"] - 50}
+    assert page["series"][0] == {"round": 0, "points": {"alice": 0, "bob": 0}, "chips": {"alice": 100, "bob": 100}}
+    assert [s["round"] for s in page["series"]] == list(range(11))
+    assert page["series"][-1]["points"] == {"alice": 570, "bob": 440}
+    # Round 1 (SR-8): alice's gold roulette (30/10/0), bob bet 40 on gold: alice 30, bob 40
+    # plus the 20-point bonus; bob's gold roulette, alice bet silver: bob 30 + 20.
+    first = page["rounds"][0]
+    assert first["points"] == {"alice": 30, "bob": 110}
+    assert [(r["preparer"], r["preparer_points"], r["bettor_points"]) for r in first["roulettes"]] == [
+        ("alice", 30, 60), ("bob", 50, 0)]
+
+
+def test_the_race_track_and_the_exoptosis_table(played: Any, client: TestClient) -> None:
+    derby = played.read(lambda s: views.game_page(s, "derby"))
+    detail = derby["game"]["detail"]
+    assert [(lane["name"], lane["position"]) for lane in derby["races"]["lanes"]] == [
+        (h["name"], h["position"]) for h in detail["horses"]]
+    assert len(derby["races"]["actions"]) == detail["actions"] == 25
+    assert derby["races"]["actions"][-1]["positions"] == [h["position"] for h in detail["horses"]]
+    assert derby["races"]["payments"] == [
+        {"to": "alice", "bettor": "alice", "amount": 117, "reason": "winnings", "horse": "Thunder Hooves"}]
+    duel = played.read(lambda s: views.game_page(s, "h2-duel-1"))["exoptosis"]
+    assert (duel["result"], duel["winner"], duel["pool"], duel["last"]) == ("won", "alice", 4, "10 of Clubs")
+    assert duel["order"] == ["bob", "alice"]
+    html = client.get("/games/h2-duel-1").text
+    assert 'id="last-card">10 of Clubs<' in html and 'id="pool">4<' in html
+
+
+def test_nothing_private_appears_anywhere(played: Any, client: TestClient) -> None:
+    answers = every_answer(client)
+    unrevealed = played.read(lambda s: [
+        seed.server_seed for g in GAMES for seed in Q.game_seeds(s, g) if seed.revealed_at is None])
+    assert len(unrevealed) >= 3  # h2's phase, the open duel's and derby2's
+    secret_cards = ["Jack of Diamonds", "Queen of Diamonds", "King of Diamonds", "Ace of Diamonds"]
+    gift = played.read(lambda s: Q.game_events_of_type(s, "h2", "gift"))[0].data
+    for path, text in answers.items():
+        for seed in unrevealed:
+            assert seed not in text, path  # GH-40: WEB-2
+        if path == "/" or any(k in path for k in ("h2", "carol", "dave")):  # (h1's packs hold diamonds)
+            for card in secret_cards + ["card:JD", SECRET_HAND]:
+                assert card not in text, path  # GH-10: WEB-3
+        assert "reminders off" not in text and "lucky horseshoe" not in text.split("h1")[0]  # WEB-1
+        assert "received a gift from dave" not in text, path  # WEB-4: h2's phase is open
+        assert "gift alice" not in text and "balances" not in text, path
+    assert gift["giver"] == "dave" and "gifted" not in answers["/players/dave"]
+
+
+def test_player_text_is_escaped(client: TestClient) -> None:
+    html = client.get("/games/derby2").text
+    assert MARKUP_HORSE not in html and "<b>Bold</b>" not in html
+    assert "&lt;b&gt;Bold&lt;/b&gt; &amp; &#34;Co&#34;" in html
+    assert client.get("/api/games/derby2").json()["detail"]["horses"][0]["name"] == MARKUP_HORSE
+    missing = client.get("/games/<script>x</script>")
+    assert missing.status_code == 404 and "<script>x" not in missing.text
+    assert client.get("/api/players/nobody").status_code == 404
+
+
+def test_the_per_player_history_lists_public_actions(client: TestClient) -> None:
+    html = unescape(client.get("/players/carol").text)
+    assert "bet 20 chips on Red Rum" in html  # OR: a public bet
+    assert "received a gift from alice: 10 of Clubs (holo), Queen of Spades" in html  # h1's phase 1 is over
+    assert "challenged dave to duel 2" in html
+    alice = unescape(client.get("/players/alice").text)
+    assert "round 1: prepared gold (gold 30, silver 10, black 0): 30 points" in alice
+    assert "played 10 of Clubs" in alice and "won the match (won) and the pool of 4 chips" in alice
+
+
+def cells(html: str, attribute: str) -> dict[str, str]:
+    """``{name: text}`` of the cells carrying ``attribute="name"``."""
+    return {unescape(k): v for k, v in re.findall(rf'{attribute}="([^"]+)">([^<]*)<', html)}
