@@ -13,7 +13,6 @@ Needs the extra ``dealer[web]`` (starlette, uvicorn); the daemon does not.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from typing import Any, Callable
@@ -30,26 +29,27 @@ POLL_SECONDS = 5
 """How often an open page asks whether anything changed."""
 
 
-def _environment() -> Environment:
+def _environment(poll_seconds: float) -> Environment:
     """The HTML templates, autoescaped."""
     env = Environment(
         loader=FileSystemLoader(str(templates_dir() / "web")),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True, lstrip_blocks=True,
     )
-    env.globals["poll_seconds"] = POLL_SECONDS
+    env.globals["poll_seconds"] = poll_seconds
     return env
 
 
-def create_app(sessions: sessionmaker[Session]) -> Any:
-    """The ASGI app over the store that ``sessions`` open."""
+def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECONDS) -> Any:
+    """The ASGI app over the store that ``sessions`` open; an open page polls for changes
+    every ``poll_seconds``."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    env = _environment()
+    env = _environment(poll_seconds)
 
     def read(fn: Callable[[Session], Any]) -> Any:
         with sessions.begin() as session:
@@ -128,24 +128,21 @@ def _epoch(text: str | None) -> int | None:
         return None
 
 
-def server(sessions: sessionmaker[Session], host: str, port: int) -> Any:
+def server(sessions: sessionmaker[Session], host: str, port: int,
+           poll_seconds: float = POLL_SECONDS) -> Any:
     """A uvicorn server of the app (``.run()`` blocks; ``.should_exit = True`` stops it)."""
     import uvicorn
 
-    config = uvicorn.Config(create_app(sessions), host=host, port=port, log_level="warning",
+    config = uvicorn.Config(create_app(sessions, poll_seconds), host=host, port=port, log_level="warning",
                             access_log=False, lifespan="off")
     return uvicorn.Server(config)
 
 
-def serve_in_thread(sessions: sessionmaker[Session], host: str, port: int) -> Any:
+def serve_in_thread(sessions: sessionmaker[Session], host: str, port: int,
+                    poll_seconds: float = POLL_SECONDS) -> Any:
     """Start the status page in a daemon thread beside ``dealer run``; return its server."""
-    running = server(sessions, host, port)
+    running = server(sessions, host, port, poll_seconds)
     thread = threading.Thread(target=running.run, name="dealer-web", daemon=True)
     thread.start()
     log.info("status page on http://%s:%s/", host, port)
     return running
-
-
-def dumps(data: Any) -> str:
-    """JSON for embedding in a page (the template's ``tojson`` escapes it for HTML)."""
-    return json.dumps(data, ensure_ascii=False)
