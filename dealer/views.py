@@ -118,12 +118,14 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
         for d in Q.game_deadlines(session, game.id)
         if d.status == "pending"
     ]
-    events = Q.game_events(session, game.id)
     history = [
         {"seq": e.seq, "at": iso(e.at), "type": e.type, **shown_fields(e.type, e.data)}
-        for e in events
-        if e.type.startswith(("deadline.", "admin."))
+        for e in Q.game_events_with_prefix(session, game.id, ("deadline.", "admin."))
     ]
+    # The whole history only for a ruleset that keeps a fairness record in it (a long Hall's
+    # history is large, and the status page shows this view on every request).
+    keeps_record = type(rules).fairness_record is not Rules.fairness_record
+    events = Q.game_events(session, game.id) if keeps_record else []
     seeds = [
         {
             "epoch": s.epoch,

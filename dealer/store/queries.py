@@ -669,6 +669,15 @@ def game_began(session: Session, game_id: str, created_at: datetime) -> datetime
     return min(created_at, parse_time(start)) if isinstance(start, str) else created_at
 
 
+def game_events_with_prefix(session: Session, game_id: str, prefixes: tuple[str, ...]) -> list[Event]:
+    """A game's events whose type starts with one of ``prefixes``, in order."""
+    return list(session.scalars(
+        select(Event).where(Event.game_id == game_id,
+                            or_(*(Event.type.startswith(p, autoescape=True) for p in prefixes)))
+        .order_by(Event.seq)
+    ))
+
+
 def game_events_of_type(session: Session, game_id: str, type_: str) -> list[Event]:
     """A game's events of one type, in order."""
     return list(session.scalars(
