@@ -332,12 +332,17 @@ def game_page(session: Session, game_id: str, epoch: int | None = None) -> dict[
     ]
     if kind == "roulette":
         page["roulette"] = _roulette_page(session, game.id, view)
+        page["roulette"]["active"] = _active_roulettes(state)
     elif kind == "races":
         page["races"] = _races_page(session, game.id, view)
     elif kind == "hall":
         page["hall"] = _hall_page(state, view)
     elif kind == "exoptosis":
         page["exoptosis"] = _exoptosis_page(state)
+        revealed = Q.game_events_of_type(session, game.id, "revealed")  # GH-10: public since
+        page["exoptosis"]["revealed"] = {
+            name: [display(i) for i in items] for name, items in revealed[0].data["hands"].items()
+        } if revealed else {}
     page["fairness"] = _fairness(session, game.id, view, epoch)
     return page
 
@@ -390,6 +395,18 @@ def _roulette_page(session: Session, game_id: str, view: dict[str, Any]) -> dict
                 series[-1] = {**series[-1], "chips": dict(chips)}
     return {"rounds": rounds, "series": series, "chips": chips,
             "chart": _chart(series, players)}
+
+
+def _active_roulettes(state: Any) -> list[dict[str, Any]]:
+    """The current round's roulettes as their round-start post announced them (SR-7): the
+    preparer, the bettor, the colour commitment and, with ``layout_public``, the layout;
+    never the winning colour (it is sealed until the round is resolved)."""
+    from dealer.games.roulette.posts import roulette_card
+
+    if state.status != "running" or state.phase < 1:
+        return []
+    return [roulette_card(r, state.settings.layout_public)
+            for name in state.players if (r := state.active.get(name)) is not None]
 
 
 def _chart(series: list[dict[str, Any]], players: list[str]) -> dict[str, Any]:

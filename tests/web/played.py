@@ -140,4 +140,10 @@ def _exoptosis(harness: Any) -> None:
                                                server_seed="d2" * 32)))
     harness.send("dave", f"sit\nhorse {MARKUP_HORSE} card QC", at + timedelta(minutes=21),
                  channel="#the-raceway", game="derby2")
+    # A roulette in its first round: its layouts are public (SR-7), its colours sealed.
+    harness.admin(lambda session: create_game(session, "roulette", "r2", t0, players=["carol", "dave"],
+                                              settings={"round_length": "24h", "preparation_length": "2h"},
+                                              server_seed="2e" * 32))
+    harness.send("carol", "prepare silver gold 25 silver 15", t0 + timedelta(minutes=30), game="r2")
+    harness.send("dave", "prepare black gold 35 silver 5", t0 + timedelta(minutes=31), game="r2")
     harness.run(NOW)

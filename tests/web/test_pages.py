@@ -22,7 +22,7 @@ with warnings.catch_warnings():
 
 from dealer.web import create_app  # noqa: E402
 
-GAMES = ["r1", "derby", "derby2", "h1", "h2", "h2-duel-1", "h2-duel-2"]
+GAMES = ["r1", "r2", "derby", "derby2", "h1", "h2", "h2-duel-1", "h2-duel-2"]
 PLAYERS = ["alice", "bob", "carol", "dave"]
 
 
@@ -79,6 +79,16 @@ def test_the_roulette_chart_ends_at_the_ledgers_chips(played: Any) -> None:
         ("alice", 30, 60), ("bob", 50, 0)]
 
 
+def test_an_active_roulette_shows_its_layout_not_its_colour(played: Any, client: TestClient) -> None:
+    active = played.read(lambda s: views.game_page(s, "r2"))["roulette"]["active"]
+    # SR-7: carol prepared silver 25/15, dave black 35/5: the layouts, never the colours.
+    assert [(a["preparer"], a["gold"], a["silver"], a["black"]) for a in active] == [
+        ("carol", 25, 15, 0), ("dave", 35, 5, 0)]
+    assert all("colour" not in a for a in active)
+    html = client.get("/games/r2").text
+    assert "layout gold 25, silver 15, black 0" in html and "black</td>" not in html
+
+
 def test_the_race_track_and_the_exoptosis_table(played: Any, client: TestClient) -> None:
     derby = played.read(lambda s: views.game_page(s, "derby"))
     detail = derby["game"]["detail"]
@@ -91,6 +101,8 @@ def test_the_race_track_and_the_exoptosis_table(played: Any, client: TestClient)
     duel = played.read(lambda s: views.game_page(s, "h2-duel-1"))["exoptosis"]
     assert (duel["result"], duel["winner"], duel["pool"], duel["last"]) == ("won", "alice", 4, "10 of Clubs")
     assert duel["order"] == ["bob", "alice"]
+    assert duel["revealed"] == {"alice": ["7 of Clubs", "8 of Clubs", "9 of Clubs", "10 of Clubs"],
+                                "bob": ["2 of Hearts", "3 of Hearts", "4 of Hearts", "5 of Hearts", "6 of Hearts"]}
     html = client.get("/games/h2-duel-1").text
     assert 'id="last-card">10 of Clubs<' in html and 'id="pool">4<' in html
 
@@ -109,6 +121,8 @@ def test_nothing_private_appears_anywhere(played: Any, client: TestClient) -> No
             for card in secret_cards + ["card:JD", SECRET_HAND]:
                 assert card not in text, path  # GH-10: WEB-3
         assert "reminders off" not in text and "lucky horseshoe" not in text.split("h1")[0]  # WEB-1
+        if "r1" not in path and path not in ("/players/alice", "/players/bob"):  # r1 is resolved
+            assert "prepare silver" not in text and "prepare black" not in text, path  # SR-6
         assert "received a gift from dave" not in text, path  # WEB-4: h2's phase is open
         assert "gift alice" not in text and "balances" not in text, path
     assert gift["giver"] == "dave" and "gifted" not in answers["/players/dave"]
