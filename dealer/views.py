@@ -594,9 +594,12 @@ _ACTIONS: dict[tuple[str, str], Any] = {
 _HALL_PRIVATE_UNTIL_SUMMARY = {"joined", "bought", "pack_opened", "gift", "trade"}
 
 
-def player_page(session: Session, name: str, limit: int = 300) -> dict[str, Any]:
-    """``/players/NAME``: the public player view, the player's games and its public
-    actions in every game, newest first (at most ``limit``)."""
+def player_page(session: Session, name: str, limit: int = 100) -> dict[str, Any]:
+    """``/players/NAME``: the public player view, the player's games and its newest public
+    actions in every game (at most ``limit``; ``more`` says whether older ones exist).
+
+    The history is read newest first in batches and stops once ``limit`` actions are found,
+    so a player of a Hall of hundreds of phases costs what a new one costs."""
     view = public_player_view(session, name)
     player = view["name"]
     rows = Q.game_rows(session, view["games"])
@@ -611,23 +614,22 @@ def player_page(session: Session, name: str, limit: int = 300) -> dict[str, Any]
             _, state = game_state(game)
             closed_before[r.id] = state.phase_started_at
     types = sorted({t for (_, t) in _ACTIONS})
-    actions = []
-    for e in Q.events_of_types(session, list(kinds), types):
+    actions: list[dict[str, Any]] = []
+    more = False
+    for e in Q.events_newest_first(session, list(kinds), types):
         describe = _ACTIONS.get((kinds[e.game_id], e.type))
         if describe is None:
             continue
         if (e.type in _HALL_PRIVATE_UNTIL_SUMMARY and e.game_id in closed_before
                 and (closed_before[e.game_id] is None or e.at >= closed_before[e.game_id])):
             continue
-        for actor, words in describe(e.data):
-            if actor is not None and player_key(actor) == player_key(player):
-                actions.append({"at": iso(e.at), "game": e.game_id, "kind": kinds[e.game_id],
-                                "what": words})
-    actions.reverse()
-    return {"player": view, "games": games, "actions": actions[:limit],
-            "more": max(len(actions) - limit, 0)}
-
-
-def change_mark(session: Session) -> str:
-    """What an open status page polls: changes whenever a game or a deadline changes."""
-    return Q.change_mark(session)
+        # An event may name the player twice (a gift to oneself is refused, but a roulette
+        # round names each player as preparer and bettor): its lines keep their order.
+        mine = [{"at": iso(e.at), "game": e.game_id, "kind": kinds[e.game_id], "what": words}
+                for actor, words in reversed(describe(e.data))
+                if actor is not None and player_key(actor) == player_key(player)]
+        if len(actions) + len(mine) > limit:
+            more = True
+            break
+        actions += mine
+    return {"player": view, "games": games, "actions": actions, "more": more}

@@ -16,7 +16,7 @@ names); functions run a query and return plain rows or values.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from sqlalchemy import Row, Update, and_, bindparam, delete, exists, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -721,6 +721,31 @@ def events_of_types(session: Session, game_ids: list[str], types: Sequence[str])
         select(Event).where(Event.game_id.in_(game_ids), Event.type.in_(list(types)))
         .order_by(Event.at, Event.game_id, Event.seq)
     ))
+
+
+def events_newest_first(
+    session: Session, game_ids: list[str], types: Sequence[str], batch: int = 1000
+) -> Iterator[Row[Any]]:
+    """``game_id, seq, at, type, data`` of the events of the types named in the games named,
+    newest first, read ``batch`` rows at a time (the caller may stop early)."""
+    if not game_ids:
+        return
+    query = (
+        select(_events.c.id, _events.c.game_id, _events.c.seq, _events.c.at, _events.c.type,
+               _events.c.data)
+        .where(_events.c.game_id.in_(game_ids), _events.c.type.in_(list(types)))
+        .order_by(_events.c.at.desc(), _events.c.id.desc())
+        .limit(batch)
+    )
+    after: tuple[Any, Any] | None = None
+    while True:
+        page = query if after is None else query.where(or_(
+            _events.c.at < after[0], and_(_events.c.at == after[0], _events.c.id < after[1])))
+        rows = session.execute(page).all()
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = (rows[-1].at, rows[-1].id)
 
 
 def revealed_seeds(session: Session, game_id: str) -> list[Seed]:
