@@ -633,3 +633,8 @@ def player_page(session: Session, name: str, limit: int = 100) -> dict[str, Any]
             break
         actions += mine
     return {"player": view, "games": games, "actions": actions, "more": more}
+
+
+def change_mark(session: Session) -> str:
+    """What an open status page polls: changes whenever a game or a deadline changes."""
+    return Q.change_mark(session)
