@@ -55,6 +55,22 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
         with sessions.begin() as session:
             return fn(session)
 
+    def guarded(endpoint: Callable[[Request], Response], api: bool = False) -> Callable[[Request], Response]:
+        """A store that does not answer is a 503 saying so (the page tries again later)."""
+        from sqlalchemy.exc import DBAPIError
+
+        def run(request: Request) -> Response:
+            try:
+                return endpoint(request)
+            except DBAPIError:
+                log.warning("the store did not answer for %s", request.url.path, exc_info=True)
+                why = "the game store does not answer right now; try again in a moment"
+                if api:
+                    return _json({"error": why}, 503)
+                return page("missing.html", status=503, why=why, heading="Unavailable")
+
+        return run
+
     def page(template: str, status: int = 200, **context: Any) -> Response:
         html = env.get_template(template).render(**context)
         return HTMLResponse(html, status_code=status, headers=_HEADERS)
@@ -100,12 +116,12 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
         return JSONResponse(data, status_code=status, headers=_HEADERS)
 
     routes = [
-        Route("/", front),
-        Route("/games/{game_id:path}", game),
-        Route("/players/{name:path}", player),
-        Route("/api/games/{game_id:path}", api_game),
-        Route("/api/players/{name:path}", api_player),
-        Route("/api/changes", changes),
+        Route("/", guarded(front)),
+        Route("/games/{game_id:path}", guarded(game)),
+        Route("/players/{name:path}", guarded(player)),
+        Route("/api/games/{game_id:path}", guarded(api_game, api=True)),
+        Route("/api/players/{name:path}", guarded(api_player, api=True)),
+        Route("/api/changes", guarded(changes, api=True)),
         Mount("/static", StaticFiles(directory=str(templates_dir() / "web" / "static")), name="static"),
     ]
     return Starlette(routes=routes)

@@ -151,3 +151,16 @@ def test_the_per_player_history_lists_public_actions(client: TestClient) -> None
 def cells(html: str, attribute: str) -> dict[str, str]:
     """``{name: text}`` of the cells carrying ``attribute="name"``."""
     return {unescape(k): v for k, v in re.findall(rf'{attribute}="([^"]+)">([^<]*)<', html)}
+
+
+def test_a_store_that_does_not_answer_is_a_503(tmp_path: Any) -> None:
+    from dealer.store.db import make_engine, session_factory
+
+    gone = session_factory(make_engine(f"sqlite:///{tmp_path / 'no-schema.db'}"))  # no tables
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        client = TestClient(create_app(gone))
+    assert client.get("/games/r1").status_code == 503
+    assert "does not answer" in client.get("/").text
+    assert client.get("/api/changes").json() == {
+        "error": "the game store does not answer right now; try again in a moment"}
