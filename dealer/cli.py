@@ -251,7 +251,9 @@ def _web_module():  # type: ignore[no-untyped-def]
 def _serve_web_beside(settings: Settings) -> None:
     """DEALER_WEB: the status page in a thread of `dealer run`."""
     web = _web_module()
-    web.serve_in_thread(_store(settings), settings.web_host, settings.web_port)
+    # No schema check here: `dealer run` waits for a store that is down at start, and the
+    # page answers 503 until the store does.
+    web.serve_in_thread(_store(settings, check=False), settings.web_host, settings.web_port)
 
 
 @main.command()
