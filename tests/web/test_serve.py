@@ -41,7 +41,14 @@ def answer(url: str, within: float = 20.0) -> bytes:
 
 
 @pytest.mark.parametrize("command", [["serve", "--port", "{port}"], ["run"]])
-def test_the_commands_serve_the_page(database_url: str, tmp_path: Path, command: list[str]) -> None:
+def test_the_commands_serve_the_page(tmp_path: Path, command: list[str]) -> None:
+    # One backend is enough: the commands are tested here, the views on both in test_pages.
+    from dealer.store.db import make_engine, migrate
+
+    database_url = f"sqlite:///{tmp_path / 'dealer.db'}"
+    engine = make_engine(database_url)
+    migrate(engine)
+    engine.dispose()
     port = free_port()
     env = {**os.environ, "DEALER_HOME": str(tmp_path), "DEALER_DATABASE_URL": database_url,
            "DEALER_INBOX": f"dir:{tmp_path / 'inbox'}", "DEALER_PUBLISH": f"dir:{tmp_path / 'outbox'}",
