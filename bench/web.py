@@ -5,7 +5,9 @@ phases. Set-up: the Hall of ``bench/hall_age.py`` (M members, default 8, the sam
 traffic every phase), played for P phases (default 200) through the real daemon, plus one
 Exoptosis duel finished in it. Timed: each page and JSON answer of the status page, through
 the ASGI app in-process (the server's whole work: the read views' queries, the templates),
-the median and the worst of R requests (default 5) each, after one warm-up request, and the peak memory Python
+the median and the worst of R requests (default 5) each, after one warm-up request, in
+CPU time (what the target is judged on: a shared machine's load stretches the wall time,
+which is printed beside it), and the peak memory Python
 allocated while serving them (tracemalloc).
 
     .venv/bin/python bench/web.py                 # 200 phases (a few minutes to play)
@@ -77,20 +79,22 @@ def main(argv: list[str] | None = None) -> int:
             client.get(path)
         tracemalloc.start()
         for path in paths:
-            times = []
+            times, cpu = [], []
             for _ in range(args.requests):
-                started = time.perf_counter()
+                started, started_cpu = time.perf_counter(), time.process_time()
                 answer = client.get(path)
                 times.append((time.perf_counter() - started) * 1000)
+                cpu.append((time.process_time() - started_cpu) * 1000)
                 assert answer.status_code == 200, (path, answer.status_code)
-            worst_all = max(worst_all, max(times))
-            print(f"{path:28} median {statistics.median(times):7.1f} ms   worst {max(times):7.1f} ms"
-                  f"   {len(answer.content) / 1024:7.1f} KiB")
+            worst_all = max(worst_all, max(cpu))
+            print(f"{path:28} CPU median {statistics.median(cpu):6.1f} ms worst {max(cpu):6.1f} ms"
+                  f"   wall median {statistics.median(times):6.1f} ms worst {max(times):6.1f} ms"
+                  f"   {len(answer.content) / 1024:6.1f} KiB")
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         print(f"peak memory allocated while serving: {peak / 2**20:.1f} MiB")
         ok = worst_all < TARGET_MS
-        print(f"target: every page under {TARGET_MS:.0f} ms on the server: worst {worst_all:.1f} ms: {verdict(ok)}")
+        print(f"target: every page under {TARGET_MS:.0f} ms of server CPU: worst {worst_all:.1f} ms: {verdict(ok)}")
         return 0 if ok else 1
     finally:
         bench.close()
