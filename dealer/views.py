@@ -302,8 +302,9 @@ def public_player_view(session: Session, name: str) -> dict[str, Any]:
     return player_view(session, name)
 
 
-def front_page(session: Session) -> dict[str, Any]:
-    """``/``: running games first (soonest deadline first), then the others, newest first."""
+def front_page(session: Session, others_limit: int = 50) -> dict[str, Any]:
+    """``/``: every running game (soonest deadline first), then the newest ``others_limit``
+    pending and finished ones (``older``: how many more there are)."""
     games = list_games(session)
     titles = {kind: rules_for(kind).title for kind in {g["kind"] for g in games}}
     for g in games:
@@ -313,7 +314,8 @@ def front_page(session: Session) -> dict[str, Any]:
         key=lambda g: (g["next_deadline"] is None, g["next_deadline"] or "", g["id"]),
     )
     others = [g for g in games if g["status"] != "running"]
-    return {"running": running, "others": others}
+    return {"running": running, "others": others[:others_limit],
+            "older": max(len(others) - others_limit, 0)}
 
 
 def game_page(session: Session, game_id: str, epoch: int | None = None) -> dict[str, Any]:

@@ -62,6 +62,20 @@ def test_the_json_is_the_public_view_and_the_standings_are_the_rules(played: Any
         assert client.get(f"/api/players/{name}").json() == played.read(lambda s: views.player_view(s, name))
 
 
+def test_the_front_page_lists_running_games_by_deadline(played: Any, client: TestClient) -> None:
+    front = played.read(views.front_page)
+    # derby2's betting window closes at 04:51; r2's first reminder is 6 h before round 1
+    # ends (02:00 + 24 h); then h2's phase 2 and the open duel's setup window (01:03 + 24 h).
+    assert [(g["id"], g["next_deadline"]) for g in front["running"]] == [
+        ("derby2", "2027-01-04T04:51:00Z"), ("r2", "2027-01-04T20:00:00Z"),
+        ("h2", "2027-01-05T00:00:00Z"), ("h2-duel-2", "2027-01-05T01:03:00Z")]
+    assert {g["id"] for g in front["running"]} == {"r2", "derby2", "h2", "h2-duel-2"}
+    assert [g["id"] for g in front["others"]] == ["h2-duel-1", "derby", "r1", "h1"]
+    few = played.read(lambda s: views.front_page(s, others_limit=2))
+    assert ([g["id"] for g in few["others"]], few["older"]) == (["h2-duel-1", "derby"], 2)
+    assert 'href="/games/h2-duel-2"' in client.get("/").text
+
+
 def test_the_roulette_chart_ends_at_the_ledgers_chips(played: Any) -> None:
     page = played.read(lambda s: views.game_page(s, "r1"))["roulette"]
     wallet = {p: played.read(lambda s: views.player_view(s, p))["chips"] for p in ("alice", "bob")}
