@@ -122,10 +122,16 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
         {"seq": e.seq, "at": iso(e.at), "type": e.type, **shown_fields(e.type, e.data)}
         for e in Q.game_events_with_prefix(session, game.id, ("deadline.", "admin."))
     ]
-    # The whole history only for a ruleset that keeps a fairness record in it (a long Hall's
-    # history is large, and the status page shows this view on every request).
-    keeps_record = type(rules).fairness_record is not Rules.fairness_record
-    events = Q.game_events(session, game.id) if keeps_record else []
+    # Only the events a ruleset's records read (a long Hall's history is large, and the
+    # status page shows this view on every request).
+    keeps_record = (type(rules).fairness_record is not Rules.fairness_record
+                    or type(rules).record_view is not Rules.record_view)
+    if not keeps_record:
+        events = []
+    elif rules.record_events:
+        events = Q.game_events_with_prefix(session, game.id, rules.record_events)
+    else:
+        events = Q.game_events(session, game.id)
     seeds = [
         {
             "epoch": s.epoch,

@@ -55,6 +55,12 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
         with sessions.begin() as session:
             return fn(session)
 
+    def read_page(fn: Callable[[Session], Any]) -> tuple[Any, str]:
+        """A page's data and the change mark it was read at (in one transaction): the page
+        polls against that mark, so a change made while it loads is not missed."""
+        with sessions.begin() as session:
+            return fn(session), views.change_mark(session)
+
     def guarded(endpoint: Callable[[Request], Response], api: bool = False) -> Callable[[Request], Response]:
         """A store that does not answer is a 503 saying so (the page tries again later)."""
         from sqlalchemy.exc import DBAPIError
@@ -79,23 +85,24 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
         return page("missing.html", status=404, why=str(exc))
 
     def front(request: Request) -> Response:
-        return page("front.html", front=read(views.front_page))
+        data, mark = read_page(views.front_page)
+        return page("front.html", front=data, mark=mark)
 
     def game(request: Request) -> Response:
         game_id = request.path_params["game_id"]
         epoch = _epoch(request.query_params.get("epoch"))
         try:
-            data = read(lambda s: views.game_page(s, game_id, epoch))
+            data, mark = read_page(lambda s: views.game_page(s, game_id, epoch))
         except views.NotFound as exc:
             return not_found(exc)
-        return page("game.html", page=data, g=data["game"])
+        return page("game.html", page=data, g=data["game"], mark=mark)
 
     def player(request: Request) -> Response:
         try:
-            data = read(lambda s: views.player_page(s, request.path_params["name"]))
+            data, mark = read_page(lambda s: views.player_page(s, request.path_params["name"]))
         except views.NotFound as exc:
             return not_found(exc)
-        return page("player.html", page=data, p=data["player"])
+        return page("player.html", page=data, p=data["player"], mark=mark)
 
     def api_game(request: Request) -> Response:
         try:

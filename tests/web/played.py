@@ -71,6 +71,7 @@ def play_all(harness: Any) -> None:
     for make in (scripts.roulette, scripts.races, scripts.hall):
         _on_daemon(make(), harness)
     _exoptosis(harness)
+    _government(harness)
 
 
 def _on_daemon(script: scripts.Script, harness: Any) -> None:
@@ -146,4 +147,31 @@ def _exoptosis(harness: Any) -> None:
                                               server_seed="2e" * 32))
     harness.send("carol", "prepare silver gold 25 silver 15", t0 + timedelta(minutes=30), game="r2")
     harness.send("dave", "prepare black gold 35 silver 5", t0 + timedelta(minutes=31), game="r2")
+    harness.run(NOW)
+
+
+MARKUP_PROPOSAL = "<script>alert('p')</script> Shorter phases"
+"""A proposal's first line that is markup: the page shows it as text."""
+
+
+def _government(harness: Any) -> None:
+    """A Hall ``h3`` (GH-20 to GH-31) with an open proposal voted 1 for and 1 against so far,
+    and a ruling of its Judge, alice."""
+    t0 = T_HALL
+    proposals, justice = "#proposals", "#request-for-justice"
+    harness.admin(lambda session: create_game(
+        session, "hall", "h3", t0, players=["alice", "bob", "carol", "dave"],
+        settings={"judge": "alice", "reputable": "alice"}, server_seed="3c" * 32))
+    harness.run(t0)
+    proposal = harness.send("carol", f"{MARKUP_PROPOSAL}\nset phase_length 12h",
+                            t0 + timedelta(hours=1), channel=proposals, game="h3")
+    harness.send("carol", "Is a gift an action?", t0 + timedelta(hours=1, minutes=1),
+                 channel=justice, game="h3")
+    harness.run(t0 + timedelta(hours=1, minutes=2))
+    harness.send("alice", "", t0 + timedelta(hours=2), kind="reaction", target=proposal,
+                 emoji="\N{THUMBS UP SIGN}", channel=proposals, game="h3")
+    harness.send("dave", "", t0 + timedelta(hours=2, minutes=1), kind="reaction", target=proposal,
+                 emoji="\N{THUMBS DOWN SIGN}", channel=proposals, game="h3")
+    harness.send("alice", "ruling 1: yes", t0 + timedelta(hours=2, minutes=2), channel=justice,
+                 game="h3")
     harness.run(NOW)

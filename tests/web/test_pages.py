@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from played import MARKUP_HORSE, SECRET_HAND
+from played import MARKUP_HORSE, MARKUP_PROPOSAL, SECRET_HAND
 from dealer import views
 from dealer.store import queries as Q
 
@@ -22,7 +22,7 @@ with warnings.catch_warnings():
 
 from dealer.web import create_app  # noqa: E402
 
-GAMES = ["r1", "r2", "derby", "derby2", "h1", "h2", "h2-duel-1", "h2-duel-2"]
+GAMES = ["r1", "r2", "derby", "derby2", "h1", "h2", "h3", "h2-duel-1", "h2-duel-2"]
 PLAYERS = ["alice", "bob", "carol", "dave"]
 
 
@@ -65,11 +65,12 @@ def test_the_json_is_the_public_view_and_the_standings_are_the_rules(played: Any
 def test_the_front_page_lists_running_games_by_deadline(played: Any, client: TestClient) -> None:
     front = played.read(views.front_page)
     # derby2's betting window closes at 04:51; r2's first reminder is 6 h before round 1
-    # ends (02:00 + 24 h); then h2's phase 2 and the open duel's setup window (01:03 + 24 h).
+    # ends (02:00 + 24 h); then h2's and h3's phase 2 and the open duel's setup window
+    # (01:03 + 24 h).
     assert [(g["id"], g["next_deadline"]) for g in front["running"]] == [
         ("derby2", "2027-01-04T04:51:00Z"), ("r2", "2027-01-04T20:00:00Z"),
-        ("h2", "2027-01-05T00:00:00Z"), ("h2-duel-2", "2027-01-05T01:03:00Z")]
-    assert {g["id"] for g in front["running"]} == {"r2", "derby2", "h2", "h2-duel-2"}
+        ("h2", "2027-01-05T00:00:00Z"), ("h3", "2027-01-05T00:00:00Z"),
+        ("h2-duel-2", "2027-01-05T01:03:00Z")]
     assert [g["id"] for g in front["others"]] == ["h2-duel-1", "derby", "r1", "h1"]
     few = played.read(lambda s: views.front_page(s, others_limit=2))
     assert ([g["id"] for g in few["others"]], few["older"]) == (["h2-duel-1", "derby"], 2)
@@ -178,3 +179,25 @@ def test_a_store_that_does_not_answer_is_a_503(tmp_path: Any) -> None:
     assert "does not answer" in client.get("/").text
     assert client.get("/api/changes").json() == {
         "error": "the game store does not answer right now; try again in a moment"}
+
+
+def test_the_halls_proposals_with_live_tallies_and_rulings(played: Any, client: TestClient) -> None:
+    from dealer.games import rules_for
+
+    shown = client.get("/api/games/h3").json()
+    # GH-20, GH-21: carol's Standard proposal, open until phase 2 ends; alice 👍, dave 👎.
+    assert [(p["number"], p["status"], p["author"], p["for"], p["against"], p["ends_at"])
+            for p in shown["proposals"]] == [(1, "open", "carol", 1, 1, "2027-01-06T00:00:00Z")]
+    assert shown["judge"] == "alice"
+    assert [(r["number"], r["judge"], r["text"]) for r in shown["rulings"]] == [(1, "alice", "yes")]
+    # The view reads only the government's events; the record equals the whole history's.
+    whole = played.read(lambda s: rules_for("hall").record_view(
+        [(e.type, e.data) for e in Q.game_events(s, "h3")],
+        rules_for("hall").summary(views.game_state(s.get(views.Game, "h3"))[1])))
+    assert {k: shown[k] for k in whole} == whole
+    html = client.get("/games/h3").text
+    row = html.split('data-proposal="1">')[1].split("</tr>")[0]
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["1", "1", "1"]
+    assert 'class="countdown" data-until="2027-01-06T00:00:00Z"' in row
+    assert MARKUP_PROPOSAL not in html and "&lt;script&gt;alert(&#39;p&#39;)&lt;/script&gt; Shorter phases" in row
+    assert "Ruling 1 by" in html and ": yes" in html

@@ -49,7 +49,8 @@ function tick() {
 }
 
 // --- live refresh: poll a change mark, then swap the page's <main> ----------------------
-let mark = null;
+// The mark the page was rendered at (a change made while it loaded is caught at once).
+let mark = document.body ? (document.body.dataset.mark || null) : null;
 async function poll() {
   try {
     const answer = await fetch("/api/changes", { cache: "no-store" });
@@ -149,6 +150,7 @@ async function checkFairness() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  if (mark === null) mark = document.body.dataset.mark || null;
   showTimes(document);
   setInterval(tick, 1000);
   checkFairness();
