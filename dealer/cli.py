@@ -215,6 +215,8 @@ def run(once: bool, now_text: str | None) -> None:
     else:
         if settings.metrics_port:
             _serve_metrics(settings.metrics_port)
+        if settings.web:
+            _serve_web_beside(settings)
         with _database(settings), pid_file(settings.pid_file):
             dealer.run_forever()
 
@@ -230,6 +232,43 @@ def _serve_metrics(port: int) -> None:
     except OSError as exc:
         raise _setting_error("metrics_port", f"cannot serve metrics on port {port}", exc) from None
     logging.getLogger("dealer.metrics").info("Prometheus metrics on port %s (/metrics)", port)
+
+
+def _web_module():  # type: ignore[no-untyped-def]
+    """:mod:`dealer.web`, or a clean error naming the extra it needs."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise click.ClickException(
+            "the status page needs the extra dealer[web]: pip install 'dealer[web]'"
+        ) from None
+    from dealer import web
+
+    return web
+
+
+def _serve_web_beside(settings: Settings) -> None:
+    """DEALER_WEB: the status page in a thread of `dealer run`."""
+    web = _web_module()
+    # No schema check here: `dealer run` waits for a store that is down at start, and the
+    # page answers 503 until the store does.
+    web.serve_in_thread(_store(settings, check=False), settings.web_host, settings.web_port)
+
+
+@main.command()
+@click.option("--host", default=None, help="Address to bind (default DEALER_WEB_HOST, 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default DEALER_WEB_PORT, 8080).")
+def serve(host: str | None, port: int | None) -> None:
+    """Serve the read-only status page: /, /games/ID, /players/NAME and their JSON
+    (/api/games/ID, /api/players/NAME). Needs dealer[web]."""
+    web = _web_module()
+    settings = _settings()
+    sessions = _store(settings)
+    host = host or settings.web_host
+    port = port or settings.web_port
+    click.echo(f"status page on http://{host}:{port}/ (Ctrl-C stops it)")
+    web.server(sessions, host, port).run()
 
 
 def _adapters(settings: Settings):  # type: ignore[no-untyped-def]

@@ -109,6 +109,16 @@ class Settings(BaseSettings):
         default=0, ge=0, le=65535,
         description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer[metrics]).",
     )
+    web: bool = Field(
+        default=False,
+        description="Also serve the read-only status page while `dealer run` runs (needs dealer[web]).",
+    )
+    web_host: str = Field(
+        default="127.0.0.1", description="The address `dealer serve` (and `dealer run` with DEALER_WEB) binds."
+    )
+    web_port: int = Field(
+        default=8080, ge=1, le=65535, description="The port of the status page."
+    )
     max_message_bytes: int = Field(
         default=65536, description="Inbox files larger than this are rejected unread."
     )

@@ -504,6 +504,11 @@ class Rules(ABC):
         """Whether ``actor`` takes part in the game (routes PMs without a ``game`` line)."""
         return actor in self.summary(state).players
 
+    record_events: tuple[str, ...] = ()
+    """The prefixes of the event types :meth:`record_view` and :meth:`fairness_record` read
+    (``()``: every event). ``dealer game show`` and the status page read only those, so a
+    long game's page does not read its whole history."""
+
     def record_view(
         self, events: list[tuple[str, dict[str, Any]]], summary: Summary
     ) -> dict[str, Any]:

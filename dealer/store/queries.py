@@ -16,7 +16,7 @@ names); functions run a query and return plain rows or values.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from sqlalchemy import Row, Update, and_, bindparam, delete, exists, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -669,6 +669,15 @@ def game_began(session: Session, game_id: str, created_at: datetime) -> datetime
     return min(created_at, parse_time(start)) if isinstance(start, str) else created_at
 
 
+def game_events_with_prefix(session: Session, game_id: str, prefixes: tuple[str, ...]) -> list[Event]:
+    """A game's events whose type starts with one of ``prefixes``, in order."""
+    return list(session.scalars(
+        select(Event).where(Event.game_id == game_id,
+                            or_(*(Event.type.startswith(p, autoescape=True) for p in prefixes)))
+        .order_by(Event.seq)
+    ))
+
+
 def game_events_of_type(session: Session, game_id: str, type_: str) -> list[Event]:
     """A game's events of one type, in order."""
     return list(session.scalars(
@@ -681,3 +690,80 @@ def epoch_draws(session: Session, game_id: str, epoch: int) -> list[Draw]:
     return list(session.scalars(
         select(Draw).where(Draw.game_id == game_id, Draw.epoch == epoch).order_by(Draw.counter)
     ))
+
+
+# -- the status page -----------------------------------------------------------------------
+
+def child_games(session: Session, parent_id: str) -> Sequence[Row[Any]]:
+    """``id, kind, status, created_at`` of the games opened inside ``parent_id`` (its
+    Exoptosis matches), oldest first."""
+    return session.execute(
+        select(_games.c.id, _games.c.kind, _games.c.status, _games.c.created_at)
+        .where(_games.c.parent_id == parent_id).order_by(_games.c.created_at, _games.c.id)
+    ).all()
+
+
+def game_rows(session: Session, game_ids: list[str]) -> Sequence[Row[Any]]:
+    """``id, kind, status, created_at, parent_id`` of the games named, newest first."""
+    if not game_ids:
+        return []
+    return session.execute(
+        select(_games.c.id, _games.c.kind, _games.c.status, _games.c.created_at, _games.c.parent_id)
+        .where(_games.c.id.in_(game_ids)).order_by(_games.c.created_at.desc(), _games.c.id)
+    ).all()
+
+
+def events_of_types(session: Session, game_ids: list[str], types: Sequence[str]) -> list[Event]:
+    """The events of the types named in the games named, oldest first (one query)."""
+    if not game_ids:
+        return []
+    return list(session.scalars(
+        select(Event).where(Event.game_id.in_(game_ids), Event.type.in_(list(types)))
+        .order_by(Event.at, Event.game_id, Event.seq)
+    ))
+
+
+def events_newest_first(
+    session: Session, game_ids: list[str], types: Sequence[str], batch: int = 1000
+) -> Iterator[Row[Any]]:
+    """``game_id, seq, at, type, data`` of the events of the types named in the games named,
+    newest first, read ``batch`` rows at a time (the caller may stop early)."""
+    if not game_ids:
+        return
+    query = (
+        select(_events.c.id, _events.c.game_id, _events.c.seq, _events.c.at, _events.c.type,
+               _events.c.data)
+        .where(_events.c.game_id.in_(game_ids), _events.c.type.in_(list(types)))
+        .order_by(_events.c.at.desc(), _events.c.id.desc())
+        .limit(batch)
+    )
+    after: tuple[Any, Any] | None = None
+    while True:
+        page = query if after is None else query.where(or_(
+            _events.c.at < after[0], and_(_events.c.at == after[0], _events.c.id < after[1])))
+        rows = session.execute(page).all()
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = (rows[-1].at, rows[-1].id)
+
+
+def revealed_seeds(session: Session, game_id: str) -> list[Seed]:
+    """The game's seeds already revealed, by epoch."""
+    return list(session.scalars(
+        select(Seed).where(Seed.game_id == game_id, Seed.revealed_at.is_not(None)).order_by(Seed.epoch)
+    ))
+
+
+def change_mark(session: Session) -> str:
+    """A short text that changes whenever any game's state, history or deadlines change
+    (the status page polls it): the latest update and the total of event counters."""
+    row = session.execute(
+        select(func.max(_games.c.updated_at), func.sum(_games.c.next_event_seq), func.count())
+        .select_from(_games)
+    ).one()
+    deadlines = session.execute(
+        select(func.count(), func.max(_deadlines.c.due_at)).select_from(_deadlines)
+        .where(_deadlines.c.status == "pending")
+    ).one()
+    return f"{row[0]}|{row[1]}|{row[2]}|{deadlines[0]}|{deadlines[1]}"

@@ -104,6 +104,13 @@ def test_views_read_without_the_shell() -> None:
     assert offences(("dealer.views",), ("dealer.shell", "dealer.cli")) == []
 
 
+def test_the_status_page_reads_through_the_views_only() -> None:
+    # dealer.web shows what dealer.views reads; it writes nothing, so it needs no shell.
+    assert offences(("dealer.web",), ("dealer.shell", "dealer.cli", "dealer.games")) == []
+    importers = {a for a, targets in graph().items() if "dealer.web" in targets}
+    assert importers <= {"dealer.cli"}
+
+
 def test_nothing_imports_the_cli_but_the_entry_point() -> None:
     importers = {a for a, targets in graph().items() if "dealer.cli" in targets}
     assert importers <= {"dealer.__main__"}

@@ -186,6 +186,9 @@ class Hall(Rules):
             settings=state.settings.model_dump(mode="json"),
         )
 
+    # The government's record reads only these events (governance.record_view).
+    record_events = ("proposal.", "votes.", "ruling.")
+
     def record_view(self, events: list[tuple[str, dict[str, Any]]], summary: Summary) -> dict[str, Any]:
         """``dealer game show``: every proposal (open ones with their tallies so far), the
         ruleset record with the adopted texts, the Judge and the rulings (GH-22, GH-31)."""
