@@ -148,6 +148,10 @@ def test_a_crash_in_a_batch_re_sends_at_most_that_batch_with_the_same_keys(harne
     # The batch was rolled back: every post is still pending.
     statuses = harness.admin(lambda s: sorted({p.status for p in s.scalars(select(Post))}))
     assert statuses == ["pending"]
+    # A process that lived on would remember its three sends and only mark them
+    # (Dealer.unrecorded_sends); a new process after a kill remembers nothing.
+    assert set(harness.dealer.unrecorded_sends) == {"k0", "k1", "k2"}
+    harness.dealer.unrecorded_sends.clear()
     again = Crashing(survive=99)
     harness.dealer.publisher = again
     report = harness.run(T0)
