@@ -268,6 +268,9 @@ def test_on_postgres_a_post_in_flight_is_skipped_not_doubled_or_waited_for(make_
     finally:
         second_done.set()
         thread.join()
+    # k1 was queued after the first daemon's claim took everything then due: its next
+    # pass sends it, after k0.
+    first.run(T0)
     assert shared.sent == ["k2", "k0", "k1"]
 
 
