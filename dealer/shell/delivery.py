@@ -2,8 +2,8 @@
 destination's posts in order.
 
 Posts are claimed, sent and marked delivered in transactions of up to
-:data:`DELIVERY_BATCH` posts: the claim locks the first post of each destination it takes
-(``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the same store passes over
+:data:`DELIVERY_BATCH` posts: the next post to send and the posts that follow it in its
+destination. The claim locks that first post (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the same store passes over
 a post in flight, and the later posts of that destination, instead of sending them
 again; each update marks its post delivered only if it is still pending. A crash between
 a send and the commit releases the locks and leaves the batch's posts pending: the next
@@ -111,7 +111,7 @@ def deliver(
         unrecorded = {}
     while not stopping():
         with engine.begin() as connection:
-            rows, last = Q.claim_posts(connection, now, DELIVERY_BATCH)
+            rows = Q.claim_posts(connection, now, DELIVERY_BATCH)
             if not rows:
                 return report.delivered
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
@@ -137,8 +137,6 @@ def deliver(
         for mark in sent:
             unrecorded.pop(mark.pop("key"), None)  # its mark committed
         fault("after-delivered")  # committed: marked delivered (or its retry recorded)
-        if last:
-            break  # that claim took everything due: spare a transaction to find nothing
     return report.delivered
 
 
