@@ -18,8 +18,10 @@ the caller).
 With ``FAULTRUN_SEND_LOG=FILE`` in a life's environment, every post its directory
 publisher writes is also recorded as one line ``PID POST-ID KEY`` appended to FILE
 (``O_APPEND``: lines from two replicas never interleave), once the post's file is in
-place. The directory outbox itself cannot show a post sent twice (a re-send rewrites the
-same file); the send log does, and says which process sent it.
+place, and ``PID - committed`` once a delivery transaction (a batch of posts marked
+delivered) has committed. The directory outbox itself cannot show a post sent twice (a
+re-send rewrites the same file); the send log does, and says which process sent it and
+whether its batch was committed.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import dealer.games.hall  # noqa: F401  (what the first step imports: every buil
 import dealer.games.races  # noqa: F401
 import dealer.games.roulette  # noqa: F401
 import dealer.inbox.directory  # noqa: F401
+import dealer.shell.delivery
 import dealer.shell.passes  # noqa: F401
 import dealer.shell.pidfile  # noqa: F401
 from dealer.publish.base import OutgoingPost
@@ -57,6 +60,14 @@ def record_sends(path: str) -> None:
         return name
 
     DirectoryPublisher.send = send_and_record  # type: ignore[method-assign]
+    fault = dealer.shell.delivery.fault
+
+    def fault_and_record(point: str) -> None:
+        if point == "after-delivered":  # reached right after the batch's commit
+            os.write(log, f"{os.getpid()} - committed\n".encode("utf-8"))
+        fault(point)
+
+    dealer.shell.delivery.fault = fault_and_record  # type: ignore[assignment]
 
 
 def life(env: dict[str, str], log: str) -> int:

@@ -678,26 +678,32 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
         if posted != counts:
             problems.append(f"{kind} posts {dict(posted)} do not match the history {dict(counts)}")
     # The send log: a post may go out again only after the life that sent it died before
-    # marking it delivered, so its send was that life's last.
+    # marking it delivered: its send came after that life's last committed delivery
+    # transaction (``PID - committed``), in the batch the kill rolled back.
     lines = [line.split(" ", 2) for line in send_log.read_text(encoding="utf-8").splitlines()]
-    sends = [line for line in lines if line[0] != CUT]
-    figures.sends = len(sends)
-    last_of_pid = {pid: n for n, (pid, _, _) in enumerate(lines) if pid != CUT}
-    cuts = [n for n, (pid, _, _) in enumerate(lines) if pid == CUT]
-    dead = {str(life.pid) for life in lives if life.died}
-    previous: dict[str, int] = {}
-    doubles = []
-    for n, (pid, _, key) in enumerate(lines):
+    last_commit: dict[str, int] = {}
+    sends: list[tuple[str, str, str, int]] = []
+    cuts: list[int] = []
+    for n, (pid, post_id, key) in enumerate(lines):
         if pid == CUT:
-            continue
+            cuts.append(n)
+        elif post_id == "-":
+            last_commit[pid] = n
+        else:
+            sends.append((pid, post_id, key, n))
+    figures.sends = len(sends)
+    dead = {str(life.pid) for life in lives if life.died}
+    previous: dict[str, tuple[str, int]] = {}
+    doubles = []
+    for pid, _, key, n in sends:
         before = previous.get(key)
-        previous[key] = n
+        previous[key] = (pid, n)
         if before is None:
             continue
-        pid_before = lines[before][0]
-        if last_of_pid[pid_before] == before and pid_before in dead:
+        pid_before, line_before = before
+        if pid_before in dead and line_before > last_commit.get(pid_before, -1):
             figures.resends_after_kill += 1
-        elif pid_before != pid and _cut_after(before, n, pid_before, lines, cuts):
+        elif pid_before != pid and _cut_after(line_before, n, pid_before, lines, cuts):
             figures.resends_after_cut += 1
         else:
             doubles.append(key)
@@ -711,11 +717,14 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
 
 def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: list[int]) -> bool:
     """True if the connections were cut after the send at line ``sent`` (by ``pid``) and
-    before the send at line ``again``, with no other send by ``pid`` in between: its
-    "delivered" could not commit, and the other replica took the post over. (The sender
-    remembers such a send and only marks it; the other replica cannot know of it.)"""
+    before the send at line ``again``, with no commit of a delivery batch by ``pid`` in
+    between: its "delivered" could not commit, and the other replica took the post over.
+    (The sender remembers such a send and only marks it; the other replica cannot know of
+    it.)"""
     cut = next((c for c in cuts if sent < c < again), None)
-    return cut is not None and all(lines[m][0] != pid for m in range(sent + 1, cut))
+    return cut is not None and not any(
+        lines[m][0] == pid and lines[m][1] == "-" for m in range(sent + 1, cut)
+    )
 
 
 def _audit_deadlines(engine: Engine, settled: datetime, figures: Figures) -> None:

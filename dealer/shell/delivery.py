@@ -1,12 +1,15 @@
 """Delivery: send queued posts through the publisher, each exactly once, each
 destination's posts in order.
 
-Each post is claimed, sent and marked delivered in one small transaction of its own: the
-claim locks the post's row (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on
-the same store passes over a post in flight instead of sending it again, and the update
-marks it delivered only if it is still pending. A crash between the send and the commit
-releases the lock and leaves the post pending: the next pass sends exactly that post
-again (publishers are idempotent by key). SQLite has one writer at a time (``BEGIN
+Posts are claimed, sent and marked delivered in transactions of up to
+:data:`DELIVERY_BATCH` posts: the next post to send and the posts that follow it in its
+destination. The claim locks that first post (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the same store passes over
+a post in flight, and the later posts of that destination, instead of sending them
+again; each update marks its post delivered only if it is still pending. A crash between
+a send and the commit releases the locks and leaves the batch's posts pending: the next
+pass sends them again (at most a batch, each with its idempotency key, and publishers are
+idempotent by key). One commit per batch rather than per post saves a transaction, and on
+Postgres a flush to disk, per post. SQLite has one writer at a time (``BEGIN
 IMMEDIATE``), which gives the same guarantee.
 
 A connection lost between the send and the commit (a disconnect, a failover) leaves the
@@ -47,6 +50,10 @@ from dealer.store import queries as Q
 from dealer.store.models import Post
 
 log = logging.getLogger(__name__)
+
+DELIVERY_BATCH = 50
+"""Posts sent, then marked delivered, in one transaction (:func:`deliver`): a crash between
+a send and the commit re-sends at most this many posts, each with its idempotency key."""
 
 BACKOFF_CAP = 3600.0
 """The longest wait, in seconds, between two attempts at a post (before any "retry after")."""
@@ -104,13 +111,31 @@ def deliver(
         unrecorded = {}
     while not stopping():
         with engine.begin() as connection:
-            row = Q.claim_post(connection, now)
-            if row is None:
+            rows = Q.claim_posts(connection, now, DELIVERY_BATCH)
+            if not rows:
                 return report.delivered
-            with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
-                _attempt(connection, publisher, row, report, retries, first_backoff, now, clock,
-                         unrecorded)
-        unrecorded.pop(row.key, None)  # its mark committed
+            held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
+            sent: list[dict[str, Any]] = []
+            for row in rows:
+                where = (row.channel, row.recipient)
+                if where in held:
+                    continue  # waits behind its refused predecessor, as in the next batch
+                if stopping():
+                    break  # the rest stays pending, for the next pass
+                with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
+                    if not _attempt(connection, publisher, row, report, retries, first_backoff,
+                                    now, clock, sent, unrecorded):
+                        held.add(where)
+            if sent:
+                # One statement marks the batch's sent posts delivered, each only if still
+                # pending (the rows are this transaction's: it always is).
+                marks = [{k: v for k, v in mark.items() if k != "key"} for mark in sent]
+                done = connection.execute(Q.DELIVERED, marks).rowcount
+                report.delivered += done
+                for _ in range(done):
+                    METRICS.post("delivered")
+        for mark in sent:
+            unrecorded.pop(mark.pop("key"), None)  # its mark committed
         fault("after-delivered")  # committed: marked delivered (or its retry recorded)
     return report.delivered
 
@@ -124,22 +149,26 @@ def _attempt(
     first_backoff: float,
     now: datetime,
     clock: Callable[[], datetime],
+    sent: list[dict[str, Any]],
     unrecorded: dict[str, str | None],
-) -> None:
-    """Send one claimed post and record what became of it (in the claim's transaction)."""
+) -> bool:
+    """Send one claimed post and record what became of it (in the claim's transaction): a
+    refusal or a drop at once, a send appended to ``sent`` (the caller marks the batch's
+    sent posts delivered in one statement). Returns False if the transport refused it
+    (its destination's later posts wait)."""
     if row.key in unrecorded:
         # Sent by this process already; only its mark was lost with the connection.
         log.info("post %s was sent before the store blinked: marked delivered, not re-sent",
                  row.key)
-        _mark_delivered(connection, row, report, unrecorded[row.key], clock)
-        return
+        sent.append(_mark(row, unrecorded[row.key], clock))
+        return True
     if row.stale_after is not None and row.stale_after <= now:
         why = f"stale: it had to go out before {format_utc(row.stale_after)}"
         connection.execute(Q.POST_DROPPED, {"post_id": row.id, "new_error": why})
         log.info("post %s dropped unsent: its deadline had passed", row.key)
         report.dropped += 1
         METRICS.post("dropped")
-        return
+        return True
     outgoing = OutgoingPost(
         row.id, row.key, row.channel, row.recipient, row.game_id,
         row.kind, row.subject, row.body, row.created_at,
@@ -171,22 +200,18 @@ def _attempt(
                         row.key, attempts, wait, exc)
             report.retried += 1
             METRICS.post("retried")
-        return
-    unrecorded[row.key] = external  # until the mark below commits (see deliver)
+        return False
+    unrecorded[row.key] = external  # until the batch's marks commit (see deliver)
     fault("after-send")
-    _mark_delivered(connection, row, report, external, clock)
+    sent.append(_mark(row, external, clock))
+    return True
 
 
-def _mark_delivered(
-    connection: Connection, row: Row[Any], report: DeliveryCounts, external: str | None,
-    clock: Callable[[], datetime],
-) -> None:
-    done = connection.execute(
-        Q.DELIVERED, {"post_id": row.id, "new_external_id": external, "new_delivered_at": clock()},
-    )
-    if done.rowcount:
-        report.delivered += 1
-        METRICS.post("delivered")
+def _mark(row: Row[Any], external: str | None, clock: Callable[[], datetime]) -> dict[str, Any]:
+    """The parameters of :data:`~dealer.store.queries.DELIVERED` for a sent post (and its
+    key, for ``unrecorded``)."""
+    return {"post_id": row.id, "key": row.key, "new_external_id": external,
+            "new_delivered_at": clock()}
 
 
 class NotParked(Exception):

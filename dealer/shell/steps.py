@@ -465,21 +465,23 @@ def write_deadlines(
     changes: list[DeadlineChange],
     pending: dict[str, PendingDeadline],
 ) -> None:
-    """Create, move or cancel the game's deadline rows as the step's records say."""
-    paused: bool | None = None
+    """Create, move or cancel the game's deadline rows as the step's records say (the new
+    rows in one statement)."""
+    created = []
     for change in changes:
         if change.action == "cancelled":
             session.execute(Q.CANCEL_DEADLINE, {"deadline_id": pending[change.name].id})
         elif change.action == "moved":
             session.execute(Q.MOVE_DEADLINE, {"deadline_id": pending[change.name].id, "when": change.due_at})
         else:
-            if paused is None:
-                paused = Q.game_is_paused(session, game.id)
-            session.execute(
-                Q.INSERT_DEADLINE,
-                {"game_id": game.id, "name": change.name, "due_at": change.due_at,
-                 "set_due_at": change.due_at, "status": "pending", "paused": paused},
-            )
+            created.append(change)
+    if created:
+        paused = game.paused  # read with the game's row (Q.LOCK_GAME): no query of its own
+        session.execute(Q.INSERT_DEADLINE, [
+            {"game_id": game.id, "name": change.name, "due_at": change.due_at,
+             "set_due_at": change.due_at, "status": "pending", "paused": paused}
+            for change in created
+        ])
 
 
 def write_fair_source(session: Session, game: Row[Any], fair: FairChanges, now: datetime) -> None:

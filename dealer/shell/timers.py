@@ -137,12 +137,23 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
     fault("after-timers")
 
 
+TIMER_ID = "next-deadline"
+"""The id of the one timer :func:`sync_timers` keeps."""
+
+
 def sync_timers(
     scheduler: Any, sessions: sessionmaker[Session], wake: threading.Event,
     after: datetime | None = None,
 ) -> int:
-    """Make ``scheduler`` hold exactly one timer per pending, unpaused deadline, each
-    setting ``wake``; return how many it holds.
+    """Make ``scheduler`` hold one timer, set at the earliest pending, unpaused deadline,
+    that sets ``wake``; return how many timers it holds (1, or 0 with nothing pending).
+
+    One timer is enough: it only wakes the loop, and the pass it runs fires every deadline
+    due by then, after which this is called again and sets the timer at the next one. It
+    costs one index read whatever the number of games (a timer per pending deadline meant
+    re-reading all of them after every pass). A deadline another daemon, an override or an
+    admin command moves earlier is seen at the next poll (``DEALER_POLL_INTERVAL``), as
+    before.
 
     With ``after`` (the time of the pass just run), deadlines due by then get no timer:
     that pass saw them due, so one still pending failed or is held, and the next poll
@@ -151,17 +162,19 @@ def sync_timers(
     from apscheduler.triggers.date import DateTrigger
 
     with sessions() as session:
-        rows = Q.timer_deadlines(session, after)
-    wanted = {f"deadline-{row.id}": row.due_at for row in rows}
-    for job in scheduler.get_jobs():
-        if job.id not in wanted:
+        row = Q.next_timer_deadline(session, after or _DAWN)
+    job = scheduler.get_job(TIMER_ID)
+    if row is None:
+        if job is not None:
             job.remove()
-    for job_id, due in wanted.items():
-        job = scheduler.get_job(job_id)
-        if job is not None and getattr(job, "next_run_time", None) == due:
-            continue
-        scheduler.add_job(wake.set, DateTrigger(run_date=due), id=job_id, replace_existing=True)
-    return len(wanted)
+        return 0
+    if job is None or getattr(job, "next_run_time", None) != row.due_at:
+        scheduler.add_job(wake.set, DateTrigger(run_date=row.due_at), id=TIMER_ID, replace_existing=True)
+    return 1
+
+
+_DAWN = datetime(1, 1, 2, tzinfo=timezone.utc)
+"""Before any deadline: ``sync_timers`` without ``after`` considers every pending one."""
 
 
 def install_signals(dealer: Dealer) -> None:

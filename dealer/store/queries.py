@@ -49,11 +49,23 @@ _deadlines = Deadline.__table__
 _inbound = Inbound.__table__
 _posts = Post.__table__
 _events = Event.__table__
+_overrides = Override.__table__
 
 # -- games ---------------------------------------------------------------------------------
 
-LOCK_GAME = select(_games).where(_games.c.id == bindparam("id")).with_for_update()
-"""The game's row, locked for the step (``id``)."""
+LOCK_GAME = (
+    select(
+        _games,
+        exists().where(
+            _overrides.c.game_id == _games.c.id, _overrides.c.value == "pause",
+            _overrides.c.deadline_name.is_(None),
+        ).label("paused"),
+    )
+    .where(_games.c.id == bindparam("id"))
+    .with_for_update(of=_games)
+)
+"""The game's row, locked for the step (``id``), with ``paused``: whether an active
+``pause`` override holds it (the deadlines the step creates are created paused)."""
 
 UPDATE_GAME = (
     update(_games)
@@ -216,14 +228,45 @@ def next_due_deadline(
     return None
 
 
-def claim_deadline(session: Session, deadline_id: int) -> Deadline | None:
-    """The deadline, locked, if it is still pending and unpaused (and no other daemon has it)."""
-    return session.scalars(
-        select(Deadline)
-        .where(Deadline.id == deadline_id, Deadline.status == "pending", Deadline.paused.is_(False))
-        .with_for_update(skip_locked=True)
-    ).first()
+def due_deadlines(
+    connection: Connection, now: datetime, skipped: set[int], limit: int
+) -> list[tuple[int, datetime, str]]:
+    """Up to ``limit`` pending, unpaused deadlines due by ``now`` and not in ``skipped``, as
+    ``(id, due_at, game_id)``, earliest first (the order they fire in)."""
+    rows = connection.execute(
+        _DUE_DEADLINES, {"now": now, "n": limit + len(skipped)}
+    ).all()
+    return [(row.id, row.due_at, row.game_id) for row in rows if row.id not in skipped][:limit]
 
+
+_DUE_DEADLINES = (
+    select(_deadlines.c.id, _deadlines.c.due_at, _deadlines.c.game_id)
+    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+           _deadlines.c.due_at <= bindparam("now"))
+    .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    .limit(bindparam("n"))
+)
+
+LOCK_DEADLINES = (
+    select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.game_id,
+           _deadlines.c.error)
+    .where(_deadlines.c.id.in_(bindparam("ids", expanding=True)),
+           _deadlines.c.status == "pending", _deadlines.c.paused.is_(False))
+    .with_for_update(skip_locked=True)
+)
+"""Lock a group's deadlines that are still pending and unpaused (``ids``), passing over
+those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE`` already excludes
+every other writer): ``(id, name, due_at, game_id, error)``."""
+
+MARK_FIRED = (
+    update(_deadlines)
+    .where(_deadlines.c.id == bindparam("deadline_id"), _deadlines.c.status == "pending",
+           _deadlines.c.paused.is_(False), _deadlines.c.due_at == bindparam("due"))
+    .values(status="fired", fired_at=bindparam("new_fired_at"), error=None)
+)
+"""Mark a locked deadline fired if it is still pending, unpaused and due when it was
+locked (an earlier step of the same transaction may have cancelled, moved or paused it):
+``deadline_id``, ``due``, ``new_fired_at``; the row count says whether it fired."""
 
 def overdue_deadlines(connection: Connection | Session, before: datetime) -> Sequence[Row[Any]]:
     """Pending, unpaused deadlines due before ``before`` (``game_id``, ``name``, ``due_at``,
@@ -236,14 +279,19 @@ def overdue_deadlines(connection: Connection | Session, before: datetime) -> Seq
     ).all()
 
 
-def timer_deadlines(session: Session, after: datetime | None) -> Sequence[Row[Any]]:
-    """``(id, due_at)`` of every pending, unpaused deadline (due after ``after`` if given)."""
-    query = select(Deadline.id, Deadline.due_at).where(
-        Deadline.status == "pending", Deadline.paused.is_(False)
-    )
-    if after is not None:
-        query = query.where(Deadline.due_at > after)
-    return session.execute(query).all()
+_NEXT_TIMER = (
+    select(_deadlines.c.id, _deadlines.c.due_at)
+    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+           _deadlines.c.due_at > bindparam("after"))
+    .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    .limit(1)
+)
+
+
+def next_timer_deadline(connection: Connection | Session, after: datetime) -> Row[Any] | None:
+    """``(id, due_at)`` of the earliest pending, unpaused deadline due after ``after``
+    (one index range read, whatever the number of games)."""
+    return connection.execute(_NEXT_TIMER, {"after": after}).first()
 
 
 def pending_deadlines_of(session: Session, game_id: str, name: str | None = None) -> list[Deadline]:
@@ -262,18 +310,15 @@ def overrides(session: Session) -> list[Override]:
     return list(session.scalars(select(Override)))
 
 
+_GAME_PAUSED = select(_overrides.c.key).where(
+    _overrides.c.game_id == bindparam("game_id"), _overrides.c.value == "pause",
+    _overrides.c.deadline_name.is_(None),
+)
+
+
 def game_is_paused(session: Session, game_id: str) -> bool:
     """Whether an active ``pause`` override holds ``game_id``."""
-    return (
-        session.scalar(
-            select(Override.key).where(
-                Override.game_id == game_id,
-                Override.value == "pause",
-                Override.deadline_name.is_(None),
-            )
-        )
-        is not None
-    )
+    return session.execute(_GAME_PAUSED, {"game_id": game_id}).first() is not None
 
 
 # -- inbound messages ----------------------------------------------------------------------
@@ -449,19 +494,58 @@ _DELIVERABLE = (
         ),
     )
     .order_by(_posts.c.id)
-    .limit(1)
+    .limit(bindparam("n"))
     # Another daemon's post in flight is skipped, not waited for; the NOT EXISTS above
     # still sees it pending, so the later posts of its destination wait for it.
     .with_for_update(skip_locked=True)
 )
 
+_FOLLOWERS = (
+    select(_posts)
+    .where(_posts.c.status.in_(("pending", "failed")),
+           _posts.c.channel.in_(bindparam("channels", expanding=True)),
+           _posts.c.id > bindparam("after"))
+    .order_by(_posts.c.id)
+    .limit(bindparam("n"))
+)
 
-def claim_post(connection: Connection, now: datetime) -> Row[Any] | None:
-    """The next post to send, locked until the caller's transaction ends (no row if none
-    is due): the first pending post, in publication order, that no other daemon holds,
-    whose backoff is over and whose destination (channel and recipient) has no earlier
-    post pending or parked."""
-    return connection.execute(_DELIVERABLE, {"now": now}).first()
+
+def claim_posts(connection: Connection, now: datetime, limit: int) -> list[Row[Any]]:
+    """Up to ``limit`` posts to send in one transaction, in publication order: the next
+    post to send, locked (the first pending post, in publication order, that
+    no other daemon holds, whose backoff is over and whose destination, channel and
+    recipient, has no earlier post pending or parked), then the posts that
+    follow those in their destinations, as long as each is pending and due.
+
+    The followers need no lock of their own: while this transaction holds the first
+    post of their destination, pending, no other daemon can claim any of them (its
+    claim sees that earlier post pending), and the commit marks them all at once. A
+    follower after a post that waits for its backoff or is parked is not taken.
+    """
+    # One head: on Postgres the test of earlier posts is costly per candidate, and asking
+    # for many heads probes every pending post (measured: slower than a claim per head).
+    heads = connection.execute(_DELIVERABLE, {"now": now, "n": 1}).all()
+    if not heads or len(heads) >= limit:
+        return list(heads)
+    taken = {(row.channel, row.recipient): True for row in heads}
+    claimed = list(heads)
+    rows = connection.execute(_FOLLOWERS, {
+        "channels": sorted({row.channel for row in heads}),
+        "after": min(row.id for row in heads), "n": limit - len(heads),
+    }).all()
+    head_of = {(row.channel, row.recipient): row.id for row in heads}
+    for row in rows:
+        where = (row.channel, row.recipient)
+        if not taken.get(where) or row.id < head_of[where]:
+            continue
+        if row.id == head_of[where]:
+            continue
+        due = row.status == "pending" and (row.next_attempt_at is None or row.next_attempt_at <= now)
+        if not due:
+            taken[where] = False  # the rest of this destination waits behind it
+            continue
+        claimed.append(row)
+    return sorted(claimed, key=lambda row: row.id)
 
 
 def count_parked(connection: Connection | Session) -> int:

@@ -267,7 +267,7 @@ def test_the_scheduler_mirrors_pending_deadlines_and_never_drops_a_missed_one(ha
     try:
         assert harness.dealer.sync_timers(scheduler) == 1
         job = scheduler.get_jobs()[0]
-        assert job.id.startswith("deadline-") and job.next_run_time == CLOSE
+        assert job.id == "next-deadline" and job.next_run_time == CLOSE
         assert job.misfire_grace_time is None
         harness.run(CLOSE)
         assert harness.dealer.sync_timers(scheduler) == 0

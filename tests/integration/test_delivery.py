@@ -238,7 +238,9 @@ def test_on_postgres_a_post_in_flight_is_skipped_not_doubled_or_waited_for(make_
         pytest.skip("a row lock held across a send is Postgres's (SQLite has one writer at a time)")
     first = make_harness()
     second = make_harness()
-    queue(first, ("pm", "alice"), ("pm", "alice"), ("pm", "bob"))
+    # k0 alone first: the first daemon's batch then holds only k0 (a batch takes every
+    # post due when it is claimed).
+    queue(first, ("pm", "alice"))
     in_flight = threading.Event()
     second_done = threading.Event()
 
@@ -258,6 +260,7 @@ def test_on_postgres_a_post_in_flight_is_skipped_not_doubled_or_waited_for(make_
     thread.start()
     try:
         assert in_flight.wait(timeout=30)
+        queue(second, ("pm", "alice"), ("pm", "bob"))
         # The second daemon skips k0 (in flight), holds back k1 (alice's, after k0) and
         # sends bob's k2, without waiting for the first daemon.
         report = second.run(T0)
@@ -265,6 +268,9 @@ def test_on_postgres_a_post_in_flight_is_skipped_not_doubled_or_waited_for(make_
     finally:
         second_done.set()
         thread.join()
+    # k1 was queued after the first daemon's claim took everything then due: its next
+    # pass sends it, after k0.
+    first.run(T0)
     assert shared.sent == ["k2", "k0", "k1"]
 
 

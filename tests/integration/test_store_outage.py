@@ -96,7 +96,7 @@ POINTS = {
     "message": (passes, "process_inbound"),
     "deadline": (passes, "run_step"),
     "delivery": (delivery, "fault"),
-    "timers": (Q, "timer_deadlines"),
+    "timers": (Q, "next_timer_deadline"),
 }
 
 

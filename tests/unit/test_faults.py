@@ -64,17 +64,20 @@ def test_a_fault_kills_at_its_point_and_hit(fault: str | None, printed: str, kil
 
 def test_the_send_log_tells_a_resend_after_a_cut_from_a_double() -> None:
     """faults/faultlib.py: a second send by the other replica counts as taken over after a
-    cut connection only if a cut lies between the two sends and the first sender sent
-    nothing else before that cut; anything else is a double."""
+    cut connection only if a cut lies between the two sends and the first sender committed
+    no delivery batch before that cut (it may have sent the batch's other posts); anything
+    else is a double."""
     sys.path.insert(0, str(PACKAGE.parent / "faults"))
     try:
         from faultlib import CUT, _cut_after
     finally:
         sys.path.pop(0)
     lines = [["1", "10", "a"], [CUT, "-", "-"], ["2", "10", "a"],  # taken over after a cut
-             ["1", "11", "b"], ["1", "12", "c"], [CUT, "-", "-"], ["2", "11", "b"],  # 1 went on
-             ["2", "13", "d"], ["1", "13", "d"]]  # no cut between: a double
+             ["1", "11", "b"], ["1", "-", "committed"], [CUT, "-", "-"], ["2", "11", "b"],  # 1 committed
+             ["2", "13", "d"], ["1", "13", "d"],  # no cut between: a double
+             ["1", "14", "e"], ["1", "15", "f"], [CUT, "-", "-"], ["2", "14", "e"]]  # one batch, cut
     cuts = [n for n, line in enumerate(lines) if line[0] == CUT]
     assert _cut_after(0, 2, "1", lines, cuts)
     assert not _cut_after(3, 6, "1", lines, cuts)
     assert not _cut_after(7, 8, "2", lines, cuts)
+    assert _cut_after(9, 12, "1", lines, cuts)

@@ -1,0 +1,104 @@
+"""Benchmark: one message in, its reply delivered, on a warm daemon.
+
+Target (issue 13): under 5 ms on Postgres, from the message reaching the inbox to its
+reply handed to the publisher.
+
+Set-up (untimed): 20 Stationary Roulette games of two players each, started, every
+player's preparation applied and the preparation deadlines fired (round 1 is open), all
+posts delivered. The daemon is warm: statements compiled, templates loaded, connections
+pooled.
+
+Timed, ``--messages`` times (default 200): one bet from one player put into an in-memory
+inbox (what a push adapter does), then exactly one ``Dealer.run_pass(now)``: overrides,
+ingest, the message applied in its transaction, its confirmation delivered through an
+in-memory publisher in another. The figure is that pass, per message, min and median;
+beside it the baseline: one ``INSERT`` of a row and its ``COMMIT`` on the same store (the
+least any durable handling of a message costs), measured in the same run.
+
+    .venv/bin/python bench/latency.py
+    .venv/bin/python bench/latency.py --database-url postgresql://postgres@127.0.0.1:5432/test_e
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchlib import DAY, T0, Bench, Store, prepare_line, step, verdict  # noqa: E402
+
+from sqlalchemy import text  # noqa: E402
+
+from dealer.fairness import FairSource  # noqa: E402
+from dealer.inbox.memory import MemoryInbox  # noqa: E402
+from dealer.publish.memory import MemoryPublisher  # noqa: E402
+
+TARGET_MS = 5.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--database-url")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args(argv)
+
+    store = Store.create(args.database_url, args.keep)
+    bench = Bench(store, publisher="memory")
+    rng = FairSource("bench-latency")  # every draw through the fair source (GH-40)
+    try:
+        with step("20 games up to round 1"):
+            bench.prepared_games(20, rng)
+            bench.run(T0 + DAY + timedelta(minutes=1))
+        inbox = MemoryInbox()
+        publisher = MemoryPublisher()
+        dealer = bench.dealer
+        dealer.inbox, dealer.publisher = inbox, publisher
+        now = T0 + DAY + timedelta(hours=1)
+        bench.now = now
+        took: list[float] = []
+        for n in range(args.messages):
+            player = f"p{2 * (n % 20):04d}"
+            sent = now + timedelta(milliseconds=n)
+            bench.now = sent
+            inbox.put({"id": f"lat{n}", "sender": player, "channel": "pm",
+                       "body": f"bet gold {1 + n % 30} silver 1", "sent_at": sent})
+            before = len(publisher.posts)
+            began = time.perf_counter()
+            report = dealer.run_pass(sent)
+            took.append(time.perf_counter() - began)
+            assert report.messages == 1 and len(publisher.posts) == before + 1, report.line()
+        commits: list[float] = []
+        with dealer.engine.connect() as connection:
+            connection.execute(text("CREATE TABLE bench_latency (n INTEGER, body TEXT)"))
+            connection.commit()
+            for n in range(args.messages):
+                began = time.perf_counter()
+                connection.execute(text("INSERT INTO bench_latency VALUES (:n, :b)"), {"n": n, "b": "bet"})
+                connection.commit()
+                commits.append(time.perf_counter() - began)
+        warm = took[len(took) // 10:]  # the first tenth warms caches
+        ms = sorted(1000 * t for t in warm)
+        base = sorted(1000 * t for t in commits)
+        print(f"store:            {store.describe()}")
+        print(f"messages:         {args.messages} (the first {len(took) - len(warm)} not counted: warm-up)")
+        print(f"dealer:           min {ms[0]:.2f} ms, median {statistics.median(ms):.2f} ms, "
+              f"p90 {ms[int(len(ms) * 0.9)]:.2f} ms per message (one pass: in, applied, reply delivered)")
+        print(f"baseline:         min {base[0]:.2f} ms, median {statistics.median(base):.2f} ms "
+              f"(one INSERT + COMMIT)")
+        print(f"ratio:            {statistics.median(ms) / statistics.median(base):.1f}x (medians)")
+        ok = statistics.median(ms) < TARGET_MS
+        print(f"target:           median < {TARGET_MS:.0f} ms")
+        print(f"result:           {verdict(ok)}")
+        return 0 if ok else 1
+    finally:
+        bench.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

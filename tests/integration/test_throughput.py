@@ -1,0 +1,202 @@
+"""The throughput paths keep every guarantee (issue 13): deadlines fired in groups, posts
+delivered in batches, one timer for the next deadline; on a real store."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import event, select, update
+
+import tally
+from dealer.publish import Publisher
+from dealer.publish.base import OutgoingPost
+from dealer.shell import delivery
+from dealer.shell.admin import add_player, create_game
+from dealer.shell.passes import PassReport, deadline_group
+from dealer.store import queries as Q
+from dealer.store.models import Deadline, Event, Post
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+CLOSE = T0 + timedelta(hours=1)  # the tally's default length
+
+
+def tallies(h, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """One tally per name, two players each, all closing at CLOSE."""
+    def setup(session):  # type: ignore[no-untyped-def]
+        for i, game in enumerate(names):
+            add_player(session, f"a{i}", T0, chips=10)
+            add_player(session, f"b{i}", T0, chips=10)
+            create_game(session, "tally", game, T0, players=[f"a{i}", f"b{i}"], settings={"rounds": "1"})
+    h.admin(setup)
+
+
+def deadlines(h) -> dict[str, tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+    return h.admin(lambda s: {d.game_id: (d.status, d.error) for d in s.scalars(select(Deadline))})
+
+
+# -- deadlines in groups ---------------------------------------------------------------
+
+
+def test_a_group_takes_due_deadlines_in_order_one_per_game_and_stops_at_a_message() -> None:
+    due = [(1, T0, "g1"), (2, T0, "g2"), (3, T0 + timedelta(seconds=1), "g1"), (4, T0, "g3")]
+    # g1's second deadline waits for the next group (its first may move it); the order of
+    # due times is kept, so g3's deadline after it waits too.
+    assert deadline_group(due, None) == [(1, T0, "g1"), (2, T0, "g2")]
+    # A message sent at or before a deadline goes first.
+    assert deadline_group(due, T0) == []
+    assert deadline_group([(1, T0, "g1"), (2, T0 + timedelta(seconds=2), "g2")],
+                          T0 + timedelta(seconds=1)) == [(1, T0, "g1")]
+
+
+def test_deadlines_due_together_fire_in_one_transaction(harness) -> None:  # type: ignore[no-untyped-def]
+    games = [f"t{i}" for i in range(5)]
+    tallies(harness, games)
+    commits: list[int] = []
+    event.listen(harness.dealer.engine, "commit", lambda _conn: commits.append(1))
+    report = PassReport(now=CLOSE)
+    harness.dealer.process_due(CLOSE, report)
+    assert len(commits) == 1  # the five steps share one commit
+    harness.dealer.deliver(report)
+    # Each game's opening post (never delivered before) and its result.
+    assert report.deadlines == 5 and report.ok and report.delivered == 10
+    assert set(deadlines(harness).values()) == {("fired", None)}
+    closed = harness.admin(lambda s: sorted(s.scalars(select(Event.game_id).where(Event.type == "tally.closed"))))
+    assert closed == games
+
+
+def test_a_deadline_that_crashes_in_a_group_fails_alone(harness, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    tallies(harness, ["t0", "t1", "t2"])
+    original = tally.Tally.on_deadline
+
+    def faulty(self, ctx, state, name):  # type: ignore[no-untyped-def]
+        if ctx.game_id == "t1":
+            ctx.ledger.move_up_to("player:a1", "player:b1", "chips", 1, "staged, then rolled back")
+            raise KeyError("round")
+        return original(self, ctx, state, name)
+
+    monkeypatch.setattr(tally.Tally, "on_deadline", faulty)
+    with caplog.at_level(logging.INFO):
+        report = harness.run(CLOSE)
+    assert report.deadlines == 2 and report.failed_deadlines == ["t1:close"]
+    assert deadlines(harness) == {
+        "t0": ("fired", None), "t1": ("pending", "KeyError: 'round'"), "t2": ("fired", None),
+    }
+    loud = [r for r in caplog.records if r.levelno == logging.ERROR and r.exc_info]
+    assert len(loud) == 1 and "deadline close of game t1" in loud[0].getMessage()
+    # Nothing of t1's step stayed: its savepoint was rolled back.
+    assert harness.admin(lambda s: Q.balance(s, "player:a1", "chips")) == 10
+    assert harness.admin(lambda s: s.scalars(select(Event.type).where(
+        Event.game_id == "t1", Event.type == "deadline.fired")).all()) == []
+    # Fixed, it fires on the next pass, once.
+    monkeypatch.setattr(tally.Tally, "on_deadline", original)
+    report = harness.run(CLOSE + timedelta(seconds=5))
+    assert report.deadlines == 1 and report.ok
+    assert deadlines(harness)["t1"] == ("fired", None)
+
+
+# -- posts in batches ------------------------------------------------------------------
+
+
+def queue(h, *where: tuple[str, str | None]) -> list[int]:  # type: ignore[no-untyped-def]
+    def add(session):  # type: ignore[no-untyped-def]
+        start = session.query(Post).count()
+        rows = [Post(key=f"k{start + i}", game_id=None, channel=c, recipient=r, kind="note",
+                     subject="s", body="b", created_at=T0, status="pending", attempts=0)
+                for i, (c, r) in enumerate(where)]
+        session.add_all(rows)
+        session.flush()
+        return [row.id for row in rows]
+    return h.admin(add)
+
+
+def test_a_batch_takes_a_destination_in_order_and_stops_behind_a_waiting_post(harness) -> None:  # type: ignore[no-untyped-def]
+    ids = queue(harness, ("table", None), ("pm", "alice"), ("table", None), ("pm", "bob"),
+                ("table", None), ("pm", "alice"), ("lobby", None))
+    # The third post to the table waits for its backoff: the table's posts after it wait too.
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[4]).values(
+        next_attempt_at=T0 + timedelta(minutes=5))))
+    with harness.dealer.engine.begin() as connection:
+        rows = Q.claim_posts(connection, T0, 50)
+        assert [r.key for r in rows] == ["k0", "k2"]
+        rows = Q.claim_posts(connection, T0, 1)
+        assert [r.key for r in rows] == ["k0"]
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id.in_([ids[0], ids[2]])).values(status="delivered")))
+    with harness.dealer.engine.begin() as connection:
+        # alice's two posts; the table's waits behind k4, bob's is another destination.
+        assert [r.key for r in Q.claim_posts(connection, T0, 50)] == ["k1", "k5"]
+
+
+class Crashing(Publisher):
+    """Sends ``survive`` posts, then the process "dies" in the middle of the batch."""
+
+    def __init__(self, survive: int) -> None:
+        self.survive = survive
+        self.sent: list[str] = []
+
+    def send(self, post: OutgoingPost) -> str:
+        if len(self.sent) == self.survive:
+            raise SystemExit("killed")  # not an Exception: nothing catches it, as a SIGKILL
+        self.sent.append(post.key)
+        return f"x:{post.id}"
+
+
+def test_a_crash_in_a_batch_re_sends_at_most_that_batch_with_the_same_keys(harness) -> None:  # type: ignore[no-untyped-def]
+    queue(harness, *[("table", None)] * 5, *[("pm", "alice")] * 2)
+    crashing = Crashing(survive=3)
+    harness.dealer.publisher = crashing
+    with pytest.raises(SystemExit):
+        harness.run(T0)
+    assert crashing.sent == ["k0", "k1", "k2"]
+    # The batch was rolled back: every post is still pending.
+    statuses = harness.admin(lambda s: sorted({p.status for p in s.scalars(select(Post))}))
+    assert statuses == ["pending"]
+    # A process that lived on would remember its three sends and only mark them
+    # (Dealer.unrecorded_sends); a new process after a kill remembers nothing.
+    assert set(harness.dealer.unrecorded_sends) == {"k0", "k1", "k2"}
+    harness.dealer.unrecorded_sends.clear()
+    again = Crashing(survive=99)
+    harness.dealer.publisher = again
+    report = harness.run(T0)
+    assert report.delivered == 7
+    # Each destination in order; the three sent before the crash went again, same keys.
+    assert [k for k in again.sent if k in {"k0", "k1", "k2", "k3", "k4"}] == ["k0", "k1", "k2", "k3", "k4"]
+    assert [k for k in again.sent if k in {"k5", "k6"}] == ["k5", "k6"]
+
+
+def test_a_batch_is_at_most_delivery_batch_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(delivery, "DELIVERY_BATCH", 3)
+    queue(harness, *[("table", None)] * 7)
+    commits: list[int] = []
+    event.listen(harness.dealer.engine, "commit", lambda _conn: commits.append(1))
+    report = harness.dealer.deliver()
+    assert report == 7
+    # 3 + 3 + 1 posts, then a claim that finds nothing.
+    assert len(commits) == 4
+
+
+# -- one timer ---------------------------------------------------------------------------
+
+
+def test_the_timer_costs_one_read_whatever_the_number_of_games(harness) -> None:  # type: ignore[no-untyped-def]
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    tallies(harness, [f"t{i}" for i in range(12)])
+    statements: list[str] = []
+    event.listen(harness.dealer.engine, "before_cursor_execute",
+                 lambda _c, _cu, statement, *_a: statements.append(statement))
+    scheduler = BackgroundScheduler(timezone=timezone.utc)
+    scheduler.start(paused=True)
+    try:
+        assert harness.dealer.sync_timers(scheduler, after=T0) == 1
+        assert [job.next_run_time for job in scheduler.get_jobs()] == [CLOSE]
+        selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+        assert len(selects) == 1 and "LIMIT" in selects[0].upper()
+        # Nothing changed: the timer stays as it is.
+        assert harness.dealer.sync_timers(scheduler, after=T0) == 1
+        harness.run(CLOSE)
+        assert harness.dealer.sync_timers(scheduler, after=CLOSE) == 0
+        assert scheduler.get_jobs() == []
+    finally:
+        scheduler.shutdown(wait=False)
