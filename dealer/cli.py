@@ -357,6 +357,30 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
     click.echo(f"player {added} added with {plural(chips, 'chip')} and {plural(vertebrae, 'vertebra', 'vertebrae')}")
 
 
+@player.command("link")
+@click.argument("name")
+@click.argument("account")
+def player_link(name: str, account: str) -> None:
+    """Link ACCOUNT (PLATFORM:ID, e.g. discord:80351110224678912) to player NAME.
+
+    Messages from that account are NAME's (whatever display name it shows), and posts for
+    NAME reach it (Discord DMs, pings). One account per platform per player."""
+    from dealer.shell.admin import link_account
+
+    shown, linked = _admin(lambda s: link_account(s, name, account, utcnow()))
+    click.echo(f"{linked} linked to player {shown}")
+
+
+@player.command("unlink")
+@click.argument("account")
+def player_unlink(account: str) -> None:
+    """Unlink ACCOUNT (PLATFORM:ID) from its player."""
+    from dealer.shell.admin import unlink_account
+
+    shown = _admin(lambda s: unlink_account(s, account))
+    click.echo(f"{account} unlinked from player {shown}")
+
+
 @player.command("show")
 @click.argument("name")
 @click.option("--game", "game_id", metavar="ID", help="Show NAME's inventory in Hall cycle ID (GH-1).")
@@ -628,6 +652,39 @@ def _arrival_stamp() -> str:
     ns = time.time_ns()
     seconds, fraction = divmod(ns, 1_000_000_000)
     return f"{datetime.fromtimestamp(seconds, timezone.utc):%Y%m%dT%H%M%S}.{fraction:09d}Z"
+
+
+@main.command()
+def routes() -> None:
+    """Print the routes in force (DEALER_ROUTES: which transport serves which channel) and
+    check them; exit non-zero when one cannot work."""
+    from dealer.routes import BadRoute
+
+    settings = _settings()
+    try:
+        table = _route_table(settings)
+    except BadRoute as exc:
+        raise _setting_error("routes", "", exc) from None
+    for line in table.lines():
+        click.echo(line)
+    problems = table.problems(discord_token=bool(settings.discord_token),
+                              webhook_url=bool(settings.discord_webhook_url))
+    if table.uses("discord"):
+        try:
+            import discord  # noqa: F401
+            import httpx  # noqa: F401
+        except ImportError:
+            problems.append("Discord routes need dealer[discord]: pip install 'dealer[discord]'")
+    if problems:
+        raise click.ClickException("the routes cannot work:\n  " + "\n  ".join(problems))
+    click.echo("routes OK")
+
+
+def _route_table(settings: Settings):  # type: ignore[no-untyped-def]
+    """The route table of the settings (raises BadRoute)."""
+    from dealer.routes import parse_routes
+
+    return parse_routes(settings.routes, settings.publish)
 
 
 @main.group()

@@ -158,6 +158,9 @@ class PostDraft:
     ref: str | None = None
     """A name the rules give the post (a poll: ``poll-3``); a reaction on the post reaches
     the rules with it (:attr:`Reaction.target_ref`)."""
+    mentions: tuple[str, ...] = ()
+    """The players this post means to ping (whose turn it is, those a reminder is for): a
+    platform with mentions notifies exactly these (their linked accounts), nobody else."""
 
 
 @dataclass

@@ -26,6 +26,9 @@ from sqlalchemy.orm import Session
 
 from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
+    Account,
+    Cursor,
+    PostPart,
     Deadline,
     GameChannel,
     Draw,
@@ -664,6 +667,17 @@ _FIRST_MESSAGES = (
     )
     .group_by(_inbound.c.sender)
 )
+_GAME_OF_PLATFORM_POST = (
+    select(_posts.c.game_id)
+    .where(or_(
+        _posts.c.external_id == bindparam("external_id"),
+        _posts.c.id.in_(select(PostPart.__table__.c.post_id).where(
+            PostPart.__table__.c.external_id == bindparam("external_id"))),
+    ))
+    .limit(1)
+)
+"""The game of one of dealer's posts by the id its platform gave it (a Discord message id,
+of the post or of any of its parts)."""
 _CHANNELS_OF_GAME = (
     select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
 )
@@ -701,6 +715,9 @@ def game_of_target(session: Session, source: str, target: str) -> str | None:
     game.
     """
     game_id = session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).scalar()
+    if game_id is not None:
+        return game_id
+    game_id = session.execute(_GAME_OF_PLATFORM_POST, {"external_id": target}).scalar()
     if game_id is not None:
         return game_id
     if target.isdigit() and len(target) < 19:
@@ -851,3 +868,103 @@ def change_mark(session: Session) -> str:
         .where(_deadlines.c.status == "pending")
     ).one()
     return f"{row[0]}|{row[1]}|{row[2]}|{deadlines[0]}|{deadlines[1]}"
+
+
+# -- platforms: linked accounts, parts of split posts, history cursors ------------------------
+
+_accounts = Account.__table__
+_parts = PostPart.__table__
+_cursors = Cursor.__table__
+
+_PLAYER_OF_ACCOUNT = select(_accounts.c.player).where(
+    _accounts.c.platform == bindparam("platform"), _accounts.c.account_id == bindparam("account_id")
+)
+_ACCOUNTS_OF_PLAYERS = select(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id).where(
+    _accounts.c.player.in_(bindparam("players", expanding=True))
+)
+
+
+def player_of_account(connection: Connection | Session, platform: str, account_id: str) -> str | None:
+    """The key of the player linked to an account, if any."""
+    return connection.execute(_PLAYER_OF_ACCOUNT, {"platform": platform, "account_id": account_id}).scalar()
+
+
+def accounts_of(connection: Connection | Session, players: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Each of ``players`` (keys) with its accounts, platform -> account id (one query)."""
+    found: dict[str, dict[str, str]] = {}
+    if players:
+        for row in connection.execute(_ACCOUNTS_OF_PLAYERS, {"players": list(players)}):
+            found.setdefault(row.player, {})[row.platform] = row.account_id
+    return found
+
+
+def link_account(session: Session, player: str, platform: str, account_id: str, now: datetime) -> None:
+    """Link an account to a player (the caller has checked that it is free)."""
+    session.add(Account(platform=platform, account_id=account_id, player=player, linked_at=now))
+
+
+def unlink_account(session: Session, platform: str, account_id: str) -> int:
+    """Unlink an account; how many rows went (0 or 1)."""
+    return session.execute(
+        delete(_accounts).where(_accounts.c.platform == platform, _accounts.c.account_id == account_id)
+    ).rowcount
+
+
+_PARTS_OF_POST = select(_parts.c.part, _parts.c.external_id).where(_parts.c.post_id == bindparam("post_id"))
+
+
+def parts_sent(connection: Connection, post_id: int) -> dict[int, str]:
+    """The parts of a post already delivered, by index, with their platform ids."""
+    return {row.part: row.external_id for row in connection.execute(_PARTS_OF_POST, {"post_id": post_id})}
+
+
+def record_part(connection: Connection, post_id: int, part: int, external_id: str, now: datetime) -> None:
+    """Record one delivered part of a post (in the claim's transaction)."""
+    connection.execute(_parts.insert().values(post_id=post_id, part=part, external_id=external_id, delivered_at=now))
+
+
+def cursor(connection: Connection | Session, source: str, place: str) -> str | None:
+    """How far ``source`` has read ``place`` (a message id), if it has."""
+    return connection.execute(
+        select(_cursors.c.position).where(_cursors.c.source == source, _cursors.c.place == place)
+    ).scalar()
+
+
+def cursors(connection: Connection | Session, source: str) -> dict[str, str]:
+    """Every place of ``source`` with its position."""
+    return {r.place: r.position for r in connection.execute(
+        select(_cursors.c.place, _cursors.c.position).where(_cursors.c.source == source))}
+
+
+def move_cursor(connection: Connection, source: str, place: str, position: str, now: datetime) -> None:
+    """Set how far ``source`` has read ``place``, never backwards (positions are numeric
+    ids that only grow: Discord snowflakes)."""
+    current = cursor(connection, source, place)
+    if current is None:
+        connection.execute(_cursors.insert().values(source=source, place=place, position=position, updated_at=now))
+    elif int(position) > int(current):
+        connection.execute(
+            update(_cursors).where(_cursors.c.source == source, _cursors.c.place == place)
+            .values(position=position, updated_at=now)
+        )
+
+
+_SENDER_OF_MESSAGE = select(_inbound.c.sender).where(
+    _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
+)
+
+
+def sender_of_message(connection: Connection | Session, source: str, external_id: str) -> str | None:
+    """Who sent a stored message (its ``sender`` as stored), if it is stored."""
+    return connection.execute(_SENDER_OF_MESSAGE, {"source": source, "external_id": external_id}).scalar()
+
+
+_EARLIER_FROM = select(func.count()).select_from(_inbound).where(
+    _inbound.c.source == bindparam("source"), _inbound.c.sender == bindparam("sender"),
+    _inbound.c.id < bindparam("before"),
+)
+
+
+def earlier_messages_from(connection: Connection | Session, source: str, sender: str, before: int) -> int:
+    """How many messages ``sender`` sent through ``source`` before the stored message ``before``."""
+    return connection.execute(_EARLIER_FROM, {"source": source, "sender": sender, "before": before}).scalar_one()
