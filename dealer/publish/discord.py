@@ -129,7 +129,12 @@ class DiscordRest:
                                    "check the route's id")
             if answer.status_code >= 400:
                 raise DiscordError(f"Discord refused the request ({answer.status_code}): {_message(answer)}")
-            return _json(answer) if answer.content else None
+            if not answer.content:
+                return None
+            try:
+                return answer.json()
+            except ValueError as exc:
+                raise DeliveryFailed(f"Discord answered {answer.status_code} with no JSON") from exc
 
     def _read_limits(self, answer: httpx.Response, bucket: TokenBucket) -> None:
         """A spent quota (``X-RateLimit-Remaining: 0``) pauses the route until its reset."""

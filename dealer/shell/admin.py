@@ -93,12 +93,11 @@ def register_account(session: Session, display_name: str, platform: str, account
     name."""
     base = re.sub(r"[@,]", "", display_name or "").strip() or f"{platform}-{account_id[-6:]}"
     for candidate in (base, f"{base[:50]} {account_id[-6:]}", f"{platform}-{account_id}"):
-        try:
-            with session.begin_nested():
-                name = add_player(session, candidate, now).name
-                session.flush()
+        try:  # add_player refuses a name before it adds anything
+            name = add_player(session, candidate, now).name
         except AdminError:
             continue
+        session.flush()
         Q.link_account(session, player_key(name), platform, account_id, now)
         return name
     raise AdminError(f"no usable name for {platform}:{account_id} ({display_name!r})")
