@@ -99,6 +99,8 @@ class FakeDiscord:
         self.thread = threading.Thread(target=self.loop.run_forever, name="fake-discord", daemon=True)
         self.port = 0
         self.connected = threading.Event()
+        self.gate = threading.Event()
+        self.gate.set()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -247,6 +249,13 @@ class FakeDiscord:
         if ws is not None:
             asyncio.run_coroutine_threadsafe(ws.close(code=code), self.loop).result(10)
 
+    def hold(self) -> None:
+        """Keep the gateway from answering a new connection until :meth:`release`."""
+        self.gate.clear()
+
+    def release(self) -> None:
+        self.gate.set()
+
     def invalidate(self) -> None:
         """The next RESUME is refused (INVALID_SESSION): the client identifies anew, and
         what was said meanwhile is lost to the gateway (only the history has it)."""
@@ -255,6 +264,8 @@ class FakeDiscord:
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
+        while not self.gate.is_set():  # held: Discord unreachable for now
+            await asyncio.sleep(0.01)
         self.connections += 1
         await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 41250}}))
         async for msg in ws:

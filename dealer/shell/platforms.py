@@ -146,12 +146,20 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
                                bot_id, message_from_payload, dm=False)
     pm = table.routes.get("pm")
     if pm is not None and pm.kind == "discord" and pm.arg == "dm":
-        for place, position in sorted(known.items()):
-            if not place.startswith("dm/"):
-                continue
+        # The DMs of everyone who wrote to dealer before (a dm/ cursor), and of every
+        # linked player since the last catch-up (``seen``): a DM channel is only known
+        # once opened, so one is opened per such player.
+        places = {p: pos for p, pos in known.items() if p.startswith("dm/")}
+        if "seen" in known:
+            with engine.connect() as connection:
+                for user in Q.linked_accounts(connection, SOURCE):
+                    places.setdefault(f"dm/{user}", known["seen"])
+        for place, position in sorted(places.items()):
             channel_id = rest.open_dm(place[3:])
             new += _catch_up_place(engine, settings, rest, table, channel_id, place, position, now,
                                    bot_id, message_from_payload, dm=True)
+    with engine.begin() as connection:
+        Q.move_cursor(connection, SOURCE, "seen", start, now)
     if new:
         log.info("Discord catch-up: %s message(s) sent while dealer was away", new)
     return new

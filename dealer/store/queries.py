@@ -898,6 +898,13 @@ def accounts_of(connection: Connection | Session, players: Sequence[str]) -> dic
     return found
 
 
+def linked_accounts(connection: Connection | Session, platform: str) -> list[str]:
+    """Every account id linked to a player on ``platform``."""
+    return list(connection.execute(
+        select(_accounts.c.account_id).where(_accounts.c.platform == platform).order_by(_accounts.c.account_id)
+    ).scalars())
+
+
 def link_account(session: Session, player: str, platform: str, account_id: str, now: datetime) -> None:
     """Link an account to a player (the caller has checked that it is free)."""
     session.add(Account(platform=platform, account_id=account_id, player=player, linked_at=now))
