@@ -101,6 +101,8 @@ class FakeDiscord:
         self.connected = threading.Event()
         self.gate = threading.Event()
         self.gate.set()
+        self.new_post = threading.Event()
+        """Set whenever the bot or the webhook posts (a test waits on it)."""
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -172,6 +174,16 @@ class FakeDiscord:
             message["guild_id"] = str(GUILD_ID)
         self.channels.setdefault(channel_id, []).append(message)
         return message
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+        """Wait (on :attr:`new_post`) until ``condition()``; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                return False
+            self.new_post.wait(0.1)
+            self.new_post.clear()
+        return True
 
     def posts(self, channel_id: int) -> list[dict[str, Any]]:
         """The messages the bot (or the webhook) posted in a channel, in order."""
@@ -409,6 +421,7 @@ class FakeDiscord:
         message = self._message(channel, author, content, **extra)
         if nonce:
             self.nonces[(channel, nonce)] = message
+        self.new_post.set()
         if webhook and not wait:
             return web.Response(status=204, headers=headers)
         return _json(message, headers=headers)

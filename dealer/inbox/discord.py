@@ -269,9 +269,10 @@ class GatewayThread:
 
     def stop(self, timeout: float = 10.0) -> None:
         if self.thread.is_alive() and not self.loop.is_closed():
-            future = asyncio.run_coroutine_threadsafe(self.client.close(), self.loop)
+            # Closing makes ``start`` return, which ends the thread (the close's own
+            # future may never resolve once its loop stops: wait for the thread instead).
             try:
-                future.result(timeout)
-            except Exception:  # already closing
+                asyncio.run_coroutine_threadsafe(self.client.close(), self.loop)
+            except RuntimeError:  # the loop closed meanwhile
                 pass
         self.thread.join(timeout)
