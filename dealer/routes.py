@@ -194,7 +194,7 @@ def parse_routes(text: str, default: str) -> RouteTable:
     table = RouteTable(default=parse_destination(default))
     for raw in re.split(r"[;\n]", text or ""):
         entry = raw.strip()
-        if not entry or entry.startswith("#") and "=" not in entry:
+        if not entry:
             continue
         channel, sep, dest = entry.partition("=")
         channel = channel.strip()
@@ -203,7 +203,10 @@ def parse_routes(text: str, default: str) -> RouteTable:
                            "#the-raceway=discord:channel/123456789012345678")
         if channel in table.routes or (channel == DEFAULT and text.count(f"{DEFAULT}=") > 1):
             raise BadRoute(f"{channel}: routed twice")
-        destination = parse_destination(dest)
+        try:
+            destination = parse_destination(dest)
+        except BadRoute as exc:
+            raise BadRoute(f"{channel}: {exc}") from None
         if channel == DEFAULT:
             table.default = destination
         else:
