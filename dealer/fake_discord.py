@@ -115,7 +115,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_route("*", "/gateway/ws", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
-        self.runner = web.AppRunner(app)
+        self.runner = web.AppRunner(app, access_log=None)
         await self.runner.setup()
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
         await site.start()

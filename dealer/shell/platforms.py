@@ -182,8 +182,10 @@ class DiscordLink:
 
     def __init__(self, settings: Settings, engine: Engine, wake: threading.Event | None = None,
                  clock: Callable[[], datetime] = utcnow, rest: Any = None,
-                 guild_ready_timeout: float = 2.0) -> None:
+                 guild_ready_timeout: float = 2.0, retry_first: float = 1.0) -> None:
         self.settings = settings
+        self.retry_first = retry_first
+        """Seconds before the first catch-up retried after a store failure (then doubled)."""
         self.engine = engine
         self.wake = wake or threading.Event()
         self.clock = clock
@@ -194,28 +196,56 @@ class DiscordLink:
         self.gateway: Any = None
         self.catch_ups = 0
         self.heard = 0
+        self.behind = False
+        """True while something heard could not be stored: cursors wait for a catch-up."""
+        self._lock = threading.Lock()
+        self._retry: threading.Timer | None = None
+        self._retry_wait = 0.0
 
     def sink(self, messages: list[InboxMessage], places: dict[str, str]) -> None:
         """Store what the gateway heard and wake the daemon. A store that is down loses
-        nothing: the cursor stays, and the catch-up after the next reconnect (or the next
-        ``run --once``) reads the message again."""
+        nothing: the cursors stop moving (:attr:`behind`) and a catch-up is retried with a
+        growing wait until it succeeds, reading every message since the last cursor."""
         try:
-            stored = store_heard(self.engine, self.settings, messages, places, self.clock())
+            stored = store_heard(self.engine, self.settings, messages, {} if self.behind else places,
+                                 self.clock())
         except Exception:
-            log.exception("Discord: %s event(s) not stored now; the catch-up reads them again",
+            log.exception("Discord: %s event(s) not stored now; a catch-up will read them again",
                           len(messages))
+            self._fall_behind()
             return
         self.heard += len(stored.new)
         self.wake.set()
 
-    def catch_up(self) -> int:
-        """Read what was sent while disconnected (see :func:`catch_up`)."""
+    def _fall_behind(self) -> None:
+        """Keep the cursors where they are and retry the catch-up until it succeeds."""
+        with self._lock:
+            self.behind = True
+            if self._retry is not None:
+                return
+            self._retry_wait = min(60.0, self._retry_wait * 2) if self._retry_wait else self.retry_first
+            self._retry = threading.Timer(self._retry_wait, self._retry_catch_up)
+            self._retry.daemon = True
+            self._retry.start()
+
+    def _retry_catch_up(self) -> None:
+        with self._lock:
+            self._retry = None
+        if self.catch_up() is not None and not self.behind:
+            self._retry_wait = 0.0
+
+    def catch_up(self) -> int | None:
+        """Read what was sent while disconnected (see :func:`catch_up`); None if it failed
+        (it is then retried, see :meth:`sink`)."""
         bot_id = self.events.bot_id if self.events is not None else None
         try:
             new = catch_up(self.engine, self.settings, self.rest, self.table, self.clock(), bot_id)
         except Exception:
-            log.exception("Discord catch-up failed; it is tried again on the next reconnect or pass")
-            return 0
+            log.exception("Discord catch-up failed; it is tried again")
+            if self.gateway is not None:
+                self._fall_behind()
+            return None
+        self.behind = False
         self.catch_ups += 1
         if new:
             self.wake.set()
@@ -234,6 +264,10 @@ class DiscordLink:
 
     def stop(self) -> None:
         """Disconnect the gateway."""
+        with self._lock:
+            if self._retry is not None:
+                self._retry.cancel()
+                self._retry = None
         if self.gateway is not None:
             self.gateway.stop()
         self.rest.close()

@@ -421,3 +421,57 @@ def test_a_message_in_an_unrouted_channel_is_not_read(table) -> None:  # type: i
     t.say(DAVE, "marker", T0 + timedelta(minutes=1))
     with t.dealer.sessions() as session:
         assert [r.body for r in session.scalars(select(Inbound))] == ["marker"]
+
+
+def test_a_horse_named_to_ping_everyone_pings_nobody(table) -> None:  # type: ignore[no-untyped-def]
+    """The issue's horse, `@everyone **x** <@123>`, in a rendered post sent to Discord:
+    shown literally, no bold, and Discord (the fake, by its documented rules) notifies
+    nobody."""
+    from dealer.render import render
+
+    t = table(connect=False)
+    horse = "@everyone **x** <@123>"
+    body = render("races/betting_opened.txt", T0, horses=[{"name": horse, "card": "K♠"}],
+                  closes_at=T0 + timedelta(hours=1), betting_window="1 h", waiting=[],
+                  house_share_percent=10, table="derby", channel="#the-raceway")
+    with t.dealer.sessions.begin() as session:
+        session.add(Post(key="h", game_id=None, channel="#the-raceway", recipient=None, kind="note",
+                         subject="s", body=body, created_at=T0, status="pending", attempts=0))
+    assert t.run(T0).delivered == 1
+    [post] = t.fake.posts(RACEWAY)
+    assert "@\u2060everyone \\*\\*x\\*\\* \\<@\u2060123\\> (K♠)" in post["content"]
+    assert "@everyone" not in post["content"] and "<@123>" not in post["content"]
+    assert post["allowed_mentions"] == {"parse": [], "users": []}
+    assert t.fake.pinged(post) == []
+
+
+def test_a_message_heard_while_the_store_is_down_is_caught_up(table, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The gateway hears a message the store cannot take: the cursor stays behind it, later
+    messages do not move it, and the catch-up retried after the failure stores it."""
+    from sqlalchemy.exc import OperationalError
+
+    import dealer.shell.platforms as platforms
+
+    t = table()
+    t.link.retry_first = 0.05
+    _players(t, ("Alice", ALICE))
+    real = platforms.store_messages
+    failures = {"left": 1}
+
+    def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OperationalError("INSERT", {}, Exception("the server closed the connection"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(platforms, "store_messages", flaky)
+    t.now = T0 + timedelta(minutes=1)
+    lost = t.fake.user_says(RACEWAY, ALICE, "first")
+    t.now = T0 + timedelta(minutes=2)
+    later = t.fake.user_says(RACEWAY, ALICE, "second")
+    assert t.stored(later["id"]).body == "second"
+    assert t.stored(lost["id"]).sent_at == T0 + timedelta(minutes=1)
+    t.until(lambda: not t.link.behind, "the catch-up")
+    with t.dealer.engine.connect() as connection:
+        from dealer.store import queries as Q
+        assert Q.cursor(connection, "discord", f"channel/{RACEWAY}") == later["id"]

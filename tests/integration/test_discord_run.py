@@ -100,3 +100,41 @@ def test_dealer_run_serves_discord_through_the_gateway(fake: FakeDiscord, databa
         rows = [(r.body, r.status, r.sent_at) for r in session.scalars(select(Inbound).order_by(Inbound.id))]
     engine.dispose()
     assert rows[-1][:2] == ("horse Comet card 3C", "applied"), (rows, once.stdout)
+
+
+def test_dealer_discord_alone_stores_what_the_gateway_hears(fake: FakeDiscord, database_url: str, tmp_path: Path) -> None:
+    """`dealer discord`: the gateway in a process of its own, storing for a daemon elsewhere."""
+    from sqlalchemy import select
+
+    from dealer.store.models import Inbound
+
+    env = {
+        **os.environ,
+        "DEALER_HOME": str(tmp_path),
+        "DEALER_DATABASE_URL": database_url,
+        "DEALER_ROUTES": f"#the-raceway=discord:channel/{RACEWAY};pm=discord:dm",
+        "DEALER_DISCORD_TOKEN": fake.token,
+        "DEALER_DISCORD_API_URL": fake.api_url,
+        "DEALER_DISCORD_GATEWAY_URL": fake.gateway_url,
+    }
+    gateway = subprocess.Popen([sys.executable, "-m", "dealer.cli", "discord"], env=env, cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert fake.connected.wait(30), "dealer discord never connected"
+        assert fake.wait_for(lambda: _cursor(database_url) is not None)
+        said = fake.user_says(RACEWAY, ALICE, "sit")
+
+        def stored() -> bool:
+            engine = make_engine(database_url)
+            try:
+                with session_factory(engine)() as session:
+                    return session.scalars(select(Inbound).where(Inbound.external_id == said["id"])).first() is not None
+            finally:
+                engine.dispose()
+
+        assert fake.wait_for(stored)
+    finally:
+        gateway.send_signal(signal.SIGTERM)
+        out, _ = gateway.communicate(timeout=60)
+    assert gateway.returncode == 0, out
+    assert "Discord gateway running" in out
