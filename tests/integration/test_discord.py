@@ -475,3 +475,30 @@ def test_a_message_heard_while_the_store_is_down_is_caught_up(table, monkeypatch
     with t.dealer.engine.connect() as connection:
         from dealer.store import queries as Q
         assert Q.cursor(connection, "discord", f"channel/{RACEWAY}") == later["id"]
+
+
+def test_several_transports_at_once_each_in_its_format(table, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    forum = tmp_path / "forum"
+    t = table(connect=False, routes=f"#the-raceway=discord:channel/{RACEWAY};#forum=dir:{forum}|bbcode;pm=discord:dm")
+    _players(t, ("Alice", ALICE))
+    with t.dealer.sessions.begin() as session:
+        session.add(Post(key="b", game_id=None, channel="#forum", recipient=None, kind="note",
+                         subject="s", body="**Result**: \\[b\\]Horse\\[/b\\] wins", created_at=T0,
+                         status="pending", attempts=0))
+        session.add(Post(key="d", game_id=None, channel="#the-raceway", recipient=None, kind="note",
+                         subject="s", body="**Result** on Discord", created_at=T0, status="pending", attempts=0))
+        session.add(Post(key="p", game_id=None, channel="pm", recipient="Alice", kind="note",
+                         subject="s", body="your hand", created_at=T0, status="pending", attempts=0))
+        session.add(Post(key="q", game_id=None, channel="pm", recipient="Zed", kind="note",
+                         subject="s", body="for a player with no Discord account", created_at=T0,
+                         status="pending", attempts=0))
+    assert t.run(T0).delivered == 4
+    [written] = [json.loads(p.read_text(encoding="utf-8")) for p in forum.glob("*.json")]
+    assert written["body"] == "[b]Result[/b]: [\u2060b]Horse[\u2060/b] wins"
+    assert [p["content"] for p in t.fake.posts(RACEWAY)] == ["**Result** on Discord"]
+    assert [p["content"] for p in t.fake.dm_posts(ALICE)] == ["your hand"]
+    # Zed has no Discord account: the default route (the directory outbox) takes it.
+    [fallback] = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "outbox").glob("*.json")]
+    assert fallback["recipient"] == "Zed"
