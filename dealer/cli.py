@@ -310,14 +310,19 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
 
     try:
         publisher = build_publisher(settings)
+        problems = _route_table(settings).problems(discord_token=bool(settings.discord_token),
+                                                   webhook_url=bool(settings.discord_webhook_url))
     except BadRoute as exc:
         raise _setting_error("routes", "", exc) from None
     except ImportError as exc:
         raise _setting_error("routes", "Discord routes need dealer[discord] (pip install 'dealer[discord]')", exc) from None
-    except ValueError as exc:  # a bad route (BadRoute) or publisher
+    except ValueError as exc:  # a publisher that cannot be opened
         raise _setting_error("publish", "", exc) from None
     except OSError as exc:
         raise _setting_error("publish", f"cannot use {settings.publish!r}", exc) from None
+    if settings.routes.strip() and problems:
+        raise click.ClickException("DEALER_ROUTES cannot work: " + "; ".join(problems)
+                                   + " (`dealer routes` checks the table)")
     return inbox, publisher
 
 

@@ -278,6 +278,8 @@ def discord_link(settings: Settings, engine: Engine, wake: threading.Event | Non
     """The Discord link a daemon needs (None when no route listens on Discord)."""
     if not settings.routes.strip() or not hears_discord(route_table(settings)):
         return None
+    import discord  # noqa: F401  (dealer[discord]: refused here, before the daemon starts)
+
     return DiscordLink(settings, engine, wake, clock)
 
 

@@ -102,3 +102,13 @@ def test_the_embedded_default_loads_no_platform_library(env: dict[str, str], tmp
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_run_refuses_routes_that_cannot_work(env: dict[str, str]) -> None:
+    assert run("migrate").exit_code == 0
+    result = run("run", "--once", DEALER_ROUTES="#the-raceway=discord:channel/123456789012345678")
+    assert result.exit_code == 1
+    assert "DEALER_ROUTES cannot work: #the-raceway: discord:channel/123456789012345678 needs " \
+           "DEALER_DISCORD_TOKEN (the bot's token)" in result.output
+    result = run("run", "--once", DEALER_ROUTES="#the-raceway=nowhere:x")
+    assert result.exit_code == 1 and "DEALER_ROUTES: #the-raceway: 'nowhere:x': unknown destination" in result.output
