@@ -133,7 +133,7 @@ def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outc
     outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
     account = ACCOUNT.match(inbound.sender)
     if account:
-        if queries.earlier_messages_from(session, inbound.source, inbound.sender, inbound.id):
+        if queries.already_told(session, inbound.sender):
             return  # told once already
         how = (
             f"Your {account.group('platform')} account is not linked to a player of this dealer, "

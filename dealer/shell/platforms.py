@@ -199,6 +199,10 @@ class DiscordLink:
         self.behind = False
         """True while something heard could not be stored: cursors wait for a catch-up."""
         self._lock = threading.Lock()
+        self._storing = threading.Lock()
+        self.rewind: dict[str, int] = {}
+        """Places whose cursor must go back before the next catch-up (a message heard there
+        could not be stored)."""
         self._retry: threading.Timer | None = None
         self._retry_wait = 0.0
 
@@ -207,11 +211,17 @@ class DiscordLink:
         nothing: the cursors stop moving (:attr:`behind`) and a catch-up is retried with a
         growing wait until it succeeds, reading every message since the last cursor."""
         try:
-            stored = store_heard(self.engine, self.settings, messages, {} if self.behind else places,
-                                 self.clock())
+            with self._storing:  # one at a time: discord.py runs each event as its own task
+                stored = store_heard(self.engine, self.settings, messages, {} if self.behind else places,
+                                     self.clock())
         except Exception:
             log.exception("Discord: %s event(s) not stored now; a catch-up will read them again",
                           len(messages))
+            with self._lock:
+                # Another event may have moved a cursor past these: put it back before them.
+                for place, position in places.items():
+                    back = int(position) - 1
+                    self.rewind[place] = min(self.rewind.get(place, back), back)
             self._fall_behind()
             return
         self.heard += len(stored.new)
@@ -239,6 +249,16 @@ class DiscordLink:
         (it is then retried, see :meth:`sink`)."""
         bot_id = self.events.bot_id if self.events is not None else None
         try:
+            with self._lock:
+                rewind = dict(self.rewind)
+            if rewind:
+                with self.engine.begin() as connection:
+                    for place, position in rewind.items():
+                        Q.cursor_back(connection, SOURCE, place, str(position), self.clock())
+                with self._lock:
+                    for place, position in rewind.items():
+                        if self.rewind.get(place) == position:
+                            del self.rewind[place]
             new = catch_up(self.engine, self.settings, self.rest, self.table, self.clock(), bot_id)
         except Exception:
             log.exception("Discord catch-up failed; it is tried again")

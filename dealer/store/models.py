@@ -251,6 +251,8 @@ class Post(Base):
 
 
 Index("ix_outbox_pending", Post.status, Post.id)
+# A reaction or an edit on one of dealer's own posts finds it by its platform id.
+Index("ix_outbox_external_id", Post.external_id)
 # Delivery keeps each destination's order: a post waits while an earlier post of its
 # destination (channel and recipient) is pending or parked.
 Index("ix_outbox_destination", Post.channel, Post.recipient, Post.status, Post.id)

@@ -956,6 +956,17 @@ def move_cursor(connection: Connection, source: str, place: str, position: str, 
         )
 
 
+def cursor_back(connection: Connection, source: str, place: str, position: str, now: datetime) -> None:
+    """Put a cursor back to ``position`` if it is past it (a message heard after it could
+    be stored while an earlier one could not: the catch-up must read from before it)."""
+    current = cursor(connection, source, place)
+    if current is not None and int(current) > int(position):
+        connection.execute(
+            update(_cursors).where(_cursors.c.source == source, _cursors.c.place == place)
+            .values(position=position, updated_at=now)
+        )
+
+
 _SENDER_OF_MESSAGE = select(_inbound.c.sender).where(
     _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
 )
@@ -966,12 +977,12 @@ def sender_of_message(connection: Connection | Session, source: str, external_id
     return connection.execute(_SENDER_OF_MESSAGE, {"source": source, "external_id": external_id}).scalar()
 
 
-_EARLIER_FROM = select(func.count()).select_from(_inbound).where(
-    _inbound.c.source == bindparam("source"), _inbound.c.sender == bindparam("sender"),
-    _inbound.c.id < bindparam("before"),
-)
+_TOLD = select(_posts.c.id).where(
+    _posts.c.channel == "pm", _posts.c.recipient == bindparam("recipient")
+).limit(1)
 
 
-def earlier_messages_from(connection: Connection | Session, source: str, sender: str, before: int) -> int:
-    """How many messages ``sender`` sent through ``source`` before the stored message ``before``."""
-    return connection.execute(_EARLIER_FROM, {"source": source, "sender": sender, "before": before}).scalar_one()
+def already_told(connection: Connection | Session, recipient: str) -> bool:
+    """True when a private post to ``recipient`` was ever queued (an unlinked account is
+    told how to be added once). Read through the destination index."""
+    return connection.execute(_TOLD, {"recipient": recipient}).first() is not None

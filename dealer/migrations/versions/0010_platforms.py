@@ -1,5 +1,6 @@
 """platforms: players' linked accounts, the parts of split posts with their platform ids,
-the history cursors of the catch-up, and the players a post pings
+the history cursors of the catch-up, the players a post pings, and an index on a post's
+platform id (a reaction to dealer's own post finds it)
 
 Revision ID: 0010
 Revises: 0009
@@ -49,10 +50,12 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("outbox", schema=None) as batch_op:
         batch_op.add_column(sa.Column("mentions", sa.JSON(), nullable=True))
+        batch_op.create_index("ix_outbox_external_id", ["external_id"], unique=False)
 
 
 def downgrade() -> None:
     with op.batch_alter_table("outbox", schema=None) as batch_op:
+        batch_op.drop_index("ix_outbox_external_id")
         batch_op.drop_column("mentions")
     op.drop_table("cursors")
     with op.batch_alter_table("post_parts", schema=None) as batch_op:
