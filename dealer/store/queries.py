@@ -15,6 +15,7 @@ names); functions run a query and return plain rows or values.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Iterator, Sequence
 
@@ -678,6 +679,7 @@ _GAME_OF_PLATFORM_POST = (
 )
 """The game of one of dealer's posts by the id its platform gave it (a Discord message id,
 of the post or of any of its parts)."""
+_REF_OF_PLATFORM_POST = _GAME_OF_PLATFORM_POST.with_only_columns(_posts.c.ref)
 _CHANNELS_OF_GAME = (
     select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
 )
@@ -727,11 +729,16 @@ def game_of_target(session: Session, source: str, target: str) -> str | None:
 
 def post_ref(session: Session, source: str, target: str) -> str | None:
     """The name the rules gave the post ``target`` (a reaction's target), when the target is
-    one of dealer's posts and not a player's message; else None."""
-    if not target.isdigit() or len(target) >= 19:
-        return None
+    one of dealer's posts and not a player's message; else None. A post is found by its
+    platform id (a Discord message id, of the post or any of its parts) or by its outbox id,
+    in the order :func:`game_of_target` reads them."""
     if session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).first():
         return None  # a player's message of that id comes first (game_of_target)
+    found = session.execute(_REF_OF_PLATFORM_POST, {"external_id": target}).first()
+    if found is not None:
+        return found[0]
+    if not target.isdigit() or len(target) >= 19:
+        return None
     return session.execute(_REF_OF_POST, {"post_id": int(target)}).scalar()
 
 
@@ -741,7 +748,34 @@ def first_messages(
     """Each sender's first text message to game ``game_id`` or one of its matches, sent
     from ``since`` to ``until`` (both included): ``{sender: sent_at}``."""
     rows = session.execute(_FIRST_MESSAGES, {"game_id": game_id, "since": since, "until": until})
-    return {sender: as_utc(first) for sender, first in rows}
+    found = {sender: as_utc(first) for sender, first in rows}
+    # A platform stores its sender as the account (``discord:ID``): the rules know players
+    # by name, so an account linked to a player counts as that player (the earliest time
+    # when a player wrote both ways).
+    accounts = [s for s in found if _ACCOUNT_SENDER.match(s)]
+    if accounts:
+        names = _player_names_of_accounts(session, accounts)
+        for account in accounts:
+            name = names.get(account)
+            if name is not None:
+                at = found.pop(account)
+                found[name] = min(at, found.get(name, at))
+    return found
+
+
+_ACCOUNT_SENDER = re.compile(r"^[a-z]+:\d{1,20}$")
+"""A sender stored as a platform account (as :data:`dealer.routes.ACCOUNT` writes it)."""
+
+
+def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str, str]:
+    """``platform:id`` -> the linked player's name, for those linked."""
+    wanted = [tuple(a.split(":", 1)) for a in accounts]
+    rows = session.execute(
+        select(Account.platform, Account.account_id, Player.name)
+        .join(Player, Player.key == Account.player)
+        .where(or_(*[and_(Account.platform == p, Account.account_id == i) for p, i in wanted]))
+    )
+    return {f"{platform}:{account_id}": name for platform, account_id, name in rows}
 
 
 def channels_of_game(connection: Connection | Session, game_id: str) -> list[str]:
