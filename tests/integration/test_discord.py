@@ -509,3 +509,36 @@ def test_several_transports_at_once_each_in_its_format(table, tmp_path: Path) ->
     # Zed has no Discord account: the default route (the directory outbox) takes it.
     [fallback] = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "outbox").glob("*.json")]
     assert fallback["recipient"] == "Zed"
+
+
+def test_a_hall_proposal_voted_by_discord_reactions(table) -> None:  # type: ignore[no-untyped-def]
+    """The Hall's government on Discord (GH-20, GH-21): a proposal posted in #proposals,
+    votes as reactions on it, attributed to the linked players, the tally in the channel."""
+    proposals = 111111111111111113
+    t = table(routes=f"#the-raceway=discord:channel/{RACEWAY};#proposals=discord:channel/{proposals};"
+                     "pm=discord:dm")
+    t.fake.add_channel(proposals)
+    names = [("alice", ALICE), ("bob", BOB), ("carol", CAROL), ("dave", DAVE)]
+    _players(t, *names)
+    t.admin(lambda s: create_game(s, "hall", "h1", T0, players=[n for n, _ in names], start=T0,
+                                  settings={"reputable": "alice"}))
+    t.run(T0)
+    proposal = t.say(CAROL, "Shorter phases for everyone.\nset phase_length 12h",
+                     T0 + timedelta(hours=1), channel=proposals)
+    t.run(T0 + timedelta(hours=1, minutes=1))
+    assert any("**Proposal 1** (Standard) by carol" in p["content"] for p in t.fake.posts(proposals))
+    for user, emoji, hours in ((ALICE, "👍", 30), (BOB, "👍", 31), (DAVE, "👎", 31.5)):
+        t.now = T0 + timedelta(hours=hours)
+        t.fake.user_reacts(proposal, user, emoji)
+    t.until(lambda: _count(t, "reaction") == 3, "the three votes")
+    t.now = T0 + timedelta(hours=32)
+    t.fake.user_reacts(proposal, DAVE, "👎", removed=True)  # dave takes his vote back
+    t.until(lambda: _count(t, "reaction") == 4, "the vote taken back")
+    t.run(T0 + timedelta(hours=32, minutes=1))
+    t.run(T0 + timedelta(hours=48, minutes=2))
+    t.run(T0 + timedelta(hours=48, minutes=11))  # the tally, 10 minutes after the end
+    tallies = [p["content"] for p in t.fake.posts(proposals) if "**Proposal 1 (Standard) is adopted**" in p["content"]]
+    assert len(tallies) == 1, [p["content"][:80] for p in t.fake.posts(proposals)]
+    tally = tallies[0]
+    assert "For (2): alice, bob." in tally and "Against (0): nobody." in tally
+    assert t.admin(lambda s: game_view(s, "h1"))["settings"]["phase_length"] == "12h"
