@@ -195,10 +195,15 @@ def run(once: bool, now_text: str | None) -> None:
         # reboot, a compose file starting both at once) waits for it, logging each attempt,
         # as it does when the connection is lost later (dealer.shell.timers.run_forever);
         # a one-shot command, or a SQLite file, has nothing to wait for and ends at once.
+    link = _discord_link(settings, dealer)
     if once:
         from dealer.shell.timers import ONCE_ATTEMPTS, keep_trying
         from dealer.store.transient import StoreUnavailable
 
+        if link is not None:
+            # What was said on Discord since the last run counts before this pass.
+            link.catch_up()
+            link.stop()
         try:
             report = keep_trying(dealer, dealer.run_pass, attempts=ONCE_ATTEMPTS)
         except StoreUnavailable as exc:
@@ -218,7 +223,26 @@ def run(once: bool, now_text: str | None) -> None:
         if settings.web:
             _serve_web_beside(settings)
         with _database(settings), pid_file(settings.pid_file):
-            dealer.run_forever()
+            if link is not None:
+                link.start()
+            try:
+                dealer.run_forever()
+            finally:
+                if link is not None:
+                    link.stop()
+
+
+def _discord_link(settings: Settings, dealer: Any):  # type: ignore[no-untyped-def]
+    """The Discord gateway link of ``dealer run`` when a route listens on Discord."""
+    from dealer.routes import BadRoute
+    from dealer.shell.platforms import discord_link
+
+    try:
+        return discord_link(settings, dealer.engine, dealer.wake, dealer.clock)
+    except BadRoute as exc:
+        raise _setting_error("routes", "", exc) from None
+    except ImportError as exc:
+        raise _setting_error("routes", "Discord routes need dealer[discord] (pip install 'dealer[discord]')", exc) from None
 
 
 def _serve_metrics(port: int) -> None:
@@ -274,7 +298,6 @@ def serve(host: str | None, port: int | None) -> None:
 def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
     """The inbox and the publisher the settings name; a bad one ends the command."""
     from dealer.inbox import open_inbox
-    from dealer.publish import open_publisher
 
     try:
         inbox = open_inbox(settings.inbox, settings.max_message_bytes)
@@ -282,12 +305,24 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
         raise _setting_error("inbox", "", exc) from None
     except OSError as exc:
         raise _setting_error("inbox", f"cannot use {settings.inbox!r}", exc) from None
+    from dealer.routes import BadRoute
+    from dealer.shell.platforms import build_publisher
+
     try:
-        publisher = open_publisher(settings.publish)
-    except ValueError as exc:
+        publisher = build_publisher(settings)
+        problems = _route_table(settings).problems(discord_token=bool(settings.discord_token),
+                                                   webhook_url=bool(settings.discord_webhook_url))
+    except BadRoute as exc:
+        raise _setting_error("routes", "", exc) from None
+    except ImportError as exc:
+        raise _setting_error("routes", "Discord routes need dealer[discord] (pip install 'dealer[discord]')", exc) from None
+    except ValueError as exc:  # a publisher that cannot be opened
         raise _setting_error("publish", "", exc) from None
     except OSError as exc:
         raise _setting_error("publish", f"cannot use {settings.publish!r}", exc) from None
+    if settings.routes.strip() and problems:
+        raise click.ClickException("DEALER_ROUTES cannot work: " + "; ".join(problems)
+                                   + " (`dealer routes` checks the table)")
     return inbox, publisher
 
 
@@ -355,6 +390,30 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
 
     added = _admin(lambda s: add_player(s, name, utcnow(), chips=chips, vertebrae=vertebrae).name)
     click.echo(f"player {added} added with {plural(chips, 'chip')} and {plural(vertebrae, 'vertebra', 'vertebrae')}")
+
+
+@player.command("link")
+@click.argument("name")
+@click.argument("account")
+def player_link(name: str, account: str) -> None:
+    """Link ACCOUNT (PLATFORM:ID, e.g. discord:80351110224678912) to player NAME.
+
+    Messages from that account are NAME's (whatever display name it shows), and posts for
+    NAME reach it (Discord DMs, pings). One account per platform per player."""
+    from dealer.shell.admin import link_account
+
+    shown, linked = _admin(lambda s: link_account(s, name, account, utcnow()))
+    click.echo(f"{linked} linked to player {shown}")
+
+
+@player.command("unlink")
+@click.argument("account")
+def player_unlink(account: str) -> None:
+    """Unlink ACCOUNT (PLATFORM:ID) from its player."""
+    from dealer.shell.admin import unlink_account
+
+    shown = _admin(lambda s: unlink_account(s, account))
+    click.echo(f"{account} unlinked from player {shown}")
 
 
 @player.command("show")
@@ -628,6 +687,107 @@ def _arrival_stamp() -> str:
     ns = time.time_ns()
     seconds, fraction = divmod(ns, 1_000_000_000)
     return f"{datetime.fromtimestamp(seconds, timezone.utc):%Y%m%dT%H%M%S}.{fraction:09d}Z"
+
+
+@main.command()
+def routes() -> None:
+    """Print the routes in force (DEALER_ROUTES: which transport serves which channel) and
+    check them; exit non-zero when one cannot work."""
+    from dealer.routes import BadRoute
+
+    settings = _settings()
+    try:
+        table = _route_table(settings)
+    except BadRoute as exc:
+        raise _setting_error("routes", "", exc) from None
+    for line in table.lines():
+        click.echo(line)
+    problems = table.problems(discord_token=bool(settings.discord_token),
+                              webhook_url=bool(settings.discord_webhook_url))
+    if table.uses("discord"):
+        try:
+            import discord  # noqa: F401
+            import httpx  # noqa: F401
+        except ImportError:
+            problems.append("Discord routes need dealer[discord]: pip install 'dealer[discord]'")
+    if problems:
+        raise click.ClickException("the routes cannot work:\n  " + "\n  ".join(problems))
+    click.echo("routes OK")
+
+
+@main.group(invoke_without_command=True)
+@click.pass_context
+def discord(ctx: click.Context) -> None:
+    """Run the Discord gateway alone (`dealer discord`): store what it hears for a daemon
+    that runs elsewhere on the same store (`dealer run` runs the gateway itself when a route
+    listens on Discord). `dealer discord check` says what the setup lacks."""
+    if ctx.invoked_subcommand is not None:
+        return
+    import threading
+
+    from dealer.shell.platforms import DiscordLink
+    from dealer.shell.timers import install_signals
+
+    settings = _settings()
+    _discord_ready(settings)
+    from dealer.store.db import check_schema, make_engine
+
+    with _database(settings):
+        engine = make_engine(settings.database_url)
+        check_schema(engine)
+    link = DiscordLink(settings, engine)
+    stop = threading.Event()
+
+    class _Stopper:  # what install_signals sets
+        stopping = False
+        wake = stop
+        reload_requested = False
+
+    install_signals(_Stopper)  # type: ignore[arg-type]
+    link.start()
+    click.echo("Discord gateway running; Ctrl-C stops it")
+    try:
+        while not _Stopper.stopping:
+            stop.wait(1.0)
+            if link.gateway is not None and not link.gateway.thread.is_alive():
+                raise click.ClickException(f"the Discord gateway stopped: {link.gateway.error}")
+    finally:
+        link.stop()
+
+
+def _discord_ready(settings: Settings) -> None:
+    """Refuse early when Discord cannot be used (no extra, no token, no route)."""
+    try:
+        import discord as _discord  # noqa: F401
+        import httpx  # noqa: F401
+    except ImportError:
+        raise click.ClickException("Discord needs dealer[discord]: pip install 'dealer[discord]'") from None
+    if not settings.discord_token:
+        raise click.ClickException("DEALER_DISCORD_TOKEN is not set (the bot's token; docs/DISCORD.md)")
+
+
+@discord.command("check")
+def discord_check() -> None:
+    """Check the Discord setup step by step and say what is missing (exit 1 if anything)."""
+    from dealer.routes import BadRoute
+    from dealer.shell.platforms import check_discord
+
+    settings = _settings()
+    try:
+        lines, ok = check_discord(settings)
+    except BadRoute as exc:
+        raise _setting_error("routes", "", exc) from None
+    for line in lines:
+        click.echo(line)
+    if not ok:
+        raise click.ClickException("the Discord setup is not complete (see above and docs/DISCORD.md)")
+
+
+def _route_table(settings: Settings):  # type: ignore[no-untyped-def]
+    """The route table of the settings (raises BadRoute)."""
+    from dealer.routes import parse_routes
+
+    return parse_routes(settings.routes, settings.publish)
 
 
 @main.group()

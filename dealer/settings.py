@@ -73,6 +73,44 @@ class Settings(BaseSettings):
         default="",
         description="Where posts go: dir:PATH (default dir:HOME/outbox) or stdout.",
     )
+    routes: str = Field(
+        default="",
+        description=(
+            "Which transport serves which game channel: CHANNEL=DESTINATION separated by ';', "
+            "e.g. '#the-raceway=discord:channel/123;pm=discord:dm'; '*' is the default "
+            "(else PUBLISH). `dealer routes` prints and checks the table (docs/ROUTES.md)."
+        ),
+    )
+    register_unknown: bool = Field(
+        default=False,
+        description=(
+            "A sender on a platform (Discord) who is no player and sends a game's join command "
+            "(join, sit) becomes a player under their display name, linked to that account. "
+            "Off: they get one reply saying how to be added."
+        ),
+    )
+    discord_token: str = Field(
+        default="", description="The Discord bot's token (needs dealer[discord]; docs/DISCORD.md)."
+    )
+    discord_webhook_url: str = Field(
+        default="",
+        description="A Discord webhook URL for the discord:webhook route (public posts only, no bot needed).",
+    )
+    discord_api_url: str = Field(
+        default="https://discord.com/api/v10",
+        description="Discord's REST API base (change only for a proxy or the test fake).",
+    )
+    discord_gateway_url: str = Field(
+        default="",
+        description="Discord's gateway address (empty: Discord's own; for a proxy or the test fake).",
+    )
+    discord_rate: float = Field(
+        default=45.0, gt=0,
+        description=(
+            "Requests per second dealer allows itself on Discord's REST API (a token bucket, "
+            "below Discord's global 50/s); Discord's own rate-limit headers and 429s are honoured too."
+        ),
+    )
     deadline_overrides: str = Field(
         default="",
         description=(

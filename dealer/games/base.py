@@ -158,6 +158,9 @@ class PostDraft:
     ref: str | None = None
     """A name the rules give the post (a poll: ``poll-3``); a reaction on the post reaches
     the rules with it (:attr:`Reaction.target_ref`)."""
+    mentions: tuple[str, ...] = ()
+    """The players this post means to ping (whose turn it is, those a reminder is for): a
+    platform with mentions notifies exactly these (their linked accounts), nobody else."""
 
 
 @dataclass
@@ -295,13 +298,15 @@ class Context:
 
     def post(
         self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
-        in_channel: str | None = None, ref: str | None = None, **context: Any,
+        in_channel: str | None = None, ref: str | None = None,
+        mentions: tuple[str, ...] | list[str] = (), **context: Any,
     ) -> None:
         """Queue a public post in the game's channel, or in ``in_channel`` (another one the game
         owns); dropped unsent after ``stale_after``; ``ref`` names it for the reactions that
-        will target it (:attr:`Reaction.target_ref`)."""
+        will target it (:attr:`Reaction.target_ref`); ``mentions``: the players it means to
+        ping (a platform notifies exactly these)."""
         self.posts.append(PostDraft(kind, template, in_channel or self.channel, None, subject,
-                                    context, stale_after, ref))
+                                    context, stale_after, ref, tuple(mentions)))
 
     def reply(
         self, recipient: str, kind: str, template: str, subject: str, *,

@@ -41,6 +41,9 @@ class InboxMessage(BaseModel):
     emoji: str | None = Field(default=None, max_length=64)
     removed: bool = False
     """For a reaction: true when the reaction is taken back."""
+    sender_name: str | None = Field(default=None, max_length=200)
+    """The display name a platform showed for the sender (kept in the raw message; a
+    message is attributed by ``sender``, the account, never by this name)."""
 
     @field_validator("sent_at", mode="before")
     @classmethod
@@ -58,7 +61,7 @@ class InboxMessage(BaseModel):
             pass
         raise ValueError(f"{SENT_AT_FORM}, not {_shown(value)}")
 
-    @field_validator("id", "sender", "channel", "body", "game", "target", "emoji", mode="before")
+    @field_validator("id", "sender", "channel", "body", "game", "target", "emoji", "sender_name", mode="before")
     @classmethod
     def _no_nul(cls, value: Any) -> Any:
         # No store keeps NUL in text (Postgres refuses it); the raw JSON keeps it escaped.

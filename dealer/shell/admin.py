@@ -34,7 +34,73 @@ class AdminError(ValueError):
     game it names that does not exist raises :class:`dealer.views.NotFound`.)"""
 
 
-__all__ = ["AdminError", "NotFound", "add_player", "create_game", "grant", "parse_item", "parse_settings"]
+__all__ = ["AdminError", "NotFound", "add_player", "link_account", "unlink_account", "parse_account", "create_game", "grant", "parse_item", "parse_settings"]
+
+
+PLATFORMS = ("discord",)
+"""Platforms whose accounts a player can link (``dealer player link``)."""
+
+
+def parse_account(text: str) -> tuple[str, str]:
+    """``discord:80351110224678912`` -> (``discord``, ``80351110224678912``); raise
+    :class:`AdminError` saying what is wrong."""
+    platform, sep, account_id = text.strip().partition(":")
+    platform = platform.lower()
+    if not sep or platform not in PLATFORMS:
+        raise AdminError(f"{text!r} is not an account; write PLATFORM:ID, e.g. discord:80351110224678912 "
+                         f"(platforms: {', '.join(PLATFORMS)})")
+    if platform == "discord" and not (account_id.isdigit() and 15 <= len(account_id) <= 20):
+        raise AdminError(f"{account_id!r} is not a Discord user id (17 to 20 digits: in Discord, "
+                         "Developer Mode on, right-click the user, Copy User ID)")
+    return platform, account_id
+
+
+def link_account(session: Session, name: str, account: str, now: datetime) -> tuple[str, str]:
+    """Link a platform account to player ``name``: their messages from it are theirs, and
+    posts for them reach it. An account belongs to one player; a player has at most one
+    account per platform (linking another replaces it). Returns (player name, account)."""
+    platform, account_id = parse_account(account)
+    player = get_player(session, name)
+    owner = Q.player_of_account(session, platform, account_id)
+    if owner is not None and owner != player.key:
+        other = session.get(Player, owner)
+        raise AdminError(f"{platform}:{account_id} is already linked to {other.name if other else owner}; "
+                         f"`dealer player unlink {platform}:{account_id}` first")
+    if owner == player.key:
+        return player.name, f"{platform}:{account_id}"
+    for old in Q.accounts_of(session, [player.key]).get(player.key, {}).items():
+        if old[0] == platform:
+            Q.unlink_account(session, platform, old[1])
+    Q.link_account(session, player.key, platform, account_id, now)
+    return player.name, f"{platform}:{account_id}"
+
+
+def unlink_account(session: Session, account: str) -> str:
+    """Unlink an account; the name of the player it was linked to."""
+    platform, account_id = parse_account(account)
+    owner = Q.player_of_account(session, platform, account_id)
+    if owner is None:
+        raise AdminError(f"{platform}:{account_id} is linked to no player")
+    Q.unlink_account(session, platform, account_id)
+    player = session.get(Player, owner)
+    return player.name if player else owner
+
+
+def register_account(session: Session, display_name: str, platform: str, account_id: str, now: datetime) -> str:
+    """Make a new player of an unknown platform sender (``DEALER_REGISTER_UNKNOWN``): named
+    after their display name (cleaned: '@' and ',' dropped; a name taken or looking like a
+    player's gets the account's last digits after it), linked to the account. Returns the
+    name."""
+    base = re.sub(r"[@,]", "", display_name or "").strip() or f"{platform}-{account_id[-6:]}"
+    for candidate in (base, f"{base[:50]} {account_id[-6:]}", f"{platform}-{account_id}"):
+        try:  # add_player refuses a name before it adds anything
+            name = add_player(session, candidate, now).name
+        except AdminError:
+            continue
+        session.flush()
+        Q.link_account(session, player_key(name), platform, account_id, now)
+        return name
+    raise AdminError(f"no usable name for {platform}:{account_id} ({display_name!r})")
 
 
 def add_player(session: Session, name: str, now: datetime, chips: int = 0, vertebrae: int = 0) -> Player:

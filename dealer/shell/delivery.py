@@ -48,6 +48,7 @@ from dealer.publish.base import OutgoingPost
 from dealer.shell.faults import fault
 from dealer.store import queries as Q
 from dealer.store.models import Post
+from dealer.text import player_key
 
 log = logging.getLogger(__name__)
 
@@ -169,9 +170,23 @@ def _attempt(
         report.dropped += 1
         METRICS.post("dropped")
         return True
+    mentions = tuple(row.mentions or ())
+    wanted = {player_key(name): name for name in (*mentions, *([row.recipient] if row.recipient else []))}
+    linked = Q.accounts_of(connection, list(wanted))
+    sent_parts = Q.parts_sent(connection, row.id)
+
+    def record_part(index: int, external_id: str) -> None:
+        # In the claim's own transaction: a part that went out stays recorded even if a
+        # later part is refused (the refusal is committed with it), so a re-send skips it.
+        Q.record_part(connection, row.id, index, external_id, clock())
+
     outgoing = OutgoingPost(
         row.id, row.key, row.channel, row.recipient, row.game_id,
         row.kind, row.subject, row.body, row.created_at,
+        mentions=mentions,
+        accounts={wanted[key]: accounts for key, accounts in linked.items()},
+        parts_sent=sent_parts,
+        record_part=record_part,
     )
     try:
         external = publisher.send(outgoing)

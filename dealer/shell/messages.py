@@ -41,6 +41,7 @@ from dealer.render import render, render_post
 from dealer.shell.steps import load_state, queue_posts, run_step
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
+from dealer.routes import ACCOUNT
 from dealer.text import (
     MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, escape_post, player_key, quote,
 )
@@ -113,8 +114,39 @@ _PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
 
 def find_player(session: Session, name: str) -> Row[Any] | None:
     """The player called ``name`` (matched by :func:`~dealer.text.player_key`: case, width
-    and spacing aside): a row with ``key`` and ``name``."""
+    and spacing aside): a row with ``key`` and ``name``.
+
+    A sender written as a platform account (``discord:80351110224678912``: how a platform
+    adapter stores who sent a message) is the player linked to that account: a message is
+    attributed by the account, never by a display name that can change."""
+    account = ACCOUNT.match(name)
+    if account:
+        key = queries.player_of_account(session, account.group("platform"), account.group("id"))
+        return None if key is None else session.execute(_PLAYER, {"key": key}).first()
     return session.execute(_PLAYER, {"key": player_key(name)}).first()
+
+
+def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outcome, origin: str) -> None:
+    """Refuse the message of a sender who is no player, and say how to be added: once for
+    an unlinked platform account (its first message), every time for a named sender."""
+    outcome.status = "rejected"
+    outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
+    account = ACCOUNT.match(inbound.sender)
+    if account:
+        if queries.already_told(session, inbound.sender):
+            return  # told once already
+        how = (
+            f"Your {account.group('platform')} account is not linked to a player of this dealer, "
+            "so your messages are not applied. Ask the host to add you: `dealer player add NAME` "
+            f"then `dealer player link NAME {inbound.sender}`; where the host allows it, "
+            "sending a game's join command (`join`, `sit`) adds you at once. "
+            "This is said once; later messages are not answered until then."
+        )
+    else:
+        how = (f"{inbound.sender} is not a registered player, so the message was not applied. "
+               "Ask the dealer to add you (dealer player add NAME).")
+    _reply_error(outcome, None, inbound.body[:120] or "(empty message)", how)
+    _flush(session, outcome, inbound, origin, inbound.sender)
 
 
 def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
@@ -124,14 +156,7 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
     origin = f"in:{inbound.id}"
     sender = find_player(session, inbound.sender)
     if sender is None:
-        outcome.status = "rejected"
-        outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
-        _reply_error(
-            outcome, None, inbound.body[:120] or "(empty message)",
-            f"{inbound.sender} is not a registered player, so the message was not applied. "
-            "Ask the dealer to add you (dealer player add NAME).",
-        )
-        _flush(session, outcome, inbound, origin, inbound.sender)
+        _unknown_sender(session, inbound, outcome, origin)
         return outcome
     if inbound.kind != "message":
         _process_event(session, inbound, sender, outcome, origin)

@@ -535,6 +535,7 @@ def queue_posts(
                 "attempts": 0,
                 "stale_after": draft.stale_after,
                 "ref": draft.ref,
+                "mentions": list(draft.mentions) or None,
             }
             for index, draft in enumerate(drafts)
         ],

@@ -245,12 +245,54 @@ class Post(Base):
     # The name the rules gave the post (a poll: ``poll-3``): a reaction on it reaches the
     # rules with that name.
     ref: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The players the post means to ping (a turn, a reminder): a platform with mentions
+    # lets exactly these (their linked accounts) be notified, nobody else.
+    mentions: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 
 
 Index("ix_outbox_pending", Post.status, Post.id)
+# A reaction or an edit on one of dealer's own posts finds it by its platform id.
+Index("ix_outbox_external_id", Post.external_id)
 # Delivery keeps each destination's order: a post waits while an earlier post of its
 # destination (channel and recipient) is pending or parked.
 Index("ix_outbox_destination", Post.channel, Post.recipient, Post.status, Post.id)
+
+
+class PostPart(Base):
+    """One delivered part of a post that its destination took in several messages (a post
+    longer than Discord's 2,000 characters), with the platform's id of that message: a
+    re-send skips the parts already out, and a reaction to any part finds its post."""
+
+    __tablename__ = "post_parts"
+
+    post_id: Mapped[int] = mapped_column(ForeignKey("outbox.id"), primary_key=True)
+    part: Mapped[int] = mapped_column(Integer, primary_key=True)
+    external_id: Mapped[str] = mapped_column(String(200), index=True)
+    delivered_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class Account(Base):
+    """A player's account on a platform (``discord``, ``80351110224678912``): a message is
+    attributed by the account that sent it, never by a display name."""
+
+    __tablename__ = "accounts"
+
+    platform: Mapped[str] = mapped_column(String(32), primary_key=True)
+    account_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    player: Mapped[str] = mapped_column(ForeignKey("players.key"), index=True)
+    linked_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class Cursor(Base):
+    """How far a platform's history has been read in one place (``discord``,
+    ``channel/123``: the last message id stored), for the catch-up after a reconnect."""
+
+    __tablename__ = "cursors"
+
+    source: Mapped[str] = mapped_column(String(64), primary_key=True)
+    place: Mapped[str] = mapped_column(String(200), primary_key=True)
+    position: Mapped[str] = mapped_column(String(200))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
 
 
 class Deadline(Base):

@@ -15,6 +15,7 @@ names); functions run a query and return plain rows or values.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Iterator, Sequence
 
@@ -26,6 +27,9 @@ from sqlalchemy.orm import Session
 
 from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
+    Account,
+    Cursor,
+    PostPart,
     Deadline,
     GameChannel,
     Draw,
@@ -664,6 +668,18 @@ _FIRST_MESSAGES = (
     )
     .group_by(_inbound.c.sender)
 )
+_GAME_OF_PLATFORM_POST = (
+    select(_posts.c.game_id)
+    .where(or_(
+        _posts.c.external_id == bindparam("external_id"),
+        _posts.c.id.in_(select(PostPart.__table__.c.post_id).where(
+            PostPart.__table__.c.external_id == bindparam("external_id"))),
+    ))
+    .limit(1)
+)
+"""The game of one of dealer's posts by the id its platform gave it (a Discord message id,
+of the post or of any of its parts)."""
+_REF_OF_PLATFORM_POST = _GAME_OF_PLATFORM_POST.with_only_columns(_posts.c.ref)
 _CHANNELS_OF_GAME = (
     select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
 )
@@ -703,6 +719,9 @@ def game_of_target(session: Session, source: str, target: str) -> str | None:
     game_id = session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).scalar()
     if game_id is not None:
         return game_id
+    game_id = session.execute(_GAME_OF_PLATFORM_POST, {"external_id": target}).scalar()
+    if game_id is not None:
+        return game_id
     if target.isdigit() and len(target) < 19:
         return session.execute(_GAME_OF_POST, {"post_id": int(target)}).scalar()
     return None
@@ -710,11 +729,16 @@ def game_of_target(session: Session, source: str, target: str) -> str | None:
 
 def post_ref(session: Session, source: str, target: str) -> str | None:
     """The name the rules gave the post ``target`` (a reaction's target), when the target is
-    one of dealer's posts and not a player's message; else None."""
-    if not target.isdigit() or len(target) >= 19:
-        return None
+    one of dealer's posts and not a player's message; else None. A post is found by its
+    platform id (a Discord message id, of the post or any of its parts) or by its outbox id,
+    in the order :func:`game_of_target` reads them."""
     if session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).first():
         return None  # a player's message of that id comes first (game_of_target)
+    found = session.execute(_REF_OF_PLATFORM_POST, {"external_id": target}).first()
+    if found is not None:
+        return found[0]
+    if not target.isdigit() or len(target) >= 19:
+        return None
     return session.execute(_REF_OF_POST, {"post_id": int(target)}).scalar()
 
 
@@ -724,7 +748,34 @@ def first_messages(
     """Each sender's first text message to game ``game_id`` or one of its matches, sent
     from ``since`` to ``until`` (both included): ``{sender: sent_at}``."""
     rows = session.execute(_FIRST_MESSAGES, {"game_id": game_id, "since": since, "until": until})
-    return {sender: as_utc(first) for sender, first in rows}
+    found = {sender: as_utc(first) for sender, first in rows}
+    # A platform stores its sender as the account (``discord:ID``): the rules know players
+    # by name, so an account linked to a player counts as that player (the earliest time
+    # when a player wrote both ways).
+    accounts = [s for s in found if _ACCOUNT_SENDER.match(s)]
+    if accounts:
+        names = _player_names_of_accounts(session, accounts)
+        for account in accounts:
+            name = names.get(account)
+            if name is not None:
+                at = found.pop(account)
+                found[name] = min(at, found.get(name, at))
+    return found
+
+
+_ACCOUNT_SENDER = re.compile(r"^[a-z]+:\d{1,20}$")
+"""A sender stored as a platform account (as :data:`dealer.routes.ACCOUNT` writes it)."""
+
+
+def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str, str]:
+    """``platform:id`` -> the linked player's name, for those linked."""
+    wanted = [tuple(a.split(":", 1)) for a in accounts]
+    rows = session.execute(
+        select(Account.platform, Account.account_id, Player.name)
+        .join(Player, Player.key == Account.player)
+        .where(or_(*[and_(Account.platform == p, Account.account_id == i) for p, i in wanted]))
+    )
+    return {f"{platform}:{account_id}": name for platform, account_id, name in rows}
 
 
 def channels_of_game(connection: Connection | Session, game_id: str) -> list[str]:
@@ -851,3 +902,121 @@ def change_mark(session: Session) -> str:
         .where(_deadlines.c.status == "pending")
     ).one()
     return f"{row[0]}|{row[1]}|{row[2]}|{deadlines[0]}|{deadlines[1]}"
+
+
+# -- platforms: linked accounts, parts of split posts, history cursors ------------------------
+
+_accounts = Account.__table__
+_parts = PostPart.__table__
+_cursors = Cursor.__table__
+
+_PLAYER_OF_ACCOUNT = select(_accounts.c.player).where(
+    _accounts.c.platform == bindparam("platform"), _accounts.c.account_id == bindparam("account_id")
+)
+_ACCOUNTS_OF_PLAYERS = select(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id).where(
+    _accounts.c.player.in_(bindparam("players", expanding=True))
+)
+
+
+def player_of_account(connection: Connection | Session, platform: str, account_id: str) -> str | None:
+    """The key of the player linked to an account, if any."""
+    return connection.execute(_PLAYER_OF_ACCOUNT, {"platform": platform, "account_id": account_id}).scalar()
+
+
+def accounts_of(connection: Connection | Session, players: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Each of ``players`` (keys) with its accounts, platform -> account id (one query)."""
+    found: dict[str, dict[str, str]] = {}
+    if players:
+        for row in connection.execute(_ACCOUNTS_OF_PLAYERS, {"players": list(players)}):
+            found.setdefault(row.player, {})[row.platform] = row.account_id
+    return found
+
+
+def linked_accounts(connection: Connection | Session, platform: str) -> list[str]:
+    """Every account id linked to a player on ``platform``."""
+    return list(connection.execute(
+        select(_accounts.c.account_id).where(_accounts.c.platform == platform).order_by(_accounts.c.account_id)
+    ).scalars())
+
+
+def link_account(session: Session, player: str, platform: str, account_id: str, now: datetime) -> None:
+    """Link an account to a player (the caller has checked that it is free)."""
+    session.add(Account(platform=platform, account_id=account_id, player=player, linked_at=now))
+
+
+def unlink_account(session: Session, platform: str, account_id: str) -> int:
+    """Unlink an account; how many rows went (0 or 1)."""
+    return session.execute(
+        delete(_accounts).where(_accounts.c.platform == platform, _accounts.c.account_id == account_id)
+    ).rowcount
+
+
+_PARTS_OF_POST = select(_parts.c.part, _parts.c.external_id).where(_parts.c.post_id == bindparam("post_id"))
+
+
+def parts_sent(connection: Connection, post_id: int) -> dict[int, str]:
+    """The parts of a post already delivered, by index, with their platform ids."""
+    return {row.part: row.external_id for row in connection.execute(_PARTS_OF_POST, {"post_id": post_id})}
+
+
+def record_part(connection: Connection, post_id: int, part: int, external_id: str, now: datetime) -> None:
+    """Record one delivered part of a post (in the claim's transaction)."""
+    connection.execute(_parts.insert().values(post_id=post_id, part=part, external_id=external_id, delivered_at=now))
+
+
+def cursor(connection: Connection | Session, source: str, place: str) -> str | None:
+    """How far ``source`` has read ``place`` (a message id), if it has."""
+    return connection.execute(
+        select(_cursors.c.position).where(_cursors.c.source == source, _cursors.c.place == place)
+    ).scalar()
+
+
+def cursors(connection: Connection | Session, source: str) -> dict[str, str]:
+    """Every place of ``source`` with its position."""
+    return {r.place: r.position for r in connection.execute(
+        select(_cursors.c.place, _cursors.c.position).where(_cursors.c.source == source))}
+
+
+def move_cursor(connection: Connection, source: str, place: str, position: str, now: datetime) -> None:
+    """Set how far ``source`` has read ``place``, never backwards (positions are numeric
+    ids that only grow: Discord snowflakes)."""
+    current = cursor(connection, source, place)
+    if current is None:
+        connection.execute(_cursors.insert().values(source=source, place=place, position=position, updated_at=now))
+    elif int(position) > int(current):
+        connection.execute(
+            update(_cursors).where(_cursors.c.source == source, _cursors.c.place == place)
+            .values(position=position, updated_at=now)
+        )
+
+
+def cursor_back(connection: Connection, source: str, place: str, position: str, now: datetime) -> None:
+    """Put a cursor back to ``position`` if it is past it (a message heard after it could
+    be stored while an earlier one could not: the catch-up must read from before it)."""
+    current = cursor(connection, source, place)
+    if current is not None and int(current) > int(position):
+        connection.execute(
+            update(_cursors).where(_cursors.c.source == source, _cursors.c.place == place)
+            .values(position=position, updated_at=now)
+        )
+
+
+_SENDER_OF_MESSAGE = select(_inbound.c.sender).where(
+    _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
+)
+
+
+def sender_of_message(connection: Connection | Session, source: str, external_id: str) -> str | None:
+    """Who sent a stored message (its ``sender`` as stored), if it is stored."""
+    return connection.execute(_SENDER_OF_MESSAGE, {"source": source, "external_id": external_id}).scalar()
+
+
+_TOLD = select(_posts.c.id).where(
+    _posts.c.channel == "pm", _posts.c.recipient == bindparam("recipient")
+).limit(1)
+
+
+def already_told(connection: Connection | Session, recipient: str) -> bool:
+    """True when a private post to ``recipient`` was ever queued (an unlinked account is
+    told how to be added once). Read through the destination index."""
+    return connection.execute(_TOLD, {"recipient": recipient}).first() is not None

@@ -19,9 +19,12 @@ from dealer.games.races.track import bar
 TITLE = "Off to the Races"
 
 
-def announce(ctx: Context, template: str, subject: str, **context: Any) -> None:
-    """Queue the public post ``templates/races/<template>.txt`` in the table's channel."""
-    ctx.post(template, f"races/{template}.txt", f"{TITLE} {ctx.game_id}: {subject}", **_common(ctx), **context)
+def announce(ctx: Context, template: str, subject: str, *, mentions: list[str] | tuple[str, ...] = (),
+             **context: Any) -> None:
+    """Queue the public post ``templates/races/<template>.txt`` in the table's channel
+    (pinging ``mentions`` where the platform can: those the post waits for)."""
+    ctx.post(template, f"races/{template}.txt", f"{TITLE} {ctx.game_id}: {subject}",
+             mentions=mentions, **_common(ctx), **context)
 
 
 def confirm(ctx: Context, actor: str, template: str, subject: str, **context: Any) -> None:

@@ -83,8 +83,9 @@ def _apply(ctx: Context, state: RacesState, action: Action, actor: str | None) -
     if action.winners:
         ending.finish_race(ctx, state, [state.horses[i] for i in action.winners])
     elif action.lap_at is not None:
+        # The riders are pinged: one of them must say `lap` (OR-8).
         announce(ctx, "lap_owed", "a Lap is owed", k=action.lap_at, riders=riders(state),
-                 idle_at=ctx.deadlines.get(IDLE))
+                 idle_at=ctx.deadlines.get(IDLE), mentions=sorted(set(riders(state))))
 
 
 def riders(state: RacesState) -> list[str]:

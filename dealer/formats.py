@@ -1,0 +1,242 @@
+"""Formats: a post rendered for its destination, and split to the destination's limit.
+
+A post's stored body is dealer's own markup: the Markdown subset the templates write
+(``**bold**``, ``*italic*``, `` `code` ``, fenced blocks) in which every player-chosen
+value has been made inert by :func:`dealer.text.escape_post` (markup characters
+backslash-escaped, a word joiner after every ``@``). A format reads that markup with a
+small tokenizer, so it always knows which characters are dealer's markup and which are a
+player's text, and writes it for one kind of destination:
+
+``markdown``  the stored body unchanged (the directory outbox, Discourse later).
+``discord``   Markdown, with every absolute time the templates print (``2026-12-01 10:00
+              UTC``, and its ``(in 2 h)`` after it) made a Discord timestamp tag
+              (``<t:UNIX:F> (<t:UNIX:R>)``) that every reader sees in their own time zone;
+              split at 2,000 characters.
+``bbcode``    for classic forums (a human pastes it): ``[b]``, ``[i]``, ``[code]``; every
+              other ``[`` gets a word joiner after it, so no player text opens a tag.
+``plain``     plain text (e-mail, ``stdout``): markup dropped, escapes undone.
+
+Interpretation (chosen here, tested in tests/unit/test_formats.py): a player's text that
+reads exactly like one of dealer's times (``2026-12-01 10:00 UTC``) also becomes a Discord
+timestamp of that same instant. It shows the same time, in the reader's zone, and can
+mention or format nothing; telling it apart would need a marker in every stored body.
+
+Splitting (:func:`split`): a post longer than its destination's limit is cut at line
+boundaries, preferring blank lines between paragraphs. A *table* never is: consecutive
+rows that begin with the same non-letter character (``- `` lists, ``|`` tables, the race's
+bars), with at most single blank lines between them, and fenced code blocks stay in one
+part. Only a single block longer than the limit is cut inside (at its lines, a fence closed
+and opened again around the cut; a single line longer than the limit at a space).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+DISCORD_LIMIT = 2000
+"""Characters in one Discord message."""
+
+FORMATS = ("markdown", "discord", "bbcode", "plain")
+
+# -- reading dealer's markup ------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\\(.)|```|\*\*|\*|`|\[", re.DOTALL)
+"""An escaped character, a fence, bold, italic, inline code, or a square bracket."""
+
+WORD_JOINER = "\u2060"
+
+
+def _convert(body: str, bold: tuple[str, str], italic: tuple[str, str], code: tuple[str, str],
+             fence: tuple[str, str], escape: "dict[str, str]", bracket: str) -> str:
+    """Rewrite dealer's markup token by token; ``escape`` maps a literal (player) character
+    to how this format writes it, ``bracket`` is how an unescaped ``[`` is written."""
+    out: list[str] = []
+    state = {"bold": False, "italic": False, "code": False, "fence": False}
+    pos = 0
+    for match in _TOKEN.finditer(body):
+        out.append(body[pos:match.start()])
+        pos = match.end()
+        token = match.group(0)
+        if state["fence"] and token != "```":
+            out.append(token)
+            continue
+        if state["code"] and token != "`":
+            out.append(token)
+            continue
+        if match.group(1) is not None:
+            char = match.group(1)
+            out.append(escape.get(char, char))
+        elif token == "```":
+            state["fence"] = not state["fence"]
+            out.append(fence[0] if state["fence"] else fence[1])
+        elif token == "**":
+            state["bold"] = not state["bold"]
+            out.append(bold[0] if state["bold"] else bold[1])
+        elif token == "*":
+            state["italic"] = not state["italic"]
+            out.append(italic[0] if state["italic"] else italic[1])
+        elif token == "`":
+            state["code"] = not state["code"]
+            out.append(code[0] if state["code"] else code[1])
+        else:  # an unescaped "[" of a template's own text
+            out.append(bracket)
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def to_plain(body: str) -> str:
+    """Plain text: bold and italic marks dropped, escapes undone; inline code keeps its
+    backticks (a command to type) and a fence its lines."""
+    text = _convert(body, ("", ""), ("", ""), ("`", "`"), ("", ""), {}, "[")
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+def to_bbcode(body: str) -> str:
+    """BBCode: ``[b]``, ``[i]``, ``[code]``; any other ``[`` (a player's, or a template's
+    plain bracket) is followed by a word joiner so it can open no tag."""
+    inert = "[" + WORD_JOINER
+    return _convert(body, ("[b]", "[/b]"), ("[i]", "[/i]"), ("[font=monospace]", "[/font]"),
+                    ("[code]", "[/code]"), {"[": inert}, inert)
+
+
+_UTC_TIME = re.compile(
+    r"(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC"
+    r"(?P<rel> \((?:in [^()\n]{1,40}|[^()\n]{1,40} ago|now|in less than a minute)\))?"
+)
+
+
+def discord_timestamps(body: str) -> str:
+    """Each ``YYYY-MM-DD HH:MM UTC`` becomes ``<t:UNIX:F>``; a relative time in brackets
+    right after it becomes ``(<t:UNIX:R>)``, which Discord keeps up to date."""
+
+    def tag(match: re.Match[str]) -> str:
+        when = datetime.strptime(match.group("time"), "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+        unix = int(when.timestamp())
+        return f"<t:{unix}:F>" + (f" (<t:{unix}:R>)" if match.group("rel") else "")
+
+    return _UTC_TIME.sub(tag, body)
+
+
+def to_discord(body: str) -> str:
+    """Discord Markdown: the stored markup, with times as timestamp tags."""
+    return discord_timestamps(body)
+
+
+def render_for(fmt: str, body: str) -> str:
+    """``body`` in the format ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "markdown":
+        return body
+    if fmt == "discord":
+        return to_discord(body)
+    if fmt == "bbcode":
+        return to_bbcode(body)
+    if fmt == "plain":
+        return to_plain(body)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+# -- splitting ----------------------------------------------------------------------------------
+
+
+def _row_mark(line: str) -> str | None:
+    """The character a table row begins with (None for prose and blank lines)."""
+    stripped = line.lstrip()
+    if not stripped or stripped[0].isalnum() or stripped[0] in "*_`\\(\"'":
+        return None
+    return stripped[0]
+
+
+def _cut_points(lines: list[str]) -> tuple[set[int], set[int]]:
+    """Where a part may begin: before which lines (indexes) a cut is allowed, and of those
+    the paragraph starts (after a blank line), which are preferred."""
+    allowed: set[int] = set()
+    paragraph: set[int] = set()
+    in_fence = False
+    mark: str | None = None
+    blanks = 0
+    for i, line in enumerate(lines):
+        if in_fence:
+            if line.strip().startswith("```"):
+                in_fence = False
+            continue
+        if not line.strip():
+            blanks += 1
+            continue
+        row = _row_mark(line)
+        same_table = mark is not None and row == mark and blanks <= 1
+        if i > 0 and not same_table:
+            allowed.add(i)
+            if blanks:
+                paragraph.add(i)
+        blanks = 0
+        mark = row
+        if line.count("```") % 2 == 1:
+            in_fence = True
+            mark = None
+    return allowed, paragraph
+
+
+def _hard_pieces(line: str, limit: int) -> list[str]:
+    """A single line longer than ``limit``, cut at spaces (else anywhere)."""
+    pieces = []
+    while len(line) > limit:
+        cut = line.rfind(" ", 0, limit)
+        cut = cut if cut > limit // 2 else limit
+        pieces.append(line[:cut])
+        line = line[cut:].lstrip(" ")
+    return pieces + [line]
+
+
+def split(text: str, limit: int) -> list[str]:
+    """``text`` in parts of at most ``limit`` characters, in order, each part exactly the
+    lines it holds (blank lines at a cut dropped). Cuts fall only where
+    :func:`_cut_points` allows, at the last paragraph start that fits, else the last
+    allowed line; a block that cannot fit whole (a table or a fence longer than ``limit``)
+    is cut at its own lines, a fence closed and opened again around the cut."""
+    text = text.strip("\n")
+    if len(text) <= limit:
+        return [text]
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines.extend(_hard_pieces(line, limit) if len(line) > limit else [line])
+    allowed, paragraph = _cut_points(lines)
+    parts: list[str] = []
+    start = 0
+    while start < len(lines):
+        size, end = 0, start
+        while end < len(lines) and size + len(lines[end]) + (1 if end > start else 0) <= limit:
+            size += len(lines[end]) + (1 if end > start else 0)
+            end += 1
+        if end >= len(lines):
+            parts.append("\n".join(lines[start:]).strip("\n"))
+            break
+        candidates = [i for i in range(start + 1, end + 1) if i in allowed]
+        preferred = [i for i in candidates if i in paragraph]
+        cut = (preferred or candidates or [None])[-1]
+        if cut is None:  # one block longer than the limit: cut it at its lines
+            cut = max(end, start + 1)
+            fence = _open_fence(lines[start:cut])
+            if fence is not None:
+                # Close the fence in this part (a line moves on if needed), open it again.
+                while cut - 1 > start and size + 4 > limit:
+                    cut -= 1
+                    size -= len(lines[cut]) + 1
+                parts.append("\n".join(lines[start:cut]).strip("\n") + "\n```")
+                lines.insert(cut, fence)
+                start = cut
+                continue
+        parts.append("\n".join(lines[start:cut]).strip("\n"))
+        start = cut
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+    return [p for p in parts if p]
+
+
+def _open_fence(lines: list[str]) -> str | None:
+    """The opening line of a fence still open at the end of ``lines``, else None."""
+    opener = None
+    for line in lines:
+        if line.count("```") % 2 == 1:
+            opener = None if opener is not None else line.strip()
+    return opener

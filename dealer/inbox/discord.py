@@ -1,0 +1,278 @@
+"""Discord in: a gateway connection (discord.py) turned into inbox messages.
+
+Needs ``pip install 'dealer[discord]'``. Why discord.py: it is the most used and best kept
+Python library for Discord (gateway, heartbeats, resume, reconnect with backoff, zlib
+streams, rate-limited REST), maintained since 2015, typed, and it can be pointed at a
+local fake gateway for the tests (its gateway URL and REST base are plain attributes).
+dealer uses only its gateway side and its parsing of events; posts go out through
+:mod:`dealer.publish.discord` (httpx), whose rate limiting dealer controls itself.
+
+What the gateway gives, each stored through the same idempotent path as an inbox file
+(the Discord id is the message's id, so a replay after a resume is a duplicate):
+
+============================  =============================================================
+MESSAGE_CREATE                a message (``id``: the message id), in a routed channel or a DM
+MESSAGE_UPDATE                an edit (``id``: ``MSG:edit:EDITED_TIMESTAMP``, target MSG)
+MESSAGE_DELETE                a deletion (``id``: ``MSG:delete``, target MSG)
+MESSAGE_REACTION_ADD/REMOVE   a reaction (``id``: ``MSG:react:USER:EMOJI:+|-:MS``, the time
+                              it was heard in ms: Discord gives a reaction no id of its own)
+============================  =============================================================
+
+The sender is stored as the account, ``discord:USER_ID``; ``sent_at`` is the message's
+snowflake time (:func:`snowflake_time`), or the edit's timestamp; a deletion or a reaction
+carries no time, so it counts when it is heard. Messages of bots and webhooks (dealer's own
+posts among them) and of channels no route names are ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+from dealer.inbox.base import InboxMessage
+from dealer.routes import PM, RouteTable
+
+log = logging.getLogger(__name__)
+
+DISCORD_EPOCH_MS = 1420070400000
+SOURCE = "discord"
+
+
+def snowflake_time(snowflake: int | str) -> datetime:
+    """The time a Discord id was made (its top 42 bits: ms since 2015-01-01 UTC)."""
+    ms = (int(snowflake) >> 22) + DISCORD_EPOCH_MS
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)
+
+
+def time_snowflake(when: datetime) -> int:
+    """The smallest Discord id of ``when`` (for "history after this time")."""
+    ms = int((when - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000)
+    return max(0, ms - DISCORD_EPOCH_MS) << 22
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+    except ValueError:
+        return None
+
+
+def place_of(channel_id: int | str, is_dm: bool, author_id: int | str | None = None) -> str:
+    """The cursor place of a channel: ``channel/ID``, or ``dm/USER`` for a DM."""
+    return f"dm/{author_id}" if is_dm else f"channel/{channel_id}"
+
+
+def message_from_payload(
+    data: dict[str, Any], routes: RouteTable, bot_id: int | None, *, is_dm: bool | None = None,
+) -> InboxMessage | None:
+    """An inbox message of a Discord message object (a gateway MESSAGE_CREATE payload or a
+    history entry), or None when it is not for dealer (a bot's, a webhook's, an
+    unrouted channel's)."""
+    author = data.get("author") or {}
+    if author.get("bot") or data.get("webhook_id") or (bot_id is not None and str(author.get("id")) == str(bot_id)):
+        return None
+    if data.get("type", 0) not in (0, 19):  # a default message or a reply
+        return None
+    dm = (is_dm if is_dm is not None else "guild_id" not in data)
+    channel = PM if dm else routes.discord_channels().get(int(data["channel_id"]))
+    if channel is None:
+        return None
+    return InboxMessage(
+        id=str(data["id"]), sender=f"discord:{author['id']}",
+        sender_name=author.get("global_name") or author.get("username"),
+        channel=channel, body=data.get("content") or "", sent_at=snowflake_time(data["id"]),
+    )
+
+
+class GatewayEvents:
+    """Turns discord.py's events into inbox messages for ``sink(messages, places)``.
+
+    ``places`` maps each cursor place (``channel/ID`` or ``dm/USER``) the messages advance
+    to the highest message id heard there. ``caught_up()`` is called on every READY and
+    RESUMED (the catch-up after a reconnect). ``clock`` stamps deletions and reactions.
+    """
+
+    def __init__(self, routes: RouteTable, sink: Callable[[list[InboxMessage], dict[str, str]], None],
+                 caught_up: Callable[[], None], clock: Callable[[], datetime]) -> None:
+        self.routes = routes
+        self.sink = sink
+        self.caught_up = caught_up
+        self.clock = clock
+        self.bot_id: int | None = None
+
+    def _channel(self, channel_id: int, guild_id: int | None) -> str | None:
+        return PM if guild_id is None else self.routes.discord_channels().get(channel_id)
+
+    def on_message(self, message: Any) -> tuple[list[InboxMessage], dict[str, str]]:
+        """A discord.py ``Message``."""
+        author = message.author
+        if author.bot or message.webhook_id or author.id == self.bot_id:
+            return [], {}
+        # Without the guilds intent no guild is cached: a guild channel's message carries
+        # its guild id on its (partial) channel; a DM has none.
+        guild_id = getattr(message.guild, "id", None) or getattr(message.channel, "guild_id", None)
+        is_dm = guild_id is None
+        channel = self._channel(message.channel.id, guild_id)
+        if channel is None:
+            return [], {}
+        heard = InboxMessage(
+            id=str(message.id), sender=f"discord:{author.id}",
+            sender_name=getattr(author, "global_name", None) or author.name,
+            channel=channel, body=message.content or "", sent_at=snowflake_time(message.id),
+        )
+        return [heard], {place_of(message.channel.id, is_dm, author.id): str(message.id)}
+
+    def on_edit(self, payload: Any) -> list[InboxMessage]:
+        """A ``RawMessageUpdateEvent``."""
+        data = payload.data
+        author = data.get("author") or {}
+        if author.get("bot") or data.get("webhook_id") or str(author.get("id")) == str(self.bot_id):
+            return []
+        guild_id = data.get("guild_id") or payload.guild_id
+        channel = self._channel(payload.channel_id, int(guild_id) if guild_id else None)
+        if channel is None or "content" not in data or not author:
+            return []
+        edited = data.get("edited_timestamp") or ""
+        return [InboxMessage(
+            id=f"{payload.message_id}:edit:{edited}", sender=f"discord:{author['id']}",
+            sender_name=author.get("global_name") or author.get("username"), channel=channel,
+            kind="edit", target=str(payload.message_id), body=data.get("content") or "",
+            sent_at=_parse_time(edited) or self.clock(),
+        )]
+
+    def on_delete(self, payload: Any) -> list[InboxMessage]:
+        """A ``RawMessageDeleteEvent``: the sender is filled in from the stored message
+        (:func:`dealer.shell.platforms.store_heard`); Discord does not say it."""
+        channel = self._channel(payload.channel_id, payload.guild_id)
+        if channel is None:
+            return []
+        return [InboxMessage(
+            id=f"{payload.message_id}:delete", sender="discord:0", channel=channel, kind="delete",
+            target=str(payload.message_id), sent_at=self.clock(),
+        )]
+
+    def on_reaction(self, payload: Any, removed: bool) -> list[InboxMessage]:
+        """A ``RawReactionActionEvent`` (added or removed)."""
+        if payload.user_id == self.bot_id:
+            return []
+        member = getattr(payload, "member", None)
+        if member is not None and getattr(member, "bot", False):
+            return []
+        channel = self._channel(payload.channel_id, payload.guild_id)
+        if channel is None:
+            return []
+        now = self.clock()
+        emoji = str(payload.emoji)
+        ms = int(now.timestamp() * 1000)
+        return [InboxMessage(
+            id=f"{payload.message_id}:react:{payload.user_id}:{emoji}:{'-' if removed else '+'}:{ms}",
+            sender=f"discord:{payload.user_id}", channel=channel, kind="reaction",
+            target=str(payload.message_id), emoji=emoji, removed=removed, sent_at=now,
+        )]
+
+
+def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = "",
+                guild_ready_timeout: float = 2.0) -> Any:
+    """A discord.py client that hands every event to ``events`` (its sink runs in a worker
+    thread, so the store never blocks the gateway's heartbeats)."""
+    import discord
+    import yarl
+    from discord.gateway import DiscordWebSocket
+    from discord.http import Route
+
+    if api_url:
+        Route.BASE = api_url.rstrip("/")
+    if gateway_url:
+        # discord.py connects to this class attribute (and falls back to it after an
+        # invalidated session); one process talks to one Discord.
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+    intents = discord.Intents.none()
+    intents.guild_messages = True
+    intents.dm_messages = True
+    intents.message_content = True
+    intents.guild_reactions = True
+    intents.dm_reactions = True
+
+    client = discord.Client(intents=intents, guild_ready_timeout=guild_ready_timeout,
+                            max_messages=None, chunk_guilds_at_startup=False)
+
+    async def hand(found: tuple[list[InboxMessage], dict[str, str]] | list[InboxMessage]) -> None:
+        messages, places = found if isinstance(found, tuple) else (found, {})
+        if messages:
+            await asyncio.to_thread(events.sink, messages, places)
+
+    @client.event
+    async def on_ready() -> None:
+        events.bot_id = client.user.id if client.user else None
+        log.info("Discord gateway ready as %s", client.user)
+        await asyncio.to_thread(events.caught_up)
+
+    @client.event
+    async def on_resumed() -> None:
+        log.info("Discord gateway resumed")
+        await asyncio.to_thread(events.caught_up)
+
+    @client.event
+    async def on_message(message: Any) -> None:
+        await hand(events.on_message(message))
+
+    @client.event
+    async def on_raw_message_edit(payload: Any) -> None:
+        await hand(events.on_edit(payload))
+
+    @client.event
+    async def on_raw_message_delete(payload: Any) -> None:
+        await hand(events.on_delete(payload))
+
+    @client.event
+    async def on_raw_reaction_add(payload: Any) -> None:
+        await hand(events.on_reaction(payload, removed=False))
+
+    @client.event
+    async def on_raw_reaction_remove(payload: Any) -> None:
+        await hand(events.on_reaction(payload, removed=True))
+
+    return client
+
+
+class GatewayThread:
+    """The gateway client running in a thread of its own (its own event loop), for
+    ``dealer run``; :meth:`stop` closes it."""
+
+    def __init__(self, client: Any, token: str) -> None:
+        self.client = client
+        self.token = token
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="discord-gateway", daemon=True)
+        self.error: BaseException | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self.client.start(self.token))
+        except BaseException as exc:  # reported by the daemon's log
+            self.error = exc
+            log.exception("the Discord gateway stopped: %s", exc)
+        finally:
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
+
+    def start(self) -> "GatewayThread":
+        self.thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.thread.is_alive() and not self.loop.is_closed():
+            # Closing makes ``start`` return, which ends the thread (the close's own
+            # future may never resolve once its loop stops: wait for the thread instead).
+            try:
+                asyncio.run_coroutine_threadsafe(self.client.close(), self.loop)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        self.thread.join(timeout)

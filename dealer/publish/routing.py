@@ -1,0 +1,70 @@
+"""The routing publisher: each post to the transport its channel is routed to, in the
+format of that destination (``DEALER_ROUTES``; :mod:`dealer.routes`).
+
+Several transports run at once: one publisher per transport (each ``dir:PATH`` is its own),
+made when first needed. The outbox's order and retries stay per destination (channel and
+recipient) as the delivery keeps them; a transport's refusal is the post's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
+from dealer.routes import Destination, RouteTable
+
+
+class RoutingPublisher(Publisher):
+    """Sends each post through the publisher of its route's transport."""
+
+    def __init__(self, table: RouteTable, make: Callable[[Destination], Publisher]):
+        self.table = table
+        self.make = make
+        self.transports: dict[str, Publisher] = {}
+
+    def transport(self, destination: Destination) -> Publisher:
+        """The publisher serving ``destination`` (made once per transport)."""
+        key = destination.transport
+        if key not in self.transports:
+            self.transports[key] = self.make(destination)
+        return self.transports[key]
+
+    def destination(self, post: OutgoingPost) -> Destination:
+        """Where ``post`` goes (:meth:`dealer.routes.RouteTable.for_post`)."""
+        accounts = post.accounts.get(post.recipient or "", {})
+        return self.table.for_post(post.channel, post.recipient, accounts)
+
+    def send(self, post: OutgoingPost) -> str:
+        """Send ``post`` to its route's transport in that destination's format."""
+        destination = self.destination(post)
+        try:
+            publisher = self.transport(destination)
+        except (ImportError, ValueError, OSError) as exc:
+            raise DeliveryFailed(f"cannot open {destination.spec}: {exc}") from exc
+        return publisher.send_to(post, destination, destination.format)
+
+
+def make_transport(
+    destination: Destination, *, base: Path, discord: Callable[[], Publisher] | None = None,
+) -> Publisher:
+    """The publisher of one destination's transport; a ``dir:`` path relative to ``base``.
+    ``discord`` makes the Discord publisher (only called when a route leads there)."""
+    if destination.kind == "dir":
+        from dealer.publish.directory import DirectoryPublisher
+
+        path = Path(destination.arg).expanduser()
+        return DirectoryPublisher(path if path.is_absolute() else base / path)
+    if destination.kind == "stdout":
+        from dealer.publish.stdout import StdoutPublisher
+
+        return StdoutPublisher()
+    if destination.kind == "memory":
+        from dealer.publish.memory import MemoryPublisher
+
+        return MemoryPublisher()
+    if destination.kind == "discord":
+        if discord is None:
+            raise ValueError("no Discord publisher is configured (DEALER_DISCORD_TOKEN)")
+        return discord()
+    raise ValueError(f"no transport for {destination.spec}")

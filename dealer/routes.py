@@ -1,0 +1,214 @@
+"""Routes: which transport serves which game channel (``DEALER_ROUTES``).
+
+A route maps a game channel name (``#the-raceway``, ``#game-actions``, ``pm``, ...) to a
+*destination*, written ``KIND:ARGUMENT``:
+
+==========================  ==========================================================
+``discord:channel/ID``      a Discord text channel (posts go there, messages come from it)
+``discord:dm``              Discord direct messages (only for ``pm``)
+``discord:webhook``         a Discord webhook (``DEALER_DISCORD_WEBHOOK_URL``), public posts only
+``dir:PATH``                the directory outbox (the embedded default)
+``stdout``                  printed
+``memory``                  kept in memory (tests, ``dealer demo``)
+==========================  ==========================================================
+
+``email:`` and ``discourse:`` are reserved names of later transports; a route naming one is
+refused with a clear error until they exist.
+
+The setting is a list of ``CHANNEL=DESTINATION`` separated by ``;`` or new lines; ``*`` names
+the default route (else ``DEALER_PUBLISH``, itself ``dir:HOME/outbox`` by default). A
+destination may name its format after ``|``: ``#forum=dir:var/forum|bbcode``. Every
+destination kind has a default format (:data:`DEFAULT_FORMATS`).
+
+A private post (one with a recipient) takes the ``pm`` route, or the default one. A
+recipient written as an account (``discord:80351110224678912``: someone not yet linked to a
+player) is sent to that platform's direct messages whatever the routes say. A player with no
+account on the ``pm`` route's platform gets the default route instead
+(:meth:`RouteTable.for_post`).
+
+Incoming, a platform reads the same table backwards: a message in a routed Discord channel
+is a message in that game channel (:meth:`RouteTable.channel_of`); a DM is in ``pm``.
+
+This module is a helper: it knows nothing of the store or of any transport's code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dealer.formats import FORMATS
+
+KINDS = ("discord", "dir", "stdout", "memory")
+LATER = ("email", "discourse")
+"""Transports named in the design but not built yet: refused with a clear message."""
+DEFAULT_FORMATS = {"discord": "discord", "dir": "markdown", "stdout": "plain", "memory": "markdown"}
+"""The format of each destination kind, unless the route names one."""
+PM = "pm"
+DEFAULT = "*"
+ACCOUNT = re.compile(r"^(?P<platform>[a-z]+):(?P<id>\d{1,20})$")
+"""A recipient or sender written as a platform account (``discord:80351110224678912``)."""
+_CHANNEL_ID = re.compile(r"^channel/(\d{1,20})$")
+
+
+class BadRoute(ValueError):
+    """A route the table cannot use; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a route leads: ``kind`` (``discord``, ``dir``...), its argument, its format."""
+
+    kind: str
+    arg: str
+    format: str
+
+    @property
+    def spec(self) -> str:
+        """The destination as written (without its format)."""
+        return f"{self.kind}:{self.arg}" if self.arg else self.kind
+
+    @property
+    def transport(self) -> str:
+        """The transport that serves it: one publisher per transport (``dir:PATH`` each)."""
+        return self.spec if self.kind == "dir" else self.kind
+
+    @property
+    def discord_channel(self) -> int | None:
+        """The Discord channel id of a ``discord:channel/ID`` destination."""
+        match = _CHANNEL_ID.match(self.arg) if self.kind == "discord" else None
+        return int(match.group(1)) if match else None
+
+    def __str__(self) -> str:
+        default = DEFAULT_FORMATS.get(self.kind)
+        return self.spec if self.format == default else f"{self.spec}|{self.format}"
+
+
+def parse_destination(text: str) -> Destination:
+    """``discord:channel/123``, ``dir:var/outbox|bbcode``, ``stdout``...; raise :class:`BadRoute`."""
+    spec, _, fmt = text.strip().partition("|")
+    kind, _, arg = spec.strip().partition(":")
+    kind, arg, fmt = kind.strip().lower(), arg.strip(), fmt.strip().lower()
+    if kind in LATER:
+        raise BadRoute(f"{text.strip()!r}: the {kind} transport is not available yet")
+    if kind not in KINDS:
+        raise BadRoute(
+            f"{text.strip()!r}: unknown destination; use discord:channel/ID, discord:dm, "
+            "discord:webhook, dir:PATH, stdout or memory"
+        )
+    if kind == "discord" and not (_CHANNEL_ID.match(arg) or arg in ("dm", "webhook")):
+        raise BadRoute(
+            f"{text.strip()!r}: a Discord destination is discord:channel/ID (the channel's "
+            "numeric id), discord:dm or discord:webhook"
+        )
+    if kind == "dir" and not arg:
+        raise BadRoute(f"{text.strip()!r}: a directory destination names its folder: dir:PATH")
+    if kind in ("stdout", "memory") and arg:
+        raise BadRoute(f"{text.strip()!r}: {kind} takes no argument")
+    fmt = fmt or DEFAULT_FORMATS[kind]
+    if fmt not in FORMATS:
+        raise BadRoute(f"{text.strip()!r}: unknown format {fmt!r}; use {', '.join(sorted(FORMATS))}")
+    if kind == "discord" and fmt != "discord":
+        raise BadRoute(f"{text.strip()!r}: Discord takes its own format (discord), not {fmt!r}")
+    return Destination(kind, arg, fmt)
+
+
+@dataclass
+class RouteTable:
+    """The routes in force: each channel's destination and the default one."""
+
+    routes: dict[str, Destination] = field(default_factory=dict)
+    default: Destination = field(default_factory=lambda: Destination("dir", "var/outbox", "markdown"))
+
+    def for_channel(self, channel: str) -> Destination:
+        """The destination of a public post in ``channel``."""
+        return self.routes.get(channel, self.default)
+
+    def for_post(self, channel: str, recipient: str | None, accounts: dict[str, str]) -> Destination:
+        """The destination of a post: public by its channel; private by the ``pm`` route,
+        unless the recipient has no account on that route's platform (the default route
+        then), or is itself an account (that platform's direct messages)."""
+        if recipient is None:
+            return self.for_channel(channel)
+        account = ACCOUNT.match(recipient)
+        if account:
+            return Destination(account.group("platform"), "dm", DEFAULT_FORMATS.get(account.group("platform"), "plain"))
+        route = self.routes.get(PM, self.default)
+        if route.kind == "discord" and "discord" not in accounts:
+            return self.default
+        return route
+
+    def channel_of(self, kind: str, arg: str) -> str | None:
+        """The game channel a platform's place is routed to (``discord``, ``channel/123``)."""
+        for channel, dest in self.routes.items():
+            if dest.kind == kind and dest.arg == arg:
+                return channel
+        return None
+
+    def discord_channels(self) -> dict[int, str]:
+        """Each routed Discord channel id with its game channel."""
+        return {d.discord_channel: c for c, d in self.routes.items() if d.discord_channel is not None}
+
+    def uses(self, kind: str) -> bool:
+        """True when any route (the default included) leads to ``kind``."""
+        return self.default.kind == kind or any(d.kind == kind for d in self.routes.values())
+
+    def destinations(self) -> list[Destination]:
+        """Every distinct destination, the default last."""
+        seen = list(dict.fromkeys(self.routes.values()))
+        return seen + ([self.default] if self.default not in seen else [])
+
+    def problems(self, *, discord_token: bool, webhook_url: bool) -> list[str]:
+        """What keeps this table from working with the settings given (empty: none)."""
+        found = []
+        for channel, dest in sorted(self.routes.items()):
+            if dest.kind == "discord" and dest.arg == "dm" and channel != PM:
+                found.append(f"{channel}: discord:dm serves only the pm route")
+            if channel == PM and dest.kind == "discord" and dest.arg == "webhook":
+                found.append("pm: a webhook can only post in its own channel, never a direct message")
+            if dest.kind == "discord" and dest.arg != "webhook" and not discord_token:
+                found.append(f"{channel}: {dest.spec} needs DEALER_DISCORD_TOKEN (the bot's token)")
+            if dest.kind == "discord" and dest.arg == "webhook" and not webhook_url:
+                found.append(f"{channel}: discord:webhook needs DEALER_DISCORD_WEBHOOK_URL")
+        if self.default.kind == "discord":
+            found.append(f"*: the default route cannot be Discord ({self.default.spec}); "
+                         "route each channel instead")
+        ids = [d.discord_channel for d in self.routes.values() if d.discord_channel is not None]
+        for dup in sorted({i for i in ids if ids.count(i) > 1}):
+            names = sorted(c for c, d in self.routes.items() if d.discord_channel == dup)
+            found.append(f"{', '.join(names)}: one Discord channel ({dup}) serves several game "
+                         "channels; a message there could not be told apart")
+        return found
+
+    def lines(self) -> list[str]:
+        """The table as ``dealer routes`` prints it."""
+        rows = [(c, str(d)) for c, d in sorted(self.routes.items())] + [("*", str(self.default))]
+        width = max(len(c) for c, _ in rows)
+        return [f"{c.ljust(width)}  ->  {d}" for c, d in rows]
+
+
+def parse_routes(text: str, default: str) -> RouteTable:
+    """The table of ``DEALER_ROUTES`` (``CHANNEL=DEST`` separated by ``;`` or lines), with
+    ``default`` (``DEALER_PUBLISH``) as its default unless ``*`` is routed; raise
+    :class:`BadRoute` naming the entry at fault."""
+    table = RouteTable(default=parse_destination(default))
+    for raw in re.split(r"[;\n]", text or ""):
+        entry = raw.strip()
+        if not entry:
+            continue
+        channel, sep, dest = entry.partition("=")
+        channel = channel.strip()
+        if not sep or not channel or not dest.strip():
+            raise BadRoute(f"{entry!r}: write a route as CHANNEL=DESTINATION, e.g. "
+                           "#the-raceway=discord:channel/123456789012345678")
+        if channel in table.routes or (channel == DEFAULT and text.count(f"{DEFAULT}=") > 1):
+            raise BadRoute(f"{channel}: routed twice")
+        try:
+            destination = parse_destination(dest)
+        except BadRoute as exc:
+            raise BadRoute(f"{channel}: {exc}") from None
+        if channel == DEFAULT:
+            table.default = destination
+        else:
+            table.routes[channel] = destination
+    return table

@@ -1,0 +1,78 @@
+"""Routes (dealer/routes.py): parsing DEALER_ROUTES, a post's destination, the checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from dealer.routes import BadRoute, Destination, parse_destination, parse_routes
+
+TABLE = "#the-raceway=discord:channel/123456789012345678; pm=discord:dm\n#forum=dir:var/forum|bbcode"
+
+
+def test_a_table_with_the_default_from_publish() -> None:
+    table = parse_routes(TABLE, "dir:/srv/outbox")
+    assert table.for_channel("#the-raceway") == Destination("discord", "channel/123456789012345678", "discord")
+    assert table.for_channel("#forum") == Destination("dir", "var/forum", "bbcode")
+    assert table.for_channel("#elsewhere") == Destination("dir", "/srv/outbox", "markdown")
+    assert table.discord_channels() == {123456789012345678: "#the-raceway"}
+    assert table.channel_of("discord", "channel/123456789012345678") == "#the-raceway"
+    assert table.channel_of("discord", "channel/1") is None
+    assert table.lines() == [
+        "#forum        ->  dir:var/forum|bbcode",
+        "#the-raceway  ->  discord:channel/123456789012345678",
+        "pm            ->  discord:dm",
+        "*             ->  dir:/srv/outbox",
+    ]
+
+
+def test_the_star_route_replaces_the_default() -> None:
+    table = parse_routes("*=stdout", "dir:/srv/outbox")
+    assert table.default == Destination("stdout", "", "plain")
+    assert table.routes == {}
+
+
+def test_a_private_post_takes_pm_unless_the_player_has_no_account_there() -> None:
+    table = parse_routes(TABLE, "dir:/srv/outbox")
+    dm = Destination("discord", "dm", "discord")
+    assert table.for_post("pm", "Alice", {"discord": "80351110224678912"}) == dm
+    assert table.for_post("pm", "Bob", {}) == table.default
+    # An account recipient (an unlinked sender) goes to that platform's DMs.
+    assert table.for_post("pm", "discord:80351110224678912", {}) == dm
+    assert table.for_post("#the-raceway", None, {}).kind == "discord"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("#a", "CHANNEL=DESTINATION"),
+    ("#a=", "CHANNEL=DESTINATION"),
+    ("#a=ftp:x", "unknown destination"),
+    ("#a=discord:channel/abc", "numeric id"),
+    ("#a=discord:42", "discord:channel/ID"),
+    ("#a=email:host@example.org", "not available yet"),
+    ("#a=discourse:forum", "not available yet"),
+    ("#a=dir:", "names its folder"),
+    ("#a=stdout:x", "takes no argument"),
+    ("#a=dir:x|html", "unknown format"),
+    ("#a=discord:dm|plain", "its own format"),
+    ("#a=stdout;#a=stdout", "routed twice"),
+])
+def test_bad_routes_say_what_is_wrong(text: str, why: str) -> None:
+    with pytest.raises(BadRoute, match=why):
+        parse_routes(text, "dir:/srv/outbox")
+
+
+def test_problems_of_a_table() -> None:
+    table = parse_routes("#a=discord:dm;pm=discord:webhook;#b=discord:channel/5;#c=discord:channel/5", "stdout")
+    problems = table.problems(discord_token=False, webhook_url=False)
+    assert "#a: discord:dm serves only the pm route" in problems
+    assert "pm: a webhook can only post in its own channel, never a direct message" in problems
+    assert "#b: discord:channel/5 needs DEALER_DISCORD_TOKEN (the bot's token)" in problems
+    assert "pm: discord:webhook needs DEALER_DISCORD_WEBHOOK_URL" in problems
+    assert any("one Discord channel (5) serves several game channels" in p for p in problems)
+    assert parse_routes(TABLE, "stdout").problems(discord_token=True, webhook_url=False) == []
+
+
+def test_destinations_print_their_format_only_when_not_the_default() -> None:
+    assert str(parse_destination("dir:x")) == "dir:x"
+    assert str(parse_destination("dir:x|plain")) == "dir:x|plain"
+    assert parse_destination("DISCORD:channel/7").transport == "discord"
+    assert parse_destination("dir:a").transport == "dir:a"
