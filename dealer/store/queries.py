@@ -39,6 +39,7 @@ from dealer.store.models import (
     Player,
     Post,
     Seed,
+    WebhookDelivery,
 )
 
 _games = Game.__table__
@@ -851,3 +852,36 @@ def change_mark(session: Session) -> str:
         .where(_deadlines.c.status == "pending")
     ).one()
     return f"{row[0]}|{row[1]}|{row[2]}|{deadlines[0]}|{deadlines[1]}"
+
+
+# -- the signed webhook inbox (shell/webhooks.py) ------------------------------------------
+
+_webhook_deliveries = WebhookDelivery.__table__
+
+
+def delivery_seen(connection: Connection, source: str, delivery_id: str) -> bool:
+    """Whether a webhook delivery with this id from ``source`` was recorded."""
+    return connection.execute(
+        select(_webhook_deliveries.c.delivery_id).where(
+            _webhook_deliveries.c.source == source,
+            _webhook_deliveries.c.delivery_id == delivery_id,
+        )
+    ).first() is not None
+
+
+def record_delivery(connection: Connection, source: str, delivery_id: str, now: datetime,
+                    forget_before: datetime) -> bool:
+    """Record a webhook delivery id; False when it was recorded already (a replay).
+
+    Ids received before ``forget_before`` are purged first: a delivery that old is refused
+    for its timestamp, so its id need not be kept.
+    """
+    connection.execute(delete(_webhook_deliveries).where(_webhook_deliveries.c.received_at < forget_before))
+    insert = postgres_insert if connection.dialect.name == "postgresql" else sqlite_insert
+    inserted = connection.execute(
+        insert(_webhook_deliveries)
+        .values(source=source, delivery_id=delivery_id, received_at=now)
+        .on_conflict_do_nothing(index_elements=["source", "delivery_id"])
+        .returning(_webhook_deliveries.c.delivery_id)
+    ).first()
+    return inserted is not None
