@@ -277,13 +277,13 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
     from dealer.publish import open_publisher
 
     try:
-        inbox = open_inbox(settings.inbox, settings.max_message_bytes)
+        inbox = open_inbox(settings.inbox, settings.max_message_bytes, settings)
     except ValueError as exc:
         raise _setting_error("inbox", "", exc) from None
     except OSError as exc:
         raise _setting_error("inbox", f"cannot use {settings.inbox!r}", exc) from None
     try:
-        publisher = open_publisher(settings.publish)
+        publisher = open_publisher(settings.publish, settings)
     except ValueError as exc:
         raise _setting_error("publish", "", exc) from None
     except OSError as exc:

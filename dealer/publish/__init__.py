@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dealer.publish.base import DeliveryFailed, Publisher
 
 
-def open_publisher(spec: str) -> Publisher:
-    """The publisher named by a setting: ``dir:PATH``, ``stdout`` or ``memory``."""
+def open_publisher(spec: str, settings: Any = None) -> Publisher:
+    """The publisher named by a setting: ``dir:PATH``, ``stdout``, ``smtp:HOST[:PORT]``
+    (its login and addresses from ``settings``) or ``memory``."""
     kind, _, arg = spec.partition(":")
+    if kind == "smtp":
+        return _smtp(arg, settings)
     if kind == "dir":
         from dealer.publish.directory import DirectoryPublisher
 
@@ -20,7 +25,23 @@ def open_publisher(spec: str) -> Publisher:
         from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
-    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH or stdout")
+    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout or smtp:HOST[:PORT]")
+
+
+def _smtp(where: str, settings: Any) -> Publisher:
+    from dealer.publish.smtp import SmtpPublisher
+
+    where = where.removeprefix("//").rstrip("/")
+    host, _, port = where.partition(":")
+    if not host.strip() or (port and not port.isdigit()):
+        raise ValueError(f"write the SMTP server as smtp:HOST or smtp:HOST:PORT, not smtp:{where}")
+    if settings is None or not settings.email_from:
+        raise ValueError("mailing posts needs dealer's own address: DEALER_EMAIL_FROM")
+    return SmtpPublisher(
+        host.strip(), int(port) if port else None, sender=settings.email_from,
+        security=settings.smtp_security, user=settings.smtp_user, password=settings.smtp_password,
+        list_address=settings.email_list or None,
+    )
 
 
 __all__ = ["DeliveryFailed", "Publisher", "open_publisher"]

@@ -885,3 +885,20 @@ def record_delivery(connection: Connection, source: str, delivery_id: str, now: 
         .returning(_webhook_deliveries.c.delivery_id)
     ).first()
     return inserted is not None
+
+
+# -- e-mail threading (shell/mailing.py) -----------------------------------------------------
+
+MAIL_OF_MESSAGE = select(_inbound.c.source, _inbound.c.sender, _inbound.c.raw).where(
+    _inbound.c.id == bindparam("id")
+)
+"""A stored message's source, sender and raw text (``id``): the mail a reply answers."""
+
+LATEST_MAIL_FROM = (
+    select(_inbound.c.raw)
+    .where(_inbound.c.source == bindparam("source"),
+           func.lower(_inbound.c.sender) == func.lower(bindparam("sender")))
+    .order_by(_inbound.c.id.desc())
+    .limit(1)
+)
+"""The raw text of the latest mail that carried a message of ``sender`` (from ``source``)."""
