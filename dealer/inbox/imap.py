@@ -102,7 +102,9 @@ class ImapInbox(Inbox):
     def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Any, str]]:
         """Yield each unseen mail's message (the mail stays unseen until :meth:`done`)."""
         received = now or utcnow()
-        uids = self._call(lambda c: c.search(["UNSEEN", "NOT", "KEYWORD", REJECTED]))
+        # NOOP first: a connection kept open sees mails that arrived since only once the
+        # server has told it of them.
+        uids = self._call(lambda c: (c.noop(), c.search(["UNSEEN", "NOT", "KEYWORD", REJECTED]))[1])
         for start in range(0, len(uids), FETCH_BATCH):
             chunk = uids[start:start + FETCH_BATCH]
             fetched = self._call(lambda c: c.fetch(chunk, ["RFC822.SIZE", "BODY.PEEK[]"]))

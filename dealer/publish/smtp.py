@@ -124,6 +124,7 @@ class SmtpPublisher(Publisher):
             chain = [*where.references, where.in_reply_to]
             mail["References"] = " ".join(f"<{ref}>" for ref in dict.fromkeys(chain))
         mail["X-Dealer-Post"] = post.key
+        mail["X-Dealer-Kind"] = post.kind
         if post.game:
             mail["X-Dealer-Game"] = post.game
         mail["Auto-Submitted"] = "auto-generated"
