@@ -902,3 +902,22 @@ LATEST_MAIL_FROM = (
     .limit(1)
 )
 """The raw text of the latest mail that carried a message of ``sender`` (from ``source``)."""
+
+
+# -- Discourse (shell/discourse.py) ---------------------------------------------------------
+
+POST_BY_EXTERNAL_ID = select(_posts.c.id).where(_posts.c.external_id == bindparam("external_id")).limit(1)
+"""One of dealer's delivered posts by the id its transport gave it (``external_id``)."""
+
+MESSAGE_BY_EXTERNAL_ID = select(_inbound.c.id).where(
+    _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
+).limit(1)
+"""A stored message by its source and id."""
+
+LATEST_MESSAGE_IDS = (
+    select(_inbound.c.external_id)
+    .where(_inbound.c.source == bindparam("source"), _inbound.c.kind == "message")
+    .order_by(_inbound.c.id.desc())
+    .limit(50)
+)
+"""The ids of the latest messages stored from ``source``."""
