@@ -199,6 +199,9 @@ def run(once: bool, now_text: str | None) -> None:
         from dealer.shell.timers import ONCE_ATTEMPTS, keep_trying
         from dealer.store.transient import StoreUnavailable
 
+        from dealer.shell.endpoint import catch_up
+
+        catch_up(dealer)  # Discourse posts made since the last run, when it is set up
         try:
             report = keep_trying(dealer, dealer.run_pass, attempts=ONCE_ATTEMPTS)
         except StoreUnavailable as exc:
@@ -217,8 +220,19 @@ def run(once: bool, now_text: str | None) -> None:
             _serve_metrics(settings.metrics_port)
         if settings.web:
             _serve_web_beside(settings)
-        with _database(settings), pid_file(settings.pid_file):
-            dealer.run_forever()
+        from dealer.shell.endpoint import catch_up, start_side
+
+        try:
+            side = start_side(dealer)  # the webhook endpoint, IMAP IDLE (when set up)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        catch_up(dealer)
+        try:
+            with _database(settings), pid_file(settings.pid_file):
+                dealer.run_forever()
+        finally:
+            for part in side:
+                part.stop()
 
 
 def _serve_metrics(port: int) -> None:

@@ -71,7 +71,7 @@ class Settings(BaseSettings):
     )
     publish: str = Field(
         default="",
-        description="Where posts go: dir:PATH (default dir:HOME/outbox), stdout, or smtp:HOST[:PORT].",
+        description="Where posts go: dir:PATH (default dir:HOME/outbox), stdout, smtp:HOST[:PORT] or discourse.",
     )
     deadline_overrides: str = Field(
         default="",
@@ -158,6 +158,17 @@ class Settings(BaseSettings):
     smtp_password: str = Field(default="", description="The SMTP password.")
     smtp_security: Literal["tls", "starttls", "none"] = Field(
         default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",
+    )
+    # -- Discourse (dealer[discourse]; docs/DISCOURSE.md) ----------------------------------
+    discourse_url: str = Field(default="", description="The Discourse site's address (https://forum.example.org).")
+    discourse_api_key: str = Field(default="", description="A Discourse API key (Admin > API) allowed to post for DISCOURSE_USERNAME.")
+    discourse_username: str = Field(default="", description="dealer's user on Discourse: posts as it, and ignores its own posts.")
+    discourse_topics: str = Field(
+        default="",
+        description="Which topic is which game channel: '#proposals=12;#the-raceway=34' (topic ids).",
+    )
+    discourse_webhook_secret: str = Field(
+        default="", description="The secret of Discourse's webhook to POST /discourse (empty: the route is off).",
     )
     # -- the HTTP endpoint (dealer[webhook]; docs/WEBHOOKS.md) -----------------------------
     webhook_listen: str = Field(

@@ -13,6 +13,8 @@ def open_publisher(spec: str, settings: Any = None) -> Publisher:
     kind, _, arg = spec.partition(":")
     if kind == "smtp":
         return _smtp(arg, settings)
+    if kind == "discourse":
+        return _discourse(settings)
     if kind == "dir":
         from dealer.publish.directory import DirectoryPublisher
 
@@ -25,7 +27,7 @@ def open_publisher(spec: str, settings: Any = None) -> Publisher:
         from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
-    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout or smtp:HOST[:PORT]")
+    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, smtp:HOST[:PORT] or discourse")
 
 
 def _smtp(where: str, settings: Any) -> Publisher:
@@ -45,3 +47,19 @@ def _smtp(where: str, settings: Any) -> Publisher:
 
 
 __all__ = ["DeliveryFailed", "Publisher", "open_publisher"]
+
+
+def _discourse(settings: Any) -> Publisher:
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        raise ValueError("posting to Discourse needs the extra dealer[discourse] (pip install 'dealer[discourse]')") from None
+    from dealer.inbox.discourse import parse_topics
+    from dealer.publish.discourse import DiscoursePublisher
+
+    if settings is None or not (settings.discourse_url and settings.discourse_api_key and settings.discourse_username):
+        raise ValueError("posting to Discourse needs DEALER_DISCOURSE_URL, DEALER_DISCOURSE_API_KEY "
+                         "and DEALER_DISCOURSE_USERNAME")
+    topics = {channel: topic for topic, channel in parse_topics(settings.discourse_topics).items()}
+    return DiscoursePublisher(settings.discourse_url, settings.discourse_api_key, settings.discourse_username,
+                              topics=topics)
