@@ -66,6 +66,8 @@ class ImapInbox(Inbox):
         self.timeout = timeout
         self.ssl_context = ssl_context
         self._client: Any = None
+        self.failures = 0
+        """Passes that could not read the folder (the server unreachable, a bad login)."""
 
     def _connect(self) -> Any:
         if self._client is not None:
@@ -102,12 +104,21 @@ class ImapInbox(Inbox):
     def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Any, str]]:
         """Yield each unseen mail's message (the mail stays unseen until :meth:`done`)."""
         received = now or utcnow()
-        # NOOP first: a connection kept open sees mails that arrived since only once the
-        # server has told it of them.
-        uids = self._call(lambda c: (c.noop(), c.search(["UNSEEN", "NOT", "KEYWORD", REJECTED]))[1])
+        try:
+            # NOOP first: a connection kept open sees mails that arrived since only once the
+            # server has told it of them.
+            uids = self._call(lambda c: (c.noop(), c.search(["UNSEEN", "NOT", "KEYWORD", REJECTED]))[1])
+        except Exception as exc:
+            # The mails stay on the server, unseen: a later pass reads them. Nothing is lost.
+            self._unreachable(exc)
+            return
         for start in range(0, len(uids), FETCH_BATCH):
             chunk = uids[start:start + FETCH_BATCH]
-            fetched = self._call(lambda c: c.fetch(chunk, ["RFC822.SIZE", "BODY.PEEK[]"]))
+            try:
+                fetched = self._call(lambda c: c.fetch(chunk, ["RFC822.SIZE", "BODY.PEEK[]"]))
+            except Exception as exc:
+                self._unreachable(exc)
+                return
             for uid in chunk:
                 data = fetched.get(uid)
                 if data is None:  # expunged meanwhile
@@ -124,6 +135,11 @@ class ImapInbox(Inbox):
                 stored = {**json.loads(message.model_dump_json()), "sent_at": iso_exact(message.sent_at),
                           "email": thread}
                 yield Delivery(uid, json.dumps(stored, ensure_ascii=False), message)
+
+    def _unreachable(self, exc: BaseException) -> None:
+        self.failures += 1
+        log.warning("IMAP %s:%s (%s) not read this pass: %s: %s; its mails stay unseen for the next",
+                    self.host, self.port, self.folder, type(exc).__name__, exc)
 
     def done(self, handle: Any) -> None:
         """The mail's message is stored: flag it read."""

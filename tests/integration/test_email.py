@@ -279,3 +279,13 @@ def test_a_whole_stationary_roulette_game_by_email(dovecot: Dovecot, smtp_server
     assert len({m["Message-ID"] for m in mails}) == len(mails)
     inbox.close()
     dealer.engine.dispose()
+
+
+def test_an_unreachable_imap_server_loses_nothing(dovecot: Dovecot, caplog: pytest.LogCaptureFixture) -> None:
+    from mailservers import free_port
+
+    down = ImapInbox("127.0.0.1", free_port(), user="u", password="p", security="none", timeout=2)
+    assert list(down.fetch(T0)) == [] and down.failures == 1
+    assert "not read this pass" in caplog.text
+    wrong = ImapInbox(dovecot.host, dovecot.port, user=dovecot.user, password="wrong", security="none")
+    assert list(wrong.fetch(T0)) == [] and wrong.failures == 1
