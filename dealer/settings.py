@@ -71,7 +71,7 @@ class Settings(BaseSettings):
     )
     publish: str = Field(
         default="",
-        description="Where posts go: dir:PATH (default dir:HOME/outbox), stdout, smtp:HOST[:PORT] or discourse.",
+        description="Where posts go: dir:PATH (default dir:HOME/outbox), stdout, email[:LIST_ADDRESS] or discourse.",
     )
     deadline_overrides: str = Field(
         default="",
@@ -133,7 +133,7 @@ class Settings(BaseSettings):
 
     # -- e-mail (dealer[email]; docs/EMAIL.md) --------------------------------------------
     email_from: str = Field(
-        default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=smtp:...).",
+        default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
     )
     email_list: str = Field(
         default="", description="The address public posts are mailed to (a mailing list); empty: public posts are not mailed.",
@@ -154,7 +154,8 @@ class Settings(BaseSettings):
         default="tls", description="IMAP: tls (IMAPS, port 993), starttls (port 143) or none (a local test server only).",
     )
     imap_folder: str = Field(default="INBOX", description="The IMAP folder read for new mail.")
-    smtp_user: str = Field(default="", description="The SMTP login of DEALER_PUBLISH=smtp:HOST[:PORT] (empty: none).")
+    smtp_server: str = Field(default="", description="The SMTP server of DEALER_PUBLISH=email: HOST or HOST:PORT.")
+    smtp_user: str = Field(default="", description="The SMTP login (empty: none).")
     smtp_password: str = Field(default="", description="The SMTP password.")
     smtp_security: Literal["tls", "starttls", "none"] = Field(
         default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",

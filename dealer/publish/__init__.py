@@ -8,11 +8,12 @@ from dealer.publish.base import DeliveryFailed, Publisher
 
 
 def open_publisher(spec: str, settings: Any = None) -> Publisher:
-    """The publisher named by a setting: ``dir:PATH``, ``stdout``, ``smtp:HOST[:PORT]``
-    (its login and addresses from ``settings``) or ``memory``."""
+    """The publisher named by a setting: ``dir:PATH``, ``stdout``, ``email`` (or
+    ``email:LIST_ADDRESS``: public posts there) and ``discourse`` (their servers, logins and
+    addresses from ``settings``), or ``memory``."""
     kind, _, arg = spec.partition(":")
-    if kind == "smtp":
-        return _smtp(arg, settings)
+    if kind == "email":
+        return _email(arg, settings)
     if kind == "discourse":
         return _discourse(settings)
     if kind == "dir":
@@ -27,26 +28,23 @@ def open_publisher(spec: str, settings: Any = None) -> Publisher:
         from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
-    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, smtp:HOST[:PORT] or discourse")
+    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, email or discourse")
 
 
-def _smtp(where: str, settings: Any) -> Publisher:
+def _email(list_address: str, settings: Any) -> Publisher:
     from dealer.publish.smtp import SmtpPublisher
 
-    where = where.removeprefix("//").rstrip("/")
-    host, _, port = where.partition(":")
+    server = (settings.smtp_server if settings is not None else "").strip()
+    host, _, port = server.partition(":")
     if not host.strip() or (port and not port.isdigit()):
-        raise ValueError(f"write the SMTP server as smtp:HOST or smtp:HOST:PORT, not smtp:{where}")
-    if settings is None or not settings.email_from:
+        raise ValueError(f"mailing posts needs DEALER_SMTP_SERVER as HOST or HOST:PORT, not {server!r}")
+    if not settings.email_from:
         raise ValueError("mailing posts needs dealer's own address: DEALER_EMAIL_FROM")
     return SmtpPublisher(
         host.strip(), int(port) if port else None, sender=settings.email_from,
         security=settings.smtp_security, user=settings.smtp_user, password=settings.smtp_password,
-        list_address=settings.email_list or None,
+        list_address=list_address.strip() or settings.email_list or None,
     )
-
-
-__all__ = ["DeliveryFailed", "Publisher", "open_publisher"]
 
 
 def _discourse(settings: Any) -> Publisher:

@@ -35,14 +35,19 @@ def test_an_imap_inbox_from_the_settings(tmp_path: Path) -> None:
 
 
 def test_an_smtp_publisher_from_the_settings(tmp_path: Path) -> None:
-    s = settings(tmp_path, email_from="dealer@dealer.example", email_list="list@lists.example", smtp_user="u")
-    publisher = open_publisher("smtp:smtp.example.org", s)
+    s = settings(tmp_path, email_from="dealer@dealer.example", email_list="list@lists.example", smtp_user="u",
+                 smtp_server="smtp.example.org")
+    publisher = open_publisher("email", s)
     assert isinstance(publisher, SmtpPublisher)
     assert (publisher.host, publisher.port, publisher.security, publisher.list_address) == (
         "smtp.example.org", 587, "starttls", "list@lists.example")
-    assert open_publisher("smtp:smtp.example.org:2525", s).port == 2525  # type: ignore[attr-defined]
+    assert open_publisher("email:other@lists.example", s).list_address == "other@lists.example"  # type: ignore[attr-defined]
+    port = settings(tmp_path, email_from="d@d.example", smtp_server="smtp.example.org:2525")
+    assert open_publisher("email", port).port == 2525  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="DEALER_SMTP_SERVER"):
+        open_publisher("email", settings(tmp_path, email_from="d@d.example"))
     with pytest.raises(ValueError, match="DEALER_EMAIL_FROM"):
-        open_publisher("smtp:smtp.example.org", settings(tmp_path))
+        open_publisher("email", settings(tmp_path, smtp_server="smtp.example.org"))
 
 
 def test_a_discourse_publisher_from_the_settings(tmp_path: Path) -> None:
