@@ -41,14 +41,14 @@ SECRET = "discourse-webhook-secret"
 class Site:
     """The fake Discourse served over HTTP, dealer on it, and dealer's webhook endpoint."""
 
-    def __init__(self, database_url: str, root: Path) -> None:
+    def __init__(self, database_url: str, root: Path, channels: tuple[str, ...] = ("#board", "#motions")) -> None:
         self.fake = FakeDiscourse(SECRET, T0)
         for name in ("alice", "bob", "carol"):
             self.fake.user(name)
-        self.board_topic = self.fake.topic("The board")
-        self.motions_topic = self.fake.topic("Motions")
+        self.topics = {channel: self.fake.topic(channel.strip("#").title()) for channel in channels}
+        self.board_topic = self.topics.get("#board", 0)
+        self.motions_topic = self.topics.get("#motions", 0)
         self.served = Served(self.fake.app())
-        self.topics = {"#board": self.board_topic, "#motions": self.motions_topic}
         self.publisher = DiscoursePublisher(self.served.url, API_KEY, BOT, topics=self.topics)
         settings = Settings(home=str(root), database_url=database_url, _env_file=None,
                             inbox=f"dir:{root / 'inbox'}")
@@ -62,11 +62,11 @@ class Site:
         headers, body = delivery
         return self.client.post("/discourse", content=body, headers=headers)
 
-    def at(self, minutes: int) -> datetime:
+    def at(self, minutes: float) -> datetime:
         self.now = self.fake.now = T0 + timedelta(minutes=minutes)
         return self.now
 
-    def run(self, minutes: int):  # type: ignore[no-untyped-def]
+    def run(self, minutes: float):  # type: ignore[no-untyped-def]
         return self.dealer.run_pass(self.at(minutes))
 
     def board(self):  # type: ignore[no-untyped-def]
@@ -221,3 +221,46 @@ def test_post_events_read_by_hand() -> None:
         "post/7/edit/2026-12-01T10:05:00.000Z", "edit", "post/7")
     assert message_from_event("topic_created", {"topic": {}}, {3: "#motions"}, BOT, T0) is None
     assert json.loads(message.model_dump_json())["kind"] == "message"
+
+
+HOUR = 60
+DAY = 24 * HOUR
+
+
+def test_a_hall_proposal_on_discourse_is_void_once_edited(database_url: str, tmp_path: Path) -> None:
+    """GH-20..GH-22 through Discourse: a proposal posted in the #proposals topic, liked (a 👍
+    vote) and then edited by its author during its period is void at its tally, popular as it
+    was."""
+    site = Site(database_url, tmp_path, ("#game-actions", "#proposals"))
+    try:
+        with site.dealer.sessions.begin() as session:
+            for name in ("alice", "bob"):
+                add_player(session, name, T0)
+            create_game(session, "hall", "h1", T0)
+        from dealer.views import game_view
+        with site.dealer.sessions.begin() as session:
+            if "proposals" not in game_view(session, "h1"):
+                pytest.skip("the Hall's proposals (GH-20..GH-23) are not in this tree yet")
+        for minute, name in ((10, "alice"), (11, "bob")):
+            site.at(minute)
+            site.deliver(site.fake.player_posts(name, site.topics["#game-actions"], "join")[1])
+        site.run(12)
+        site.at(HOUR)
+        proposal_id, created = site.fake.player_posts("alice", site.topics["#proposals"], "Members pay no fee")
+        assert site.deliver(created).json()["stored"] == "new"
+        site.run(HOUR + 1)
+        site.at(DAY + HOUR)  # the proposal's period: the phase after the one it was made in
+        assert site.deliver(site.fake.player_likes("bob", proposal_id)).json()["stored"] == "new"
+        site.run(DAY + HOUR + 1)
+        site.at(DAY + 2 * HOUR)
+        assert site.deliver(site.fake.player_edits(proposal_id, "Members pay no fee at all")).json()["stored"] == "new"
+        site.run(DAY + 2 * HOUR + 1)
+        site.run(2 * DAY + HOUR)  # past the period's end and the vote's grace: tallied
+        with site.dealer.sessions.begin() as session:
+            proposals = game_view(session, "h1")["proposals"]
+        assert [(p["number"], p["status"], p["for"], p["against"]) for p in proposals] == [(1, "void", 1, 0)]
+        with site.dealer.sessions.begin() as session:
+            statuses = [r.status for r in session.query(Inbound).filter(Inbound.source == "discourse")]
+        assert statuses == ["applied"] * 5
+    finally:
+        site.close()
