@@ -65,6 +65,11 @@ def store_addressing(engine: Engine, list_address: str | None) -> Callable[[Outg
                     if thread:
                         return _answer(thread, post.recipient)
             raw = connection.execute(Q.LATEST_MAIL_FROM, {"source": SOURCE, "sender": post.recipient}).scalar()
+        # An address the player linked (platform identities: ``dealer player link NAME
+        # email:ADDRESS``, read by delivery into the post's ``accounts``) comes first.
+        linked = (getattr(post, "accounts", None) or {}).get(post.recipient, {}).get("email")
+        if linked:
+            return Addressing(linked)
         thread = _thread(raw) if raw else None
         if not thread:
             return None

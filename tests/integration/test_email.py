@@ -171,6 +171,10 @@ def test_mails_are_stored_once_and_flagged_read_only_after(dovecot: Dovecot, dat
     report = dealer.run_pass(T0 + timedelta(hours=1))
     assert (report.ingested, report.unreadable) == (2, 1)
     assert dovecot.flags(folder) == [(b"\\Seen",), (b"$DealerRejected", b"\\Seen"), (b"\\Seen",)]
+    # bob's own mail: bob@example.org is no player yet; the reply says so, threaded to his mail.
+    [told] = [m for m in smtp_server.received.mails if m["To"] == "bob@example.org"]
+    assert told["In-Reply-To"] == "<b1@example.org>" and told["Subject"] == "Re: move"
+    assert "is not a registered player" in text(told)
     # Nothing unseen is left: the next pass reads nothing, and the same mail delivered
     # again (a forwarder sending it twice) is a duplicate.
     dovecot.deliver(folder, forwarded("alice", "bet gold 30", T0 + timedelta(minutes=5), "f1@host"))
