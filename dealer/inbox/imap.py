@@ -150,20 +150,34 @@ class ImapInbox(Inbox):
         log.warning("mail %s in %s set aside (%s): %s", handle, self.folder, REJECTED, why)
         self._call(lambda c: c.add_flags([handle], [b"\\Seen", REJECTED.encode()]))
 
+    def offers_idle(self) -> bool:
+        """Whether the server offers IMAP IDLE."""
+        return bool(self._call(lambda c: b"IDLE" in c.capabilities()))
+
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a new mail with IMAP IDLE; True when the server
         said something changed. Without IDLE, return False at once (the daemon polls)."""
         def idle(client: Any) -> bool:
             if b"IDLE" not in client.capabilities():
                 return False
+            # What arrived since the last command is told by the next one: ask first, so a
+            # mail that came just before IDLE is not waited for until the timeout.
+            _, before = client.noop()
+            if any(_news(r) for r in before):
+                return True
             client.idle()
             try:
                 responses = client.idle_check(timeout=timeout)
             finally:
                 client.idle_done()
-            return any(len(r) > 1 and r[1] in (b"EXISTS", b"RECENT") for r in responses)
+            return any(_news(r) for r in responses)
 
         return bool(self._call(idle))
+
+
+def _news(response: Any) -> bool:
+    """An untagged response saying a mail arrived (``* 3 EXISTS``, ``* 1 RECENT``)."""
+    return isinstance(response, tuple) and len(response) > 1 and response[1] in (b"EXISTS", b"RECENT")
 
 
 def _quietly(action: Any) -> None:

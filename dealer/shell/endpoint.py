@@ -95,10 +95,17 @@ class MailWatch:
         self.thread = threading.Thread(target=self._watch, name="dealer-imap-idle", daemon=True)
 
     def _watch(self) -> None:
+        try:
+            if not self.inbox.offers_idle():
+                log.info("the IMAP server offers no IDLE: new mail is read every %g s", self.interval)
+                return
+        except Exception as exc:
+            log.warning("IMAP IDLE: %s; polling every %g s meanwhile", exc, self.interval)
         while not self.stopping.is_set():
             try:
                 if self.inbox.wait(min(self.interval * 12, 600.0)):
                     self.wake.set()
+                    self.stopping.wait(1.0)  # let the pass read it before asking again
             except Exception as exc:  # the loop polls meanwhile; try IDLE again later
                 log.warning("IMAP IDLE: %s; polling every %g s meanwhile", exc, self.interval)
                 self.stopping.wait(self.interval * 6)

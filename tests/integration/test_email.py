@@ -293,3 +293,16 @@ def test_an_unreachable_imap_server_loses_nothing(dovecot: Dovecot, caplog: pyte
     assert "not read this pass" in caplog.text
     wrong = ImapInbox(dovecot.host, dovecot.port, user=dovecot.user, password="wrong", security="none")
     assert list(wrong.fetch(T0)) == [] and wrong.failures == 1
+
+
+def test_the_mail_watch_wakes_the_daemon(dovecot: Dovecot) -> None:
+    from dealer.shell.endpoint import MailWatch
+
+    folder = dovecot.new_folder()
+    wake = threading.Event()
+    watch = MailWatch(inbox_for(dovecot, folder), wake, interval=5).start()
+    try:
+        dovecot.deliver(folder, mail("a@b.example", "x", "w1@b", T0))
+        assert wake.wait(20)
+    finally:
+        watch.stop()
