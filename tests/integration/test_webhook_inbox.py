@@ -125,6 +125,15 @@ def test_a_stale_or_early_timestamp_is_refused(harness) -> None:  # type: ignore
                                      "at most 300 s are allowed")
     early = door.post(ADD, "d-2", at=T0 + timedelta(minutes=5, seconds=1))
     assert early.status_code == 401
+    raw = json.dumps(ADD).encode()
+    far = door.client.post("/inbox", content=raw, headers={
+        "X-Dealer-Timestamp": "999999999999", "X-Dealer-Delivery": "d-far",
+        "X-Dealer-Signature": sign(SECRET, "999999999999", "d-far", raw)})
+    assert far.status_code == 401 and "away from the server's clock" in far.json()["error"]
+    words = door.client.post("/inbox", content=raw, headers={
+        "X-Dealer-Timestamp": "soon", "X-Dealer-Delivery": "d-w",
+        "X-Dealer-Signature": sign(SECRET, "soon", "d-w", raw)})
+    assert words.status_code == 401 and "whole seconds" in words.json()["error"]
     assert stored(harness) == []
     # Exactly at the edge of the window, either way, is accepted.
     assert door.post(ADD, "d-3", at=T0 - timedelta(minutes=5)).status_code == 202
