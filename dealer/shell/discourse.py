@@ -33,9 +33,9 @@ from dealer.inbox.discourse import message_from_event, signed
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 from dealer.publish.discourse import DiscoursePublisher, Thread
 from dealer.shell.ingest import store_messages
-from dealer.shell.mailing import reader
 from dealer.shell.webhooks import Answer
 from dealer.store import queries as Q
+from dealer.store.db import reading_engine
 from dealer.store.transient import is_transient
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ def catch_up(engine: Engine, publisher: DiscoursePublisher, topics: Mapping[int,
 
 def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[OutgoingPost], Thread | None]:
     """The PM topic a private reply belongs in: that of the player's PM it answers."""
-    engine = reader(engine)
+    engine = reading_engine(engine)
 
     def thread(post: OutgoingPost) -> Thread | None:
         match = re.match(r"^in:(\d+):", post.key)

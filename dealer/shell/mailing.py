@@ -20,35 +20,21 @@ import json
 import re
 from typing import Any, Callable
 
-from sqlalchemy import create_engine
 from sqlalchemy.engine import Engine
-from sqlalchemy.pool import NullPool
 
 from dealer.publish.base import OutgoingPost, Publisher
 from dealer.publish.smtp import Addressing, SmtpPublisher
 from dealer.store import queries as Q
+from dealer.store.db import reading_engine
 from dealer.text import player_key
 
 SOURCE = "email"
 _REPLY_KEY = re.compile(r"^in:(\d+):")
 
 
-def reader(engine: Engine) -> Engine:
-    """An engine to read with while delivery holds its claim's transaction open.
-
-    The publisher is called inside that transaction; on SQLite it holds the store's one
-    write lock (``BEGIN IMMEDIATE``), so a second transaction of the same engine would wait
-    for it forever. A plain engine on the same file reads without taking the lock (WAL
-    lets readers past a writer). Postgres needs no such thing.
-    """
-    if engine.dialect.name != "sqlite":
-        return engine
-    return create_engine(engine.url, poolclass=NullPool, connect_args={"timeout": 30})
-
-
 def store_addressing(engine: Engine, list_address: str | None) -> Callable[[OutgoingPost], Addressing | None]:
     """The addressing of :class:`~dealer.publish.smtp.SmtpPublisher` for a store."""
-    engine = reader(engine)
+    engine = reading_engine(engine)
 
     def address(post: OutgoingPost) -> Addressing | None:
         if post.recipient is None:
