@@ -104,14 +104,24 @@ class ImapInbox(Inbox):
     def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Any, str]]:
         """Yield each unseen mail's message (the mail stays unseen until :meth:`done`)."""
         received = now or utcnow()
-        try:
+        def unseen(client: Any) -> list[int]:
             # NOOP first: a connection kept open sees mails that arrived since only once the
             # server has told it of them.
-            uids = self._call(lambda c: (c.noop(), c.search(["UNSEEN", "NOT", "KEYWORD", REJECTED]))[1])
+            client.noop()
+            return list(client.search(["UNSEEN", "NOT", "KEYWORD", REJECTED]))
+
+        was_open = self._client is not None
+        try:
+            uids = self._call(unseen)
         except Exception as exc:
-            # The mails stay on the server, unseen: a later pass reads them. Nothing is lost.
-            self._unreachable(exc)
-            return
+            try:
+                if not was_open:
+                    raise
+                uids = self._call(unseen)  # a connection the server closed meanwhile: once more
+            except Exception:
+                # The mails stay on the server, unseen: a later pass reads them. Nothing is lost.
+                self._unreachable(exc)
+                return
         for start in range(0, len(uids), FETCH_BATCH):
             chunk = uids[start:start + FETCH_BATCH]
             try:

@@ -306,3 +306,13 @@ def test_the_mail_watch_wakes_the_daemon(dovecot: Dovecot) -> None:
         assert wake.wait(20)
     finally:
         watch.stop()
+
+
+def test_a_connection_the_server_closed_is_opened_again(dovecot: Dovecot) -> None:
+    folder = dovecot.new_folder()
+    inbox = inbox_for(dovecot, folder)
+    assert list(inbox.fetch(T0)) == []
+    inbox._client.shutdown()  # the server (or a NAT) dropped the idle connection  # type: ignore[union-attr]
+    dovecot.deliver(folder, mail("a@b.example", "x", "c1@b", T0))
+    assert [d.message.id for d in inbox.fetch(T0)] == ["c1@b"] and inbox.failures == 0
+    inbox.close()
