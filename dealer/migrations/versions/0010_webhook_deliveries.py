@@ -1,7 +1,7 @@
 """webhook deliveries: the signed webhook inbox refuses a delivery id seen before
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-12-01
 """
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import dealer.store.models
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
