@@ -238,9 +238,6 @@ def test_a_hall_proposal_on_discourse_is_void_once_edited(database_url: str, tmp
                 add_player(session, name, T0)
             create_game(session, "hall", "h1", T0)
         from dealer.views import game_view
-        with site.dealer.sessions.begin() as session:
-            if "proposals" not in game_view(session, "h1"):
-                pytest.skip("the Hall's proposals (GH-20..GH-23) are not in this tree yet")
         for minute, name in ((10, "alice"), (11, "bob")):
             site.at(minute)
             site.deliver(site.fake.player_posts(name, site.topics["#game-actions"], "join")[1])
