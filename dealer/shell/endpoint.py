@@ -107,8 +107,12 @@ class MailWatch:
                     self.wake.set()
                     self.stopping.wait(1.0)  # let the pass read it before asking again
             except Exception as exc:  # the loop polls meanwhile; try IDLE again later
+                if self.stopping.is_set():
+                    return
                 log.warning("IMAP IDLE: %s; polling every %g s meanwhile", exc, self.interval)
-                self.stopping.wait(self.interval * 6)
+                # A mail may have come while the connection was lost: one pass reads it.
+                self.wake.set()
+                self.stopping.wait(self.interval)
 
     def start(self) -> "MailWatch":
         self.thread.start()

@@ -126,6 +126,9 @@ userdb {{
   args = uid={uid} gid={gid} home={root}/home/%u
 }}
 mail_location = maildir:~/Maildir
+# IDLE hears of a new mail through inotify; where the machine has run out of inotify
+# instances (many servers at once), dovecot checks every interval instead: keep it short.
+mailbox_idle_check_interval = 1 secs
 service imap-login {{
   inet_listener imap {{
     address = 127.0.0.1
