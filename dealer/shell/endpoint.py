@@ -99,6 +99,8 @@ class MailWatch:
             if not self.inbox.offers_idle():
                 log.info("the IMAP server offers no IDLE: new mail is read every %g s", self.interval)
                 return
+            # Watching from now on: what came before is read by one pass.
+            self.wake.set()
         except Exception as exc:
             log.warning("IMAP IDLE: %s; polling every %g s meanwhile", exc, self.interval)
         while not self.stopping.is_set():
