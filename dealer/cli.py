@@ -200,10 +200,13 @@ def run(once: bool, now_text: str | None) -> None:
         from dealer.shell.timers import ONCE_ATTEMPTS, keep_trying
         from dealer.store.transient import StoreUnavailable
 
+        from dealer.shell.endpoint import catch_up
+
         if link is not None:
             # What was said on Discord since the last run counts before this pass.
             link.catch_up()
             link.stop()
+        catch_up(dealer)  # Discourse posts made since the last run, when it is set up
         try:
             report = keep_trying(dealer, dealer.run_pass, attempts=ONCE_ATTEMPTS)
         except StoreUnavailable as exc:
@@ -222,14 +225,25 @@ def run(once: bool, now_text: str | None) -> None:
             _serve_metrics(settings.metrics_port)
         if settings.web:
             _serve_web_beside(settings)
-        with _database(settings), pid_file(settings.pid_file):
-            if link is not None:
-                link.start()
-            try:
-                dealer.run_forever()
-            finally:
+        from dealer.shell.endpoint import catch_up, start_side
+
+        try:
+            side = start_side(dealer)  # the webhook endpoint, IMAP IDLE (when set up)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        catch_up(dealer)
+        try:
+            with _database(settings), pid_file(settings.pid_file):
                 if link is not None:
-                    link.stop()
+                    link.start()
+                try:
+                    dealer.run_forever()
+                finally:
+                    if link is not None:
+                        link.stop()
+        finally:
+            for part in side:
+                part.stop()
 
 
 def _discord_link(settings: Settings, dealer: Any):  # type: ignore[no-untyped-def]
@@ -300,7 +314,7 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
     from dealer.inbox import open_inbox
 
     try:
-        inbox = open_inbox(settings.inbox, settings.max_message_bytes)
+        inbox = open_inbox(settings.inbox, settings.max_message_bytes, settings)
     except ValueError as exc:
         raise _setting_error("inbox", "", exc) from None
     except OSError as exc:

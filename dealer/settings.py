@@ -71,7 +71,7 @@ class Settings(BaseSettings):
     )
     publish: str = Field(
         default="",
-        description="Where posts go: dir:PATH (default dir:HOME/outbox) or stdout.",
+        description="Where posts go: dir:PATH (default dir:HOME/outbox), stdout, email[:LIST_ADDRESS] or discourse.",
     )
     routes: str = Field(
         default="",
@@ -167,6 +167,58 @@ class Settings(BaseSettings):
             "copy of docs/FAIRNESS.md); posts link to it. Empty: posts say the host can "
             "send the procedure (`dealer fairness-script` prints the script)."
         ),
+    )
+
+    # -- e-mail (dealer[email]; docs/EMAIL.md) --------------------------------------------
+    email_from: str = Field(
+        default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
+    )
+    email_list: str = Field(
+        default="", description="The address public posts are mailed to (a mailing list); empty: public posts are not mailed.",
+    )
+    email_forwarders: str = Field(
+        default="",
+        description=(
+            "Addresses trusted as forwarding dealers, comma-separated: a mail from one is read "
+            "as a forwarded PM (its From: line is the sender, its date line the time sent)."
+        ),
+    )
+    email_timezone: str = Field(
+        default="UTC", description="The zone of a forwarded PM's date line that names none (an IANA name, e.g. Europe/Paris).",
+    )
+    imap_user: str = Field(default="", description="The IMAP login of DEALER_INBOX=imap:HOST[:PORT].")
+    imap_password: str = Field(default="", description="The IMAP password.")
+    imap_security: Literal["tls", "starttls", "none"] = Field(
+        default="tls", description="IMAP: tls (IMAPS, port 993), starttls (port 143) or none (a local test server only).",
+    )
+    imap_folder: str = Field(default="INBOX", description="The IMAP folder read for new mail.")
+    smtp_server: str = Field(default="", description="The SMTP server of DEALER_PUBLISH=email: HOST or HOST:PORT.")
+    smtp_user: str = Field(default="", description="The SMTP login (empty: none).")
+    smtp_password: str = Field(default="", description="The SMTP password.")
+    smtp_security: Literal["tls", "starttls", "none"] = Field(
+        default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",
+    )
+    # -- Discourse (dealer[discourse]; docs/DISCOURSE.md) ----------------------------------
+    discourse_url: str = Field(default="", description="The Discourse site's address (https://forum.example.org).")
+    discourse_api_key: str = Field(default="", description="A Discourse API key (Admin > API) allowed to post for DISCOURSE_USERNAME.")
+    discourse_username: str = Field(default="", description="dealer's user on Discourse: posts as it, and ignores its own posts.")
+    discourse_topics: str = Field(
+        default="",
+        description="Which topic is which game channel: '#proposals=12;#the-raceway=34' (topic ids).",
+    )
+    discourse_webhook_secret: str = Field(
+        default="", description="The secret of Discourse's webhook to POST /discourse (empty: the route is off).",
+    )
+    # -- the HTTP endpoint (dealer[webhook]; docs/WEBHOOKS.md) -----------------------------
+    webhook_listen: str = Field(
+        default="",
+        description=(
+            "HOST:PORT where `dealer run` serves the webhook endpoint (POST /inbox, "
+            "POST /discourse); empty: not served."
+        ),
+    )
+    webhook_secret: str = Field(
+        default="", description="The shared secret of POST /inbox's HMAC-SHA256 signatures (empty: /inbox is off).",
     )
 
     @field_validator("fairness_url")

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dealer.publish.base import DeliveryFailed, Publisher
 
 
-def open_publisher(spec: str) -> Publisher:
-    """The publisher named by a setting: ``dir:PATH``, ``stdout`` or ``memory``."""
+def open_publisher(spec: str, settings: Any = None) -> Publisher:
+    """The publisher named by a setting: ``dir:PATH``, ``stdout``, ``email`` (or
+    ``email:LIST_ADDRESS``: public posts there) and ``discourse`` (their servers, logins and
+    addresses from ``settings``), or ``memory``."""
     kind, _, arg = spec.partition(":")
+    if kind == "email":
+        return _email(arg, settings)
+    if kind == "discourse":
+        return _discourse(settings)
     if kind == "dir":
         from dealer.publish.directory import DirectoryPublisher
 
@@ -20,7 +28,36 @@ def open_publisher(spec: str) -> Publisher:
         from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
-    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH or stdout")
+    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, email or discourse")
 
 
-__all__ = ["DeliveryFailed", "Publisher", "open_publisher"]
+def _email(list_address: str, settings: Any) -> Publisher:
+    from dealer.publish.smtp import SmtpPublisher
+
+    server = (settings.smtp_server if settings is not None else "").strip()
+    host, _, port = server.partition(":")
+    if not host.strip() or (port and not port.isdigit()):
+        raise ValueError(f"mailing posts needs DEALER_SMTP_SERVER as HOST or HOST:PORT, not {server!r}")
+    if not settings.email_from:
+        raise ValueError("mailing posts needs dealer's own address: DEALER_EMAIL_FROM")
+    return SmtpPublisher(
+        host.strip(), int(port) if port else None, sender=settings.email_from,
+        security=settings.smtp_security, user=settings.smtp_user, password=settings.smtp_password,
+        list_address=list_address.strip() or settings.email_list or None,
+    )
+
+
+def _discourse(settings: Any) -> Publisher:
+    try:
+        import httpx  # noqa: F401
+    except ImportError:
+        raise ValueError("posting to Discourse needs the extra dealer[discourse] (pip install 'dealer[discourse]')") from None
+    from dealer.inbox.discourse import parse_topics
+    from dealer.publish.discourse import DiscoursePublisher
+
+    if settings is None or not (settings.discourse_url and settings.discourse_api_key and settings.discourse_username):
+        raise ValueError("posting to Discourse needs DEALER_DISCOURSE_URL, DEALER_DISCOURSE_API_KEY "
+                         "and DEALER_DISCOURSE_USERNAME")
+    topics = {channel: topic for topic, channel in parse_topics(settings.discourse_topics).items()}
+    return DiscoursePublisher(settings.discourse_url, settings.discourse_api_key, settings.discourse_username,
+                              topics=topics)

@@ -43,7 +43,7 @@ from dealer.metrics import METRICS
 from dealer.publish import Publisher, open_publisher
 from dealer.render import set_fairness_url
 from dealer.settings import Settings
-from dealer.shell import delivery, ingest, timers
+from dealer.shell import delivery, discourse, ingest, mailing, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
 from dealer.shell.messages import Outcome, process_inbound
@@ -137,8 +137,10 @@ class Dealer:
         set_fairness_url(settings.fairness_url)
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
-        self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes)
-        self.publisher = publisher or open_publisher(settings.publish)
+        self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes, settings)
+        self.publisher = publisher or open_publisher(settings.publish, settings)
+        mailing.attach(self.publisher, self.engine)
+        discourse.attach(self.publisher, self.engine)
         self.clock = clock
         self.wake = threading.Event()
         self.stopping = False

@@ -62,7 +62,7 @@ def build_publisher(settings: Settings, rest: Any = None) -> Publisher:
     """The publisher of the settings: ``DEALER_PUBLISH`` alone, or with ``DEALER_ROUTES``
     the routing publisher over every transport the routes name."""
     if not settings.routes.strip():
-        return open_publisher(settings.publish)
+        return open_publisher(settings.publish, settings)
     from dealer.publish.routing import RoutingPublisher, make_transport
 
     table = route_table(settings)

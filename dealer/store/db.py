@@ -10,6 +10,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -56,6 +57,20 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+def reading_engine(engine: Engine) -> Engine:
+    """An engine to read with while another transaction of ``engine`` is open in the same
+    thread (a publisher reading the store during delivery's claim).
+
+    On SQLite every transaction of ``engine`` takes the one write lock up front (``BEGIN
+    IMMEDIATE``), so a second one would wait for the first forever; a plain engine on the
+    same file reads without taking it (WAL lets readers past a writer). Postgres needs no
+    such thing.
+    """
+    if engine.dialect.name != "sqlite":
+        return engine
+    return create_engine(engine.url, poolclass=NullPool, connect_args={"timeout": 30})
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

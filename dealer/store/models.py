@@ -328,3 +328,15 @@ class Override(Base):
     game_id: Mapped[str] = mapped_column(String(64))
     deadline_name: Mapped[str | None] = mapped_column(String(120), nullable=True)
     seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class WebhookDelivery(Base):
+    """A signed webhook delivery seen recently: a second one with the same id is a replay
+    and is refused. Rows older than the signature window are purged (a delivery that old
+    is refused for its timestamp anyway)."""
+
+    __tablename__ = "webhook_deliveries"
+
+    source: Mapped[str] = mapped_column(String(64), primary_key=True)
+    delivery_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    received_at: Mapped[datetime] = mapped_column(UtcDateTime(), index=True)

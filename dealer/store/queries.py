@@ -43,6 +43,7 @@ from dealer.store.models import (
     Player,
     Post,
     Seed,
+    WebhookDelivery,
 )
 
 _games = Game.__table__
@@ -1020,3 +1021,72 @@ def already_told(connection: Connection | Session, recipient: str) -> bool:
     """True when a private post to ``recipient`` was ever queued (an unlinked account is
     told how to be added once). Read through the destination index."""
     return connection.execute(_TOLD, {"recipient": recipient}).first() is not None
+
+
+# -- the signed webhook inbox (shell/webhooks.py) ------------------------------------------
+
+_webhook_deliveries = WebhookDelivery.__table__
+
+
+def delivery_seen(connection: Connection, source: str, delivery_id: str) -> bool:
+    """Whether a webhook delivery with this id from ``source`` was recorded."""
+    return connection.execute(
+        select(_webhook_deliveries.c.delivery_id).where(
+            _webhook_deliveries.c.source == source,
+            _webhook_deliveries.c.delivery_id == delivery_id,
+        )
+    ).first() is not None
+
+
+def record_delivery(connection: Connection, source: str, delivery_id: str, now: datetime,
+                    forget_before: datetime) -> bool:
+    """Record a webhook delivery id; False when it was recorded already (a replay).
+
+    Ids received before ``forget_before`` are purged first: a delivery that old is refused
+    for its timestamp, so its id need not be kept.
+    """
+    connection.execute(delete(_webhook_deliveries).where(_webhook_deliveries.c.received_at < forget_before))
+    insert = postgres_insert if connection.dialect.name == "postgresql" else sqlite_insert
+    inserted = connection.execute(
+        insert(_webhook_deliveries)
+        .values(source=source, delivery_id=delivery_id, received_at=now)
+        .on_conflict_do_nothing(index_elements=["source", "delivery_id"])
+        .returning(_webhook_deliveries.c.delivery_id)
+    ).first()
+    return inserted is not None
+
+
+# -- e-mail threading (shell/mailing.py) -----------------------------------------------------
+
+MAIL_OF_MESSAGE = select(_inbound.c.source, _inbound.c.sender, _inbound.c.raw).where(
+    _inbound.c.id == bindparam("id")
+)
+"""A stored message's source, sender and raw text (``id``): the mail a reply answers."""
+
+LATEST_MAIL_FROM = (
+    select(_inbound.c.raw)
+    .where(_inbound.c.source == bindparam("source"),
+           func.lower(_inbound.c.sender) == func.lower(bindparam("sender")))
+    .order_by(_inbound.c.id.desc())
+    .limit(1)
+)
+"""The raw text of the latest mail that carried a message of ``sender`` (from ``source``)."""
+
+
+# -- Discourse (shell/discourse.py) ---------------------------------------------------------
+
+POST_BY_EXTERNAL_ID = select(_posts.c.id).where(_posts.c.external_id == bindparam("external_id")).limit(1)
+"""One of dealer's delivered posts by the id its transport gave it (``external_id``)."""
+
+MESSAGE_BY_EXTERNAL_ID = select(_inbound.c.id).where(
+    _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
+).limit(1)
+"""A stored message by its source and id."""
+
+LATEST_MESSAGE_IDS = (
+    select(_inbound.c.external_id)
+    .where(_inbound.c.source == bindparam("source"), _inbound.c.kind == "message")
+    .order_by(_inbound.c.id.desc())
+    .limit(50)
+)
+"""The ids of the latest messages stored from ``source``."""

@@ -147,7 +147,9 @@ def one_error_line(result) -> str:  # type: ignore[no-untyped-def]
     ("name", "value", "expected"),
     [
         ("DEALER_PUBLISH", "ftp://example.org/posts", "Error: DEALER_PUBLISH: unknown publisher 'ftp://example.org/posts'"),
-        ("DEALER_INBOX", "imap:mail.example.org", "Error: DEALER_INBOX: unknown inbox 'imap:mail.example.org'"),
+        ("DEALER_INBOX", "pop3:mail.example.org", "Error: DEALER_INBOX: unknown inbox 'pop3:mail.example.org'"),
+        ("DEALER_INBOX", "imap:mail.example.org", "Error: DEALER_INBOX: an IMAP inbox needs DEALER_IMAP_USER"),
+        ("DEALER_PUBLISH", "email", "Error: DEALER_PUBLISH: mailing posts needs DEALER_SMTP_SERVER"),
         ("DEALER_INBOX", "dir:/dev/null/inbox", "Error: DEALER_INBOX: cannot use 'dir:/dev/null/inbox': Not a directory"),
         ("DEALER_PUBLISH", "dir:/dev/null/outbox", "Error: DEALER_PUBLISH: cannot use 'dir:/dev/null/outbox': Not a directory"),
     ],

@@ -1,0 +1,125 @@
+"""Discourse's outgoing webhooks read as inbound messages (pure: no network, no store).
+
+Discourse signs each webhook delivery with ``X-Discourse-Event-Signature: sha256=HEX``, the
+HMAC-SHA256 of the raw body keyed with the webhook's secret (:func:`signature`), names the
+event in ``X-Discourse-Event`` (``post_created``, ``post_edited``, ``post_destroyed``,
+``post_liked``...) and its delivery in ``X-Discourse-Event-Id``. A post event's body is
+``{"post": {...}}`` with the post's ``id``, ``username``, ``user_id``, ``raw``, ``topic_id``,
+``topic_archetype`` (``private_message`` for a PM), ``post_number``, ``created_at``,
+``updated_at`` and ``deleted_at``; a like's is ``{"like": {"post": {...}, "user": {...}}}``.
+
+What each becomes (:func:`message_from_event`):
+
+- ``post_created`` in a topic a channel is mapped to (``DEALER_DISCOURSE_TOPICS``), or in a
+  PM: a message, id ``post/ID``, in that channel (``pm`` for a PM), sent at ``created_at``;
+- ``post_edited``: an edit of ``post/ID`` with its new raw text, id
+  ``post/ID/edit/UPDATED_AT`` (each version is its own event), sent at ``updated_at``;
+- ``post_destroyed``: a deletion of ``post/ID``, sent at ``deleted_at``;
+- ``post_liked``: a 👍 reaction to ``post/ID`` by the user who liked it. Interpretation: a
+  like is Discourse's own reaction and reads as the 👍 vote (GH-20); Discourse sends no
+  webhook when a like is taken back, so an unlike is not seen (docs/DISCOURSE.md).
+
+Posts by dealer's own user (``DEALER_DISCOURSE_USERNAME``), posts in other topics and other
+events are not messages (None). The sender is the Discourse username (the forum's name of
+the player, as ``dealer submit --from`` takes it; linking a player to a Discourse account
+id comes with the platform identities).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import datetime
+from typing import Any, Mapping
+
+from dealer.clock import parse_time
+from dealer.inbox.base import InboxMessage, Unreadable
+
+POST_EVENTS = ("post_created", "post_edited", "post_destroyed")
+LIKE = "👍"
+"""The reaction a Discourse like stands for."""
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The ``X-Discourse-Event-Signature`` of ``body``."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def signed(secret: str, body: bytes, header: str) -> bool:
+    """Whether ``header`` is ``body``'s signature under ``secret`` (compared in constant time)."""
+    return hmac.compare_digest(signature(secret, body).encode(), header.strip().encode("utf-8", "replace"))
+
+
+def message_from_event(
+    event: str, payload: Mapping[str, Any], topics: Mapping[int, str], own_username: str,
+    received: datetime,
+) -> InboxMessage | None:
+    """The inbound message a webhook event carries, or None when it is none of dealer's
+    business. Raises :class:`Unreadable` for a payload of the wrong shape."""
+    try:
+        if event in POST_EVENTS:
+            return _post_event(event, payload["post"], topics, own_username, received)
+        if event == "post_liked":
+            like = payload["like"]
+            return _like(like["post"], like["user"], topics, own_username, received)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise Unreadable(f"a {event} payload without {exc}") from None
+    return None
+
+
+def channel_of(post: Mapping[str, Any], topics: Mapping[int, str]) -> str | None:
+    """The game channel of a post: ``pm`` in a PM, the mapped channel of its topic, else None."""
+    if post.get("topic_archetype") == "private_message":
+        return "pm"
+    return topics.get(int(post["topic_id"]))
+
+
+def _post_event(event: str, post: Mapping[str, Any], topics: Mapping[int, str], own: str,
+                received: datetime) -> InboxMessage | None:
+    channel = channel_of(post, topics)
+    username = str(post["username"])
+    if channel is None or username.lower() == own.lower():
+        return None
+    ident = f"post/{int(post['id'])}"
+    if event == "post_created":
+        return InboxMessage(id=ident, sender=username, channel=channel, body=str(post.get("raw") or ""),
+                            sent_at=_time(post.get("created_at"), received))
+    if event == "post_edited":
+        updated = str(post.get("updated_at") or "")
+        return InboxMessage(id=f"{ident}/edit/{updated}"[:200], sender=username, channel=channel, kind="edit",
+                            target=ident, body=str(post.get("raw") or ""), sent_at=_time(updated, received))
+    return InboxMessage(id=f"{ident}/delete", sender=username, channel=channel, kind="delete", target=ident,
+                        sent_at=_time(post.get("deleted_at") or post.get("updated_at"), received))
+
+
+def _like(post: Mapping[str, Any], user: Mapping[str, Any], topics: Mapping[int, str], own: str,
+          received: datetime) -> InboxMessage | None:
+    channel = channel_of(post, topics)
+    username = str(user["username"])
+    if channel is None or username.lower() == own.lower():
+        return None
+    return InboxMessage(id=f"like/{int(post['id'])}/{int(user['id'])}", sender=username, channel=channel,
+                        kind="reaction", target=f"post/{int(post['id'])}", emoji=LIKE, sent_at=received)
+
+
+def _time(value: Any, received: datetime) -> datetime:
+    if isinstance(value, str) and value:
+        try:
+            return parse_time(value)
+        except ValueError:
+            pass
+    return received
+
+
+def parse_topics(setting: str) -> dict[int, str]:
+    """``#proposals=12;#the-raceway=34`` as {12: "#proposals", 34: "#the-raceway"}; raise
+    ``ValueError`` saying which entry is wrong."""
+    topics: dict[int, str] = {}
+    for entry in (part.strip() for part in setting.replace("\n", ";").split(";")):
+        if not entry:
+            continue
+        channel, sep, topic = entry.partition("=")
+        if not sep or not topic.strip().isdigit() or not channel.strip():
+            raise ValueError(f"DEALER_DISCOURSE_TOPICS: write CHANNEL=TOPIC_ID, not {entry!r}")
+        topics[int(topic.strip())] = channel.strip()
+    return topics

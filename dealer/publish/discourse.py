@@ -1,0 +1,140 @@
+"""The Discourse publisher: posts through Discourse's API (dealer[discourse], httpx).
+
+- A public post is a reply in its channel's topic (``DEALER_DISCOURSE_TOPICS`` maps each
+  game channel to a topic id): ``POST /posts.json`` with ``topic_id`` and ``raw``.
+- A private post is a PM to the player's Discourse user: ``POST /posts.json`` with
+  ``archetype: private_message``, ``target_recipients`` and a title; a reply to a
+  player's PM goes into that PM's topic instead (the shell's :attr:`thread` hook finds it).
+
+Every request carries ``Api-Key`` and ``Api-Username``. Discourse's rate limits are
+honoured: a ``429`` raises :class:`~dealer.publish.base.DeliveryFailed` with its
+``retry_after`` (the ``Retry-After`` header, else the body's ``extras.wait_seconds``), and
+the outbox does not try again sooner. Any other refusal (5xx, a 422 naming what Discourse
+did not accept, a network error) is a failed attempt: tried again, parked after
+``DEALER_PUBLISH_RETRIES``.
+
+Discourse takes no idempotency key: a post whose "delivered" mark is lost to a crash right
+after Discourse took it is posted again on the retry (the outbox makes that window as
+small as one post; docs/DISCOURSE.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
+
+
+@dataclass(frozen=True)
+class Thread:
+    """Where a reply goes on Discourse: a topic, and the post number it answers."""
+
+    topic_id: int
+    reply_to_post_number: int | None = None
+
+
+@dataclass
+class DiscoursePublisher(Publisher):
+    """Posts to a Discourse site. ``topics`` maps game channels to topic ids."""
+
+    base_url: str
+    api_key: str
+    username: str
+    topics: Mapping[str, int] = field(default_factory=dict)
+    client: Any = None
+    """An ``httpx.Client`` (made from ``base_url`` when None)."""
+    thread: Callable[[OutgoingPost], Thread | None] | None = None
+    """Finds the PM topic a private reply belongs in (set by the shell)."""
+    usernames: Callable[[str], str | None] | None = None
+    """A player's Discourse username (default: the player's name)."""
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.client is None:
+            import httpx
+
+            self.client = httpx.Client(base_url=self.base_url.rstrip("/"), timeout=self.timeout)
+
+    def _headers(self) -> dict[str, str]:
+        return {"Api-Key": self.api_key, "Api-Username": self.username, "Accept": "application/json"}
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One API call; its JSON. A refusal raises :class:`DeliveryFailed`."""
+        import httpx
+
+        try:
+            response = self.client.request(method, path, headers=self._headers(), **kwargs)
+        except httpx.HTTPError as exc:
+            raise DeliveryFailed(f"Discourse {method} {path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code == 429:
+            wait = _retry_after(response)
+            raise DeliveryFailed(f"Discourse rate limit: try again in {wait:g} s", retry_after=wait)
+        if response.status_code >= 400:
+            raise DeliveryFailed(f"Discourse answered {response.status_code} to {method} {path}: "
+                                 f"{_errors(response)}")
+        try:
+            return response.json()
+        except ValueError:
+            return {}
+
+    def payload(self, post: OutgoingPost) -> dict[str, Any]:
+        """The ``POST /posts.json`` body of ``post``."""
+        raw = post.body.rstrip("\n")
+        if post.recipient is None:
+            topic = self.topics.get(post.channel)
+            if topic is None:
+                raise DeliveryFailed(f"no Discourse topic for {post.channel} (DEALER_DISCOURSE_TOPICS)")
+            if post.subject:
+                raw = f"**{post.subject}**\n\n{raw}"
+            return {"topic_id": topic, "raw": raw}
+        thread = self.thread(post) if self.thread else None
+        if thread is not None:
+            body: dict[str, Any] = {"topic_id": thread.topic_id, "raw": raw}
+            if thread.reply_to_post_number:
+                body["reply_to_post_number"] = thread.reply_to_post_number
+            return body
+        username = (self.usernames or (lambda name: name))(post.recipient)
+        if not username:
+            raise DeliveryFailed(f"no Discourse user for {post.recipient}")
+        title = " ".join((post.subject or post.kind.replace("_", " ")).split())[:200]
+        return {"title": title, "raw": raw, "archetype": "private_message", "target_recipients": username}
+
+    def send(self, post: OutgoingPost) -> str:
+        """Post ``post``; return ``post/ID``, the Discourse post's id."""
+        created = self.request("POST", "/posts.json", json=self.payload(post))
+        if not isinstance(created, dict) or "id" not in created:
+            raise DeliveryFailed(f"Discourse took the post but gave no id: {str(created)[:200]}")
+        return f"post/{created['id']}"
+
+    def latest_posts(self, before: int | None = None) -> list[dict[str, Any]]:
+        """``GET /posts.json``: the site's latest posts, newest first (``before`` an id)."""
+        params = {"before": before} if before else None
+        found = self.request("GET", "/posts.json", params=params)
+        return list(found.get("latest_posts") or []) if isinstance(found, dict) else []
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self.client.close()
+
+
+def _retry_after(response: Any) -> float:
+    header = response.headers.get("Retry-After", "")
+    try:
+        return max(float(header), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(float(response.json().get("extras", {}).get("wait_seconds", 0)), 0.0) or 10.0
+    except (ValueError, AttributeError, TypeError):
+        return 10.0
+
+
+def _errors(response: Any) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(data, dict) and data.get("errors"):
+        return "; ".join(str(e) for e in data["errors"])[:300]
+    return str(data)[:200]
