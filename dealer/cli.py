@@ -324,8 +324,9 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
 
     try:
         publisher = build_publisher(settings)
-        problems = _route_table(settings).problems(discord_token=bool(settings.discord_token),
-                                                   webhook_url=bool(settings.discord_webhook_url))
+        problems = _route_table(settings).problems(
+            discord_token=bool(settings.discord_token), webhook_url=bool(settings.discord_webhook_url),
+            smtp_server=bool(settings.smtp_server.strip()), discourse_url=bool(settings.discourse_url.strip()))
     except BadRoute as exc:
         raise _setting_error("routes", "", exc) from None
     except ImportError as exc:
@@ -716,8 +717,9 @@ def routes() -> None:
         raise _setting_error("routes", "", exc) from None
     for line in table.lines():
         click.echo(line)
-    problems = table.problems(discord_token=bool(settings.discord_token),
-                              webhook_url=bool(settings.discord_webhook_url))
+    problems = table.problems(
+        discord_token=bool(settings.discord_token), webhook_url=bool(settings.discord_webhook_url),
+        smtp_server=bool(settings.smtp_server.strip()), discourse_url=bool(settings.discourse_url.strip()))
     if table.uses("discord"):
         try:
             import discord  # noqa: F401

@@ -12,8 +12,12 @@ A route maps a game channel name (``#the-raceway``, ``#game-actions``, ``pm``, .
 ``memory``                  kept in memory (tests, ``dealer demo``)
 ==========================  ==========================================================
 
-``email:`` and ``discourse:`` are reserved names of later transports; a route naming one is
-refused with a clear error until they exist.
+``email``                   mailed through ``DEALER_SMTP_SERVER`` (docs/EMAIL.md): a channel's
+                            public posts to the list ``DEALER_EMAIL_LIST``, or
+                            ``email:LIST_ADDRESS`` to that address; ``pm=email``: private posts
+``discourse``               Discourse (docs/DISCOURSE.md): a channel's posts in its topic
+                            (``discourse:topic/ID``, or ``DEALER_DISCOURSE_TOPICS``);
+                            ``pm=discourse``: private posts as Discourse PMs
 
 The setting is a list of ``CHANNEL=DESTINATION`` separated by ``;`` or new lines; ``*`` names
 the default route (else ``DEALER_PUBLISH``, itself ``dir:HOME/outbox`` by default). A
@@ -39,14 +43,14 @@ from dataclasses import dataclass, field
 
 from dealer.formats import FORMATS
 
-KINDS = ("discord", "dir", "stdout", "memory")
-LATER = ("email", "discourse")
-"""Transports named in the design but not built yet: refused with a clear message."""
-DEFAULT_FORMATS = {"discord": "discord", "dir": "markdown", "stdout": "plain", "memory": "markdown"}
+KINDS = ("discord", "dir", "stdout", "memory", "email", "discourse")
+DEFAULT_FORMATS = {"discord": "discord", "dir": "markdown", "stdout": "plain", "memory": "markdown",
+                   "email": "plain", "discourse": "markdown"}
 """The format of each destination kind, unless the route names one."""
 PM = "pm"
 DEFAULT = "*"
-ACCOUNT = re.compile(r"^(?P<platform>[a-z]+):(?P<id>\d{1,20})$")
+ACCOUNT = re.compile(r"^(?P<platform>[a-z]+):(?P<id>\d{1,20}|[^@\s:,]+@[^@\s:,]+)$")
+_TOPIC = re.compile(r"^topic/(\d{1,12})$")
 """A recipient or sender written as a platform account (``discord:80351110224678912``)."""
 _CHANNEL_ID = re.compile(r"^channel/(\d{1,20})$")
 
@@ -89,8 +93,6 @@ def parse_destination(text: str) -> Destination:
     spec, _, fmt = text.strip().partition("|")
     kind, _, arg = spec.strip().partition(":")
     kind, arg, fmt = kind.strip().lower(), arg.strip(), fmt.strip().lower()
-    if kind in LATER:
-        raise BadRoute(f"{text.strip()!r}: the {kind} transport is not available yet")
     if kind not in KINDS:
         raise BadRoute(
             f"{text.strip()!r}: unknown destination; use discord:channel/ID, discord:dm, "
@@ -101,6 +103,11 @@ def parse_destination(text: str) -> Destination:
             f"{text.strip()!r}: a Discord destination is discord:channel/ID (the channel's "
             "numeric id), discord:dm or discord:webhook"
         )
+    if kind == "email" and arg and not re.match(r"^[^@\s]+@[^@\s]+$", arg):
+        raise BadRoute(f"{text.strip()!r}: an e-mail destination is email, or email:LIST_ADDRESS")
+    if kind == "discourse" and arg and not (_TOPIC.match(arg) or arg == "pm"):
+        raise BadRoute(f"{text.strip()!r}: a Discourse destination is discourse, discourse:topic/ID "
+                       "or discourse:pm")
     if kind == "dir" and not arg:
         raise BadRoute(f"{text.strip()!r}: a directory destination names its folder: dir:PATH")
     if kind in ("stdout", "memory") and arg:
@@ -158,9 +165,15 @@ class RouteTable:
         seen = list(dict.fromkeys(self.routes.values()))
         return seen + ([self.default] if self.default not in seen else [])
 
-    def problems(self, *, discord_token: bool, webhook_url: bool) -> list[str]:
+    def problems(self, *, discord_token: bool, webhook_url: bool, smtp_server: bool = True,
+                 discourse_url: bool = True) -> list[str]:
         """What keeps this table from working with the settings given (empty: none)."""
         found = []
+        for channel, dest in sorted([*self.routes.items(), ("*", self.default)]):
+            if dest.kind == "email" and not smtp_server:
+                found.append(f"{channel}: {dest.spec} needs DEALER_SMTP_SERVER (and DEALER_EMAIL_FROM)")
+            if dest.kind == "discourse" and not discourse_url:
+                found.append(f"{channel}: {dest.spec} needs DEALER_DISCOURSE_URL (and its API key)")
         for channel, dest in sorted(self.routes.items()):
             if dest.kind == "discord" and dest.arg == "dm" and channel != PM:
                 found.append(f"{channel}: discord:dm serves only the pm route")

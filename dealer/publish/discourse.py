@@ -20,9 +20,10 @@ small as one post; docs/DISCOURSE.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
+from dealer.formats import render_for
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 
 
@@ -78,11 +79,11 @@ class DiscoursePublisher(Publisher):
         except ValueError:
             return {}
 
-    def payload(self, post: OutgoingPost) -> dict[str, Any]:
-        """The ``POST /posts.json`` body of ``post``."""
+    def payload(self, post: OutgoingPost, topic: int | None = None) -> dict[str, Any]:
+        """The ``POST /posts.json`` body of ``post`` (a public one in ``topic`` when given)."""
         raw = post.body.rstrip("\n")
         if post.recipient is None:
-            topic = self.topics.get(post.channel)
+            topic = topic or self.topics.get(post.channel)
             if topic is None:
                 raise DeliveryFailed(f"no Discourse topic for {post.channel} (DEALER_DISCOURSE_TOPICS)")
             if post.subject:
@@ -102,7 +103,16 @@ class DiscoursePublisher(Publisher):
 
     def send(self, post: OutgoingPost) -> str:
         """Post ``post``; return ``post/ID``, the Discourse post's id."""
-        created = self.request("POST", "/posts.json", json=self.payload(post))
+        return self._send(post)
+
+    def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
+        """A routed post: ``discourse:topic/ID`` posts a public post in that topic."""
+        arg = str(getattr(destination, "arg", "") or "")
+        topic = int(arg.split("/", 1)[1]) if arg.startswith("topic/") else None
+        return self._send(replace(post, body=render_for(fmt, post.body)), topic)
+
+    def _send(self, post: OutgoingPost, topic: int | None = None) -> str:
+        created = self.request("POST", "/posts.json", json=self.payload(post, topic))
         if not isinstance(created, dict) or "id" not in created:
             raise DeliveryFailed(f"Discourse took the post but gave no id: {str(created)[:200]}")
         return f"post/{created['id']}"

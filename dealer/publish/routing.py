@@ -47,6 +47,7 @@ class RoutingPublisher(Publisher):
 
 def make_transport(
     destination: Destination, *, base: Path, discord: Callable[[], Publisher] | None = None,
+    email: Callable[[], Publisher] | None = None, discourse: Callable[[], Publisher] | None = None,
 ) -> Publisher:
     """The publisher of one destination's transport; a ``dir:`` path relative to ``base``.
     ``discord`` makes the Discord publisher (only called when a route leads there)."""
@@ -67,4 +68,12 @@ def make_transport(
         if discord is None:
             raise ValueError("no Discord publisher is configured (DEALER_DISCORD_TOKEN)")
         return discord()
+    if destination.kind == "email":
+        if email is None:
+            raise ValueError("no SMTP publisher is configured (DEALER_SMTP_SERVER, DEALER_EMAIL_FROM)")
+        return email()
+    if destination.kind == "discourse":
+        if discourse is None:
+            raise ValueError("no Discourse publisher is configured (DEALER_DISCOURSE_URL)")
+        return discourse()
     raise ValueError(f"no transport for {destination.spec}")

@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import smtplib
 import ssl
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any, Callable
 
+from dealer.formats import render_for
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 
 
@@ -107,9 +108,13 @@ class SmtpPublisher(Publisher):
             )
         return found
 
-    def compose(self, post: OutgoingPost) -> EmailMessage:
-        """The mail of ``post``: plain text, its subject, threaded when it is a reply."""
-        where = self.address(post)
+    format = "plain"
+    """Mails are plain text: dealer's markup dropped, player text shown as written."""
+
+    def compose(self, post: OutgoingPost, list_address: str | None = None) -> EmailMessage:
+        """The mail of ``post`` (its body already in this format): plain text, its subject,
+        threaded when it is a reply; a public post to ``list_address`` when given."""
+        where = Addressing(list_address) if list_address and post.recipient is None else self.address(post)
         mail = EmailMessage()
         mail["From"] = self.sender
         mail["To"] = where.to
@@ -132,8 +137,16 @@ class SmtpPublisher(Publisher):
         return mail
 
     def send(self, post: OutgoingPost) -> str:
-        """Send ``post``'s mail; return its ``Message-ID``."""
-        mail = self.compose(post)
+        """Send ``post``'s mail, its body in plain text; return its ``Message-ID``."""
+        return self._send(replace(post, body=render_for(self.format, post.body)))
+
+    def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
+        """A routed post: ``email:LIST_ADDRESS`` sends a public post to that address."""
+        arg = str(getattr(destination, "arg", "") or "")
+        return self._send(replace(post, body=render_for(fmt, post.body)), arg if "@" in arg else None)
+
+    def _send(self, post: OutgoingPost, list_address: str | None = None) -> str:
+        mail = self.compose(post, list_address)
         try:
             with self._open() as server:
                 refused = server.send_message(mail)

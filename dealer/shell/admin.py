@@ -37,7 +37,7 @@ class AdminError(ValueError):
 __all__ = ["AdminError", "NotFound", "add_player", "link_account", "unlink_account", "parse_account", "create_game", "grant", "parse_item", "parse_settings"]
 
 
-PLATFORMS = ("discord",)
+PLATFORMS = ("discord", "email")
 """Platforms whose accounts a player can link (``dealer player link``)."""
 
 
@@ -52,6 +52,10 @@ def parse_account(text: str) -> tuple[str, str]:
     if platform == "discord" and not (account_id.isdigit() and 15 <= len(account_id) <= 20):
         raise AdminError(f"{account_id!r} is not a Discord user id (17 to 20 digits: in Discord, "
                          "Developer Mode on, right-click the user, Copy User ID)")
+    if platform == "email":
+        account_id = account_id.strip().lower()
+        if not re.match(r"^[^@\s:,]+@[^@\s:,]+\.[^@\s:,]+$", account_id):
+            raise AdminError(f"{account_id!r} is not an e-mail address (write email:alice@example.org)")
     return platform, account_id
 
 

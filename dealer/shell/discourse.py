@@ -185,8 +185,20 @@ def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[Out
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give a Discourse publisher the store's reply threading."""
-    if isinstance(publisher, DiscoursePublisher) and publisher.thread is None:
+    """Give a Discourse publisher the store's reply threading (under routes, the one the
+    routing publisher makes)."""
+    from dealer.publish.routing import RoutingPublisher
+
+    if isinstance(publisher, RoutingPublisher):
+        make = publisher.make
+
+        def made(destination: Any) -> Publisher:
+            transport = make(destination)
+            attach(transport, engine)
+            return transport
+
+        publisher.make = made
+    elif isinstance(publisher, DiscoursePublisher) and publisher.thread is None:
         publisher.thread = reply_thread(engine, publisher)
 
 

@@ -46,7 +46,9 @@ def store_addressing(engine: Engine, list_address: str | None) -> Callable[[Outg
             reply = _REPLY_KEY.match(post.key)
             if reply:
                 row = connection.execute(Q.MAIL_OF_MESSAGE, {"id": int(reply.group(1))}).first()
-                if row is not None and row.source == SOURCE and _same(row.sender, post.recipient):
+                linked = (getattr(post, "accounts", None) or {}).get(post.recipient, {}).get("email")
+                if row is not None and row.source == SOURCE and (
+                        _same(row.sender, post.recipient) or (linked and row.sender == f"email:{linked}")):
                     thread = _thread(row.raw)
                     if thread:
                         return _answer(thread, post.recipient)
@@ -104,6 +106,18 @@ def _same(sender: str, recipient: str) -> bool:
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give an SMTP publisher the store's addressing (other publishers need none)."""
-    if isinstance(publisher, SmtpPublisher) and publisher.addressing is None:
+    """Give an SMTP publisher the store's addressing (other publishers need none); under
+    routes, each SMTP transport the routing publisher makes."""
+    from dealer.publish.routing import RoutingPublisher
+
+    if isinstance(publisher, RoutingPublisher):
+        make = publisher.make
+
+        def made(destination: Any) -> Publisher:
+            transport = make(destination)
+            attach(transport, engine)
+            return transport
+
+        publisher.make = made
+    elif isinstance(publisher, SmtpPublisher) and publisher.addressing is None:
         publisher.addressing = store_addressing(engine, publisher.list_address)

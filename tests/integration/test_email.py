@@ -57,7 +57,8 @@ def test_a_post_is_one_plain_text_mail_with_an_id_from_its_key(smtp_server: Smtp
     assert mail["From"] == DEALER and mail["To"] == "alice@example.org"
     assert mail["Subject"] == "Round 1"
     assert mail.get_content_type() == "text/plain"
-    assert text(mail) == "**bold** <b>x</b> @everyone\n"  # plain text: nothing rendered
+    # Plain text: dealer's own markup is dropped, the rest shown as written (no HTML).
+    assert text(mail) == "bold <b>x</b> @everyone\n"
     assert external == mail["Message-ID"] == message_id("r1:1:reply", "dealer.example")
     # The same post sent again (a crash before it was marked delivered) is the same mail.
     assert publisher.send(post()) == external
@@ -171,10 +172,11 @@ def test_mails_are_stored_once_and_flagged_read_only_after(dovecot: Dovecot, dat
     report = dealer.run_pass(T0 + timedelta(hours=1))
     assert (report.ingested, report.unreadable) == (2, 1)
     assert dovecot.flags(folder) == [(b"\\Seen",), (b"$DealerRejected", b"\\Seen"), (b"\\Seen",)]
-    # bob's own mail: bob@example.org is no player yet; the reply says so, threaded to his mail.
+    # bob's own mail: bob@example.org is linked to no player; the reply says so (once),
+    # threaded to his mail.
     [told] = [m for m in smtp_server.received.mails if m["To"] == "bob@example.org"]
     assert told["In-Reply-To"] == "<b1@example.org>" and told["Subject"] == "Re: move"
-    assert "is not a registered player" in text(told)
+    assert "Your email account is not linked to a player" in text(told)
     # Nothing unseen is left: the next pass reads nothing, and the same mail delivered
     # again (a forwarder sending it twice) is a duplicate.
     dovecot.deliver(folder, forwarded("alice", "bet gold 30", T0 + timedelta(minutes=5), "f1@host"))
@@ -319,3 +321,36 @@ def test_a_connection_the_server_closed_is_opened_again(dovecot: Dovecot) -> Non
     dovecot.deliver(folder, mail("a@b.example", "x", "c1@b", T0))
     assert [d.message.id for d in inbox.fetch(T0)] == ["c1@b"] and inbox.failures == 0
     inbox.close()
+
+
+def test_routes_and_a_linked_address(dovecot: Dovecot, smtp_server: SmtpServer, database_url: str,
+                                     tmp_path: Path) -> None:
+    """With routes (pm=email, a channel to a list): a player's own mail from the address
+    linked to them is theirs; the reply goes back threaded, in plain text; the game's
+    public posts go to the channel's list address."""
+    from dealer.shell.admin import link_account
+    from dealer.shell.platforms import build_publisher
+
+    folder = dovecot.new_folder()
+    settings = Settings(home=str(tmp_path), database_url=database_url, _env_file=None,
+                        routes="pm=email;#tally=email:tally@lists.example",
+                        smtp_server=f"{smtp_server.host}:{smtp_server.port}", smtp_security="none",
+                        email_from=DEALER)
+    dealer = Dealer(settings, inbox=inbox_for(dovecot, folder), publisher=build_publisher(settings))
+    with dealer.sessions.begin() as session:
+        add_player(session, "alice", T0, chips=10)
+        add_player(session, "bob", T0, chips=10)
+        link_account(session, "alice", "email:Alice@Example.org", T0)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob"])
+    dovecot.deliver(folder, mail("Alice <alice@example.org>", "add 3 *now*\n\n-- \nAlice", "a1@example.org",
+                                 T0 + timedelta(minutes=1)))
+    report = dealer.run_pass(T0 + timedelta(minutes=2))
+    assert report.ok and report.messages == 1
+    mails = smtp_server.received.mails
+    [reply] = [m for m in mails if m["To"] == "alice@example.org"]
+    assert reply["In-Reply-To"] == "<a1@example.org>"
+    assert "[for" not in reply["Subject"]
+    assert "\\" not in text(reply)  # plain text: no markup escapes
+    assert {m["To"] for m in mails} == {"alice@example.org", "tally@lists.example"}
+    dealer.inbox.close()  # type: ignore[attr-defined]
+    dealer.engine.dispose()

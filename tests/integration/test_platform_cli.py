@@ -39,7 +39,13 @@ def test_routes_prints_the_table_and_checks_it(env: dict[str, str]) -> None:
     assert "#the-raceway  ->  discord:channel/123456789012345678" in result.output
     assert "needs DEALER_DISCORD_TOKEN" in result.output
     result = run("routes", DEALER_ROUTES="#a=email:x")
-    assert result.exit_code == 1 and "DEALER_ROUTES: #a: 'email:x': the email transport is not available yet" in result.output
+    assert result.exit_code == 1
+    assert "DEALER_ROUTES: #a: 'email:x': an e-mail destination is email, or email:LIST_ADDRESS" in result.output
+    result = run("routes", DEALER_ROUTES="pm=email")
+    assert result.exit_code == 1 and "pm: email needs DEALER_SMTP_SERVER" in result.output
+    result = run("routes", DEALER_ROUTES="pm=email", DEALER_SMTP_SERVER="mail.example.org:587",
+                 DEALER_EMAIL_FROM="dealer@example.org")
+    assert result.exit_code == 0 and "pm  ->  email" in result.output
 
 
 def test_player_link_and_unlink(env: dict[str, str]) -> None:
@@ -58,6 +64,11 @@ def test_player_link_and_unlink(env: dict[str, str]) -> None:
     assert run("player", "unlink", "discord:80351110224678912").output == \
         "discord:80351110224678912 unlinked from player Alice\n"
     assert run("player", "link", "Bob", "discord:80351110224678912").exit_code == 0
+    # An e-mail address is an account too, kept in lower case (docs/EMAIL.md).
+    result = run("player", "link", "alice", "email:Alice@Example.org")
+    assert result.exit_code == 0 and result.output == "email:alice@example.org linked to player Alice\n"
+    result = run("player", "link", "Bob", "email:not-an-address")
+    assert result.exit_code == 1 and "is not an e-mail address" in result.output
 
 
 def test_discord_check_says_what_is_missing(env: dict[str, str]) -> None:

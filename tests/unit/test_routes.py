@@ -47,8 +47,8 @@ def test_a_private_post_takes_pm_unless_the_player_has_no_account_there() -> Non
     ("#a=ftp:x", "unknown destination"),
     ("#a=discord:channel/abc", "numeric id"),
     ("#a=discord:42", "discord:channel/ID"),
-    ("#a=email:host@example.org", "not available yet"),
-    ("#a=discourse:forum", "not available yet"),
+    ("#a=email:not-an-address", "an e-mail destination is email, or email:LIST_ADDRESS"),
+    ("#a=discourse:forum", "a Discourse destination is discourse, discourse:topic/ID or discourse:pm"),
     ("#a=dir:", "names its folder"),
     ("#a=stdout:x", "takes no argument"),
     ("#a=dir:x|html", "unknown format"),
@@ -76,3 +76,21 @@ def test_destinations_print_their_format_only_when_not_the_default() -> None:
     assert str(parse_destination("dir:x|plain")) == "dir:x|plain"
     assert parse_destination("DISCORD:channel/7").transport == "discord"
     assert parse_destination("dir:a").transport == "dir:a"
+
+
+def test_email_and_discourse_destinations() -> None:
+    table = parse_routes("pm=email; #tally=email:tally@lists.example; #hall=discourse:topic/42",
+                         "dir:/srv/outbox")
+    assert table.for_channel("#tally") == Destination("email", "tally@lists.example", "plain")
+    assert table.for_channel("#hall") == Destination("discourse", "topic/42", "markdown")
+    assert table.for_post("pm", "alice", {"email": "alice@example.org"}) == Destination("email", "", "plain")
+
+
+def test_email_and_discourse_routes_need_their_servers() -> None:
+    table = parse_routes("pm=email; #hall=discourse:topic/42", "dir:/srv/outbox")
+    assert table.problems(discord_token=False, webhook_url=False) == []
+    assert table.problems(discord_token=False, webhook_url=False, smtp_server=False,
+                          discourse_url=False) == [
+        "#hall: discourse:topic/42 needs DEALER_DISCOURSE_URL (and its API key)",
+        "pm: email needs DEALER_SMTP_SERVER (and DEALER_EMAIL_FROM)",
+    ]
