@@ -28,6 +28,7 @@ PID_FILE = "dealer.pid"
 OTHER_NAMES = {
     "DEALER_TEST_DATABASE_URL": "the Postgres database the test suite also runs on",
     "DEALER_TEST_ARTIFACTS": "where the browser tests save their screenshots",
+    "DEALER_TEST_REQUIRE_TOOLS": "the tests fail, not skip, when a system tool they drive is missing",
     "DEALER_FAULT": "fault injection for the crash tests",
 }
 """``DEALER_*`` variables dealer reads that are not settings of the daemon."""

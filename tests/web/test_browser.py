@@ -26,6 +26,8 @@ pytest.importorskip("uvicorn")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
+    if os.environ.get("DEALER_TEST_REQUIRE_TOOLS"):  # .ci/run: never pass without them
+        pytest.fail("Debian's chromium is not installed: .ci/run installs it", pytrace=False)
     pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
 
 ARTIFACTS = Path(os.environ.get("DEALER_TEST_ARTIFACTS", "test-artifacts")) / "web"
