@@ -551,11 +551,19 @@ def _refused(
 
 def _help_context(session: Session, sender: Row[Any], game: GameRef | None) -> dict[str, Any]:
     """What ``common/help.txt`` shows: the game's commands valid now and the sender's games."""
-    context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": []}
+    context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": [], "family": []}
+    mine = player_games(session, sender.name)
     if game is not None:
         rules, state = _current_state(session, game)
         context.update(game_id=game.id, title=rules.title, commands=rules.help(state, sender.name))
-    context["games"] = [g.id for g in player_games(session, sender.name)]
+    elif len(mine) > 1 and len({g.parent_id or g.id for g in mine}) == 1:
+        # A player whose games are one Hall and its matches: a PM's command goes by its
+        # word (see _route), so help lists each game's commands, the Hall's first.
+        for each in sorted(mine, key=lambda g: g.parent_id is not None):
+            rules, state = _current_state(session, each)
+            context["family"].append(
+                {"id": each.id, "title": rules.title, "commands": rules.help(state, sender.name)})
+    context["games"] = [g.id for g in mine]
     return context
 
 

@@ -226,12 +226,19 @@ def test_pms_of_a_player_in_a_hall_and_its_match_go_by_command_word(harness) -> 
     at = T0 + timedelta(hours=1)
     harness.send("alice", "inventory", at)  # a Hall command: the Hall answers
     harness.send("alice", "hand 7C 8C 9C 10C", at + timedelta(minutes=1))  # the match's
-    harness.send("alice", "help", at + timedelta(minutes=2))  # ambiguous: says so
+    harness.send("alice", "help", at + timedelta(minutes=2))  # both games' commands
     harness.run(at + timedelta(minutes=3))
     inventory, hand, help_reply = [p for p in harness.pms("alice") if p["kind"] != "notice"]
     assert inventory["kind"] == "inventory" and "7 of Clubs" in inventory["body"]
     assert "Your hand is chosen (GH-10)" in hand["body"] and "game m1" in hand["body"]
-    assert "Your games: h1, m1. Start a message with `game ID` to choose one." in help_reply["body"]
+    body = help_reply["body"]
+    hall, match = body.index("Commands for game h1 ("), body.index("Commands for game m1 (")
+    assert hall < match
+    assert "- inventory" in body[hall:match] and "- hand " not in body[hall:match]
+    assert "- hand 7H 8H 9S 10C — choose at least 4 cards" in body[match:]
+    assert "- forfeit — leave the match" in body[match:]
+    assert ("Each line goes to the game whose command it is; start a message with `game ID` to "
+            "send it all to one of your games (h1, m1).") in body
 
 
 def test_a_player_in_two_matches_is_asked_to_choose(harness) -> None:  # type: ignore[no-untyped-def]
