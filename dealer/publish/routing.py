@@ -23,6 +23,18 @@ class RoutingPublisher(Publisher):
         self.make = make
         self.transports: dict[str, Publisher] = {}
 
+    def for_each_transport(self, prepare: Callable[[Publisher], None]) -> None:
+        """Run ``prepare`` on every transport this publisher makes from now on (the shell
+        gives an SMTP or Discourse transport what it reads of the store)."""
+        make = self.make
+
+        def made(destination: Destination) -> Publisher:
+            transport = make(destination)
+            prepare(transport)
+            return transport
+
+        self.make = made
+
     def transport(self, destination: Destination) -> Publisher:
         """The publisher serving ``destination`` (made once per transport)."""
         key = destination.transport

@@ -190,14 +190,7 @@ def attach(publisher: Publisher, engine: Engine) -> None:
     from dealer.publish.routing import RoutingPublisher
 
     if isinstance(publisher, RoutingPublisher):
-        make = publisher.make
-
-        def made(destination: Any) -> Publisher:
-            transport = make(destination)
-            attach(transport, engine)
-            return transport
-
-        publisher.make = made
+        publisher.for_each_transport(lambda transport: attach(transport, engine))
     elif isinstance(publisher, DiscoursePublisher) and publisher.thread is None:
         publisher.thread = reply_thread(engine, publisher)
 

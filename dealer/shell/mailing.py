@@ -111,13 +111,6 @@ def attach(publisher: Publisher, engine: Engine) -> None:
     from dealer.publish.routing import RoutingPublisher
 
     if isinstance(publisher, RoutingPublisher):
-        make = publisher.make
-
-        def made(destination: Any) -> Publisher:
-            transport = make(destination)
-            attach(transport, engine)
-            return transport
-
-        publisher.make = made
+        publisher.for_each_transport(lambda transport: attach(transport, engine))
     elif isinstance(publisher, SmtpPublisher) and publisher.addressing is None:
         publisher.addressing = store_addressing(engine, publisher.list_address)

@@ -315,17 +315,6 @@ def overrides(session: Session) -> list[Override]:
     return list(session.scalars(select(Override)))
 
 
-_GAME_PAUSED = select(_overrides.c.key).where(
-    _overrides.c.game_id == bindparam("game_id"), _overrides.c.value == "pause",
-    _overrides.c.deadline_name.is_(None),
-)
-
-
-def game_is_paused(session: Session, game_id: str) -> bool:
-    """Whether an active ``pause`` override holds ``game_id``."""
-    return session.execute(_GAME_PAUSED, {"game_id": game_id}).first() is not None
-
-
 # -- inbound messages ----------------------------------------------------------------------
 
 
