@@ -2,14 +2,15 @@
 destination's posts in order.
 
 Posts are claimed, sent and marked delivered in transactions of up to
-:data:`DELIVERY_BATCH` posts: the next post to send and the posts that follow it in its
-destination. The claim locks that first post (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the same store passes over
-a post in flight, and the later posts of that destination, instead of sending them
-again; each update marks its post delivered only if it is still pending. A crash between
-a send and the commit releases the locks and leaves the batch's posts pending: the next
-pass sends them again (at most a batch, each with its idempotency key, and publishers are
-idempotent by key). One commit per batch rather than per post saves a transaction, and on
-Postgres a flush to disk, per post. SQLite has one writer at a time (``BEGIN
+:data:`DELIVERY_BATCH` posts, across destinations (:func:`dealer.store.queries.claim_posts`:
+each destination's posts from its first pending one on, in publication order). The claim
+locks them (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the same store
+passes over a post in flight, and the later posts of its destination, instead of sending
+them again; each update marks its post delivered only if it is still pending. A crash
+between a send and the commit releases the locks and leaves the batch's posts pending: the
+next pass sends them again (at most a batch, each with its idempotency key, and publishers
+are idempotent by key). One commit per batch rather than per post saves a transaction, and
+on Postgres a flush to disk, per post. SQLite has one writer at a time (``BEGIN
 IMMEDIATE``), which gives the same guarantee.
 
 A connection lost between the send and the commit (a disconnect, a failover) leaves the
@@ -112,9 +113,11 @@ def deliver(
         unrecorded = {}
     while not stopping():
         with engine.begin() as connection:
-            rows = Q.claim_posts(connection, now, DELIVERY_BATCH)
+            claim = Q.claim_posts(connection, now, DELIVERY_BATCH)
+            rows = claim.posts
             if not rows:
                 return report.delivered
+            accounts = _linked_accounts(connection, rows)
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
             sent: list[dict[str, Any]] = []
             for row in rows:
@@ -125,7 +128,7 @@ def deliver(
                     break  # the rest stays pending, for the next pass
                 with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
                     if not _attempt(connection, publisher, row, report, retries, first_backoff,
-                                    now, clock, sent, unrecorded):
+                                    now, clock, sent, unrecorded, accounts):
                         held.add(where)
             if sent:
                 # One statement marks the batch's sent posts delivered, each only if still
@@ -138,7 +141,16 @@ def deliver(
         for mark in sent:
             unrecorded.pop(mark.pop("key"), None)  # its mark committed
         fault("after-delivered")  # committed: marked delivered (or its retry recorded)
+        if claim.complete:
+            break  # the claim took every post then sendable: another claim would find none
     return report.delivered
+
+
+def _linked_accounts(connection: Connection, rows: list[Row[Any]]) -> dict[str, dict[str, str]]:
+    """The platform accounts of every player a batch's posts are addressed to or mention
+    (one query for the batch), by player key."""
+    names = {name for row in rows for name in (*(row.mentions or ()), row.recipient) if name}
+    return Q.accounts_of(connection, sorted({player_key(name) for name in names}))
 
 
 def _attempt(
@@ -152,6 +164,7 @@ def _attempt(
     clock: Callable[[], datetime],
     sent: list[dict[str, Any]],
     unrecorded: dict[str, str | None],
+    accounts: dict[str, dict[str, str]],
 ) -> bool:
     """Send one claimed post and record what became of it (in the claim's transaction): a
     refusal or a drop at once, a send appended to ``sent`` (the caller marks the batch's
@@ -172,8 +185,10 @@ def _attempt(
         return True
     mentions = tuple(row.mentions or ())
     wanted = {player_key(name): name for name in (*mentions, *([row.recipient] if row.recipient else []))}
-    linked = Q.accounts_of(connection, list(wanted))
-    sent_parts = Q.parts_sent(connection, row.id)
+    # Parts are recorded in the transaction that counts the post's failed attempt (or
+    # marks it delivered), with its error: a post that never failed has none (`outbox
+    # retry` counts attempts afresh but keeps the last error).
+    sent_parts = Q.parts_sent(connection, row.id) if row.attempts or row.last_error else {}
 
     def record_part(index: int, external_id: str) -> None:
         # In the claim's own transaction: a part that went out stays recorded even if a
@@ -184,7 +199,7 @@ def _attempt(
         row.id, row.key, row.channel, row.recipient, row.game_id,
         row.kind, row.subject, row.body, row.created_at,
         mentions=mentions,
-        accounts={wanted[key]: accounts for key, accounts in linked.items()},
+        accounts={name: accounts[key] for key, name in wanted.items() if key in accounts},
         parts_sent=sent_parts,
         record_part=record_part,
     )

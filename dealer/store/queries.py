@@ -16,6 +16,7 @@ names); functions run a query and return plain rows or values.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator, Sequence
 
@@ -473,73 +474,88 @@ POST_DROPPED = (
 )
 """Drop a stale pending post unsent (``post_id``, ``new_error``)."""
 
-_earlier = _posts.alias("earlier")
-_DELIVERABLE = (
-    select(_posts)
-    .where(
-        _posts.c.status == "pending",
-        or_(_posts.c.next_attempt_at.is_(None), _posts.c.next_attempt_at <= bindparam("now")),
-        ~exists().where(
-            _earlier.c.channel == _posts.c.channel,
-            or_(_earlier.c.recipient == _posts.c.recipient,
-                and_(_earlier.c.recipient.is_(None), _posts.c.recipient.is_(None))),
-            _earlier.c.status.in_(("pending", "failed")),
-            _earlier.c.id < _posts.c.id,
-        ),
-    )
+_WINDOW = (
+    select(_posts.c.id, _posts.c.channel, _posts.c.recipient, _posts.c.next_attempt_at)
+    .where(_posts.c.status == "pending", _posts.c.id > bindparam("after"))
     .order_by(_posts.c.id)
     .limit(bindparam("n"))
-    # Another daemon's post in flight is skipped, not waited for; the NOT EXISTS above
-    # still sees it pending, so the later posts of its destination wait for it.
+)
+_PARKED_DESTINATIONS = select(_posts.c.channel, _posts.c.recipient).where(_posts.c.status == "failed").distinct()
+_LOCK_POSTS = (
+    select(_posts)
+    .where(_posts.c.id.in_(bindparam("ids", expanding=True)), _posts.c.status == "pending")
+    .order_by(_posts.c.id)
+    # A post another daemon holds is skipped, not waited for: its destination is then
+    # left out of this claim (see claim_posts).
     .with_for_update(skip_locked=True)
 )
 
-_FOLLOWERS = (
-    select(_posts)
-    .where(_posts.c.status.in_(("pending", "failed")),
-           _posts.c.channel.in_(bindparam("channels", expanding=True)),
-           _posts.c.id > bindparam("after"))
-    .order_by(_posts.c.id)
-    .limit(bindparam("n"))
-)
+CLAIM_WINDOW = 200
+"""Pending posts read per page while looking for posts to claim (:func:`claim_posts`)."""
 
 
-def claim_posts(connection: Connection, now: datetime, limit: int) -> list[Row[Any]]:
-    """Up to ``limit`` posts to send in one transaction, in publication order: the next
-    post to send, locked (the first pending post, in publication order, that
-    no other daemon holds, whose backoff is over and whose destination, channel and
-    recipient, has no earlier post pending or parked), then the posts that
-    follow those in their destinations, as long as each is pending and due.
+@dataclass
+class Claim:
+    """What :func:`claim_posts` took: the posts, locked, in publication order, and whether
+    they were every post then sendable (``complete``: nothing is left to claim, until a
+    post is queued or a backoff ends)."""
 
-    The followers need no lock of their own: while this transaction holds the first
-    post of their destination, pending, no other daemon can claim any of them (its
-    claim sees that earlier post pending), and the commit marks them all at once. A
-    follower after a post that waits for its backoff or is parked is not taken.
+    posts: list[Row[Any]]
+    complete: bool
+
+
+def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
+    """Up to ``limit`` posts to send in one transaction, in publication order, across
+    destinations (a destination is a channel and a PM's recipient).
+
+    A post may be sent only when every earlier post of its destination is delivered (or
+    dropped): the pending posts are read in publication order, a page of
+    :data:`CLAIM_WINDOW` at a time, and each destination contributes its posts from the
+    first one on, until one waits for its backoff (that one and the rest of its
+    destination wait). A destination with a parked post sends nothing. The chosen posts
+    are then locked (``FOR UPDATE SKIP LOCKED`` on Postgres) and read again: if one is
+    held by another daemon or no longer pending, its destination keeps only the posts
+    before it, so another daemon's post in flight is passed over, not doubled or waited
+    for, and no post overtakes an earlier one. (SQLite has one writer at a time: its
+    transaction took the write lock when it began.)
+
+    Reading pages of plain rows replaces a per-post "no earlier post pending" probe,
+    which on Postgres cost a probe of every pending post per claim, and lets one
+    transaction (one commit) deliver the posts of many destinations.
     """
-    # One head: on Postgres the test of earlier posts is costly per candidate, and asking
-    # for many heads probes every pending post (measured: slower than a claim per head).
-    heads = connection.execute(_DELIVERABLE, {"now": now, "n": 1}).all()
-    if not heads or len(heads) >= limit:
-        return list(heads)
-    taken = {(row.channel, row.recipient): True for row in heads}
-    claimed = list(heads)
-    rows = connection.execute(_FOLLOWERS, {
-        "channels": sorted({row.channel for row in heads}),
-        "after": min(row.id for row in heads), "n": limit - len(heads),
-    }).all()
-    head_of = {(row.channel, row.recipient): row.id for row in heads}
-    for row in rows:
-        where = (row.channel, row.recipient)
-        if not taken.get(where) or row.id < head_of[where]:
-            continue
-        if row.id == head_of[where]:
-            continue
-        due = row.status == "pending" and (row.next_attempt_at is None or row.next_attempt_at <= now)
-        if not due:
-            taken[where] = False  # the rest of this destination waits behind it
-            continue
-        claimed.append(row)
-    return sorted(claimed, key=lambda row: row.id)
+    blocked = {(row.channel, row.recipient) for row in connection.execute(_PARKED_DESTINATIONS)}
+    chosen: dict[tuple[str, str | None], list[int]] = {}
+    count, after, complete = 0, 0, True
+    while count < limit:
+        page = connection.execute(_WINDOW, {"after": after, "n": CLAIM_WINDOW}).all()
+        for row in page:
+            where = (row.channel, row.recipient)
+            if where in blocked:
+                continue
+            if row.next_attempt_at is not None and row.next_attempt_at > now:
+                blocked.add(where)  # waits for its backoff; the rest of its destination too
+                continue
+            if count == limit:
+                complete = False  # sendable, left for the next claim
+                break
+            chosen.setdefault(where, []).append(row.id)
+            count += 1
+        if len(page) < CLAIM_WINDOW or not complete:
+            break
+        after = page[-1].id
+    if not chosen:
+        return Claim([], complete)
+    locked = {row.id: row for row in connection.execute(
+        _LOCK_POSTS, {"ids": sorted(i for ids in chosen.values() for i in ids)})}
+    claimed: list[Row[Any]] = []
+    for ids in chosen.values():
+        for post_id in ids:
+            if post_id not in locked:
+                complete = False  # another daemon's (or gone): this destination stops here
+                break
+            claimed.append(locked[post_id])
+    claimed.sort(key=lambda row: row.id)
+    return Claim(claimed, complete)
 
 
 def count_parked(connection: Connection | Session) -> int:

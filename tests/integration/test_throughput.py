@@ -111,21 +111,42 @@ def queue(h, *where: tuple[str, str | None]) -> list[int]:  # type: ignore[no-un
     return h.admin(add)
 
 
-def test_a_batch_takes_a_destination_in_order_and_stops_behind_a_waiting_post(harness) -> None:  # type: ignore[no-untyped-def]
+def test_a_claim_takes_every_destination_in_order_and_stops_behind_a_waiting_post(harness) -> None:  # type: ignore[no-untyped-def]
     ids = queue(harness, ("table", None), ("pm", "alice"), ("table", None), ("pm", "bob"),
-                ("table", None), ("pm", "alice"), ("lobby", None))
+                ("table", None), ("pm", "alice"), ("lobby", None), ("table", None))
     # The third post to the table waits for its backoff: the table's posts after it wait too.
     harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[4]).values(
         next_attempt_at=T0 + timedelta(minutes=5))))
     with harness.dealer.engine.begin() as connection:
-        rows = Q.claim_posts(connection, T0, 50)
-        assert [r.key for r in rows] == ["k0", "k2"]
-        rows = Q.claim_posts(connection, T0, 1)
-        assert [r.key for r in rows] == ["k0"]
-    harness.admin(lambda s: s.execute(update(Post).where(Post.id.in_([ids[0], ids[2]])).values(status="delivered")))
+        claim = Q.claim_posts(connection, T0, 50)
+        assert [r.key for r in claim.posts] == ["k0", "k1", "k2", "k3", "k5", "k6"]
+        assert claim.complete
+        claim = Q.claim_posts(connection, T0, 3)
+        assert [r.key for r in claim.posts] == ["k0", "k1", "k2"] and not claim.complete
+    # Once its backoff is over, the waiting post goes, and the table's last one after it.
     with harness.dealer.engine.begin() as connection:
-        # alice's two posts; the table's waits behind k4, bob's is another destination.
-        assert [r.key for r in Q.claim_posts(connection, T0, 50)] == ["k1", "k5"]
+        later = Q.claim_posts(connection, T0 + timedelta(minutes=5), 50)
+        assert [r.key for r in later.posts] == ["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]
+
+
+def test_a_parked_post_holds_back_its_destination_only(harness) -> None:  # type: ignore[no-untyped-def]
+    ids = queue(harness, ("pm", "alice"), ("pm", "bob"), ("pm", "alice"), ("pm", "bob"))
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[0]).values(status="failed")))
+    with harness.dealer.engine.begin() as connection:
+        assert [r.key for r in Q.claim_posts(connection, T0, 50).posts] == ["k1", "k3"]
+
+
+def test_a_claim_reads_past_a_page_of_waiting_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Two pages of posts waiting for their backoff come first; the claim still finds the
+    # sendable posts behind them, and stops at its limit.
+    monkeypatch.setattr(Q, "CLAIM_WINDOW", 3)
+    ids = queue(harness, *[("table", None)] * 6, ("pm", "alice"), ("pm", "bob"), ("pm", "carol"))
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[0]).values(
+        next_attempt_at=T0 + timedelta(minutes=5))))
+    with harness.dealer.engine.begin() as connection:
+        assert [r.key for r in Q.claim_posts(connection, T0, 50).posts] == ["k6", "k7", "k8"]
+        claim = Q.claim_posts(connection, T0, 2)
+        assert [r.key for r in claim.posts] == ["k6", "k7"] and not claim.complete
 
 
 class Crashing(Publisher):
@@ -172,8 +193,8 @@ def test_a_batch_is_at_most_delivery_batch_posts(harness, monkeypatch) -> None: 
     event.listen(harness.dealer.engine, "commit", lambda _conn: commits.append(1))
     report = harness.dealer.deliver()
     assert report == 7
-    # 3 + 3 + 1 posts, then a claim that finds nothing.
-    assert len(commits) == 4
+    # 3 + 3 + 1 posts; the last claim took every post left, so no claim follows it.
+    assert len(commits) == 3
 
 
 # -- one timer ---------------------------------------------------------------------------
