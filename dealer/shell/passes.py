@@ -47,7 +47,7 @@ from dealer.shell import delivery, discourse, ingest, mailing, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
 from dealer.shell.messages import Outcome, process_inbound
-from dealer.shell.overrides import BadOverride, apply_overrides, read_overrides
+from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
 from dealer.shell.steps import GameHeld, run_step
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, session_factory
@@ -63,6 +63,10 @@ MESSAGE_GROUP = 50
 """Messages applied in one transaction by :func:`process_messages`."""
 DEADLINE_GROUP = 50
 """Due deadlines fired in one transaction by :func:`fire_deadlines`."""
+OVERRIDES_RECHECK = 60.0
+"""Seconds during which overrides read unchanged are not applied to the store again."""
+PARKED_RECHECK = 60.0
+"""Seconds between two counts of the parked posts while none is parked."""
 
 
 @dataclass
@@ -147,6 +151,12 @@ class Dealer:
         self.reload_requested = True
         self.override_error: str | None = None
         """The overrides' error last reported (one is reported once, not every pass)."""
+        self.overrides_in_store: tuple[list[OverrideSpec], float] | None = None
+        """The overrides this daemon last brought the store in line with, and when
+        (``time.monotonic``): the same ones read again within
+        :data:`OVERRIDES_RECHECK` seconds need no transaction."""
+        self.parked_checked = -PARKED_RECHECK
+        """When (``time.monotonic``) the parked posts were last counted."""
         self.sleep: Callable[[float], None] = self._sleep
         """How the daemon waits between attempts while the store is unreachable."""
         self.parked_seen = 0
@@ -174,8 +184,16 @@ class Dealer:
         waits for the store)."""
         try:
             specs = read_overrides(self.settings.deadline_overrides, self.settings.overrides_file)
+            applied = self.overrides_in_store
+            if applied and applied[0] == specs and time.monotonic() - applied[1] < OVERRIDES_RECHECK:
+                # Applying the same overrides again changes nothing (each is applied once,
+                # when first seen): skip the store. It is still read now and then, in case
+                # another replica, configured differently, changed it.
+                self.override_error = None
+                return []
             with self.sessions.begin() as session:
                 changes = apply_overrides(session, specs, now)
+            self.overrides_in_store = (specs, time.monotonic())
         except Exception as exc:
             if is_transient(exc):
                 raise
@@ -211,8 +229,15 @@ class Dealer:
             now=report.now or self.clock(), clock=self.clock, stopping=lambda: self.stopping,
             unrecorded=self.unrecorded_sends,
         )
+        if not (report.failed or self.parked_seen
+                or time.monotonic() - self.parked_checked >= PARKED_RECHECK):
+            # Only this pass parking a post, or `outbox retry` (another process), changes
+            # the count: counted after a park, while any is parked, and once a minute.
+            report.parked = self.parked_seen
+            return delivered
         with self.engine.connect() as connection:
             report.parked = Q.count_parked(connection)
+        self.parked_checked = time.monotonic()
         METRICS.parked(report.parked)
         if report.parked != self.parked_seen:
             if report.parked:
@@ -267,7 +292,13 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
             skipped_deadlines |= fire_deadlines(dealer, group, report)
             continue
         due = [m for m in messages if not deadlines or m[1] <= deadlines[0][1]]
-        process_messages(dealer, due[:MESSAGE_GROUP], now, skipped_messages, skipped_deadlines, report)
+        group = due[:MESSAGE_GROUP]
+        settled = process_messages(dealer, group, now, skipped_messages, skipped_deadlines, report)
+        if settled and not deadlines and len(group) == len(messages) < MESSAGE_BATCH:
+            # Every pending message was in the group and none moved a deadline, with none
+            # due: reading again would find nothing (a message stored meanwhile by another
+            # process wakes the next pass).
+            return
 
 
 def deadline_group(
@@ -296,8 +327,10 @@ def process_messages(
     skipped_messages: set[int],
     skipped_deadlines: set[int],
     report: PassReport,
-) -> None:
-    """Apply consecutive messages, all due before the next deadline, in one transaction.
+) -> bool:
+    """Apply consecutive messages, all due before the next deadline, in one transaction;
+    return whether that settled them all (none moved a deadline, none was another
+    daemon's, nothing had to be applied again one by one).
 
     Each message is still all-or-nothing (its rules step writes only once it is
     accepted), and a crash before the commit leaves every one of them pending, to be
@@ -309,6 +342,7 @@ def process_messages(
     """
     reached = applied = 0
     outcomes: list[str] = []
+    moved = False  # a message moved a deadline
     try:
         with dealer.sessions.begin() as session:
             Q.step_lock(session, group=True)
@@ -322,6 +356,7 @@ def process_messages(
                 _record(dealer, session, message_id, outcome)
                 outcomes.append(outcome.status)
                 applied += 1
+                moved |= outcome.deadlines_changed
                 if outcome.deadlines_changed and reached + 1 < len(messages):
                     nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                     if nxt is not None and nxt[1] < messages[reached + 1][1]:
@@ -331,6 +366,7 @@ def process_messages(
         report.messages += applied
         for status in outcomes:
             METRICS.message(status)
+        return not moved and applied == len(messages)
     except Exception as exc:
         if is_transient(exc):
             _stays_pending("messages", [m for m, _ in messages[: reached + 1]], exc)
@@ -343,6 +379,7 @@ def process_messages(
                 skipped_messages.add(message_id)
             elif result != "failed":
                 report.messages += 1
+        return False
 
 
 def _stays_pending(what: str, ids: list[int], exc: BaseException) -> None:

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+IDLE_PING = 5.0
+"""Seconds a pooled server connection may sit unused before it is tested (a round trip)
+when next taken from the pool (:func:`ping_when_idle`)."""
 
 
 class SchemaOutOfDate(RuntimeError):
@@ -56,7 +61,40 @@ def make_engine(url: str) -> Engine:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url)
+    ping_when_idle(engine)
+    return engine
+
+
+def ping_when_idle(engine: Engine) -> None:
+    """Test a pooled connection before use if it sat unused for :data:`IDLE_PING` seconds;
+    replace it, unused, if the server no longer answers on it.
+
+    This is SQLAlchemy's ``pool_pre_ping`` for connections that have been idle: a busy
+    daemon takes a connection from the pool several times per pass, and a ping each time
+    was a round trip to the server each time (a sixth of a message's latency). A server
+    that went away while a connection was idle (a restart, a failover, a proxy timing the
+    connection out) is caught here; one that fails within the seconds a connection is in
+    use fails the statement instead, which the daemon treats as any passing database
+    error: the pass is rolled back and retried on a fresh connection
+    (:func:`dealer.store.transient.is_transient`).
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _idle_from(_dbapi_connection, record):  # type: ignore[no-untyped-def]
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping_if_idle(dbapi_connection, record, _proxy):  # type: ignore[no-untyped-def]
+        since = record.info.get("idle_since")
+        if since is None or time.monotonic() - since < IDLE_PING:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            # The pool discards this connection and opens another (or fails, if the
+            # server is down: the caller waits for it).
+            raise exc.DisconnectionError(f"connection lost while idle: {error}") from error
 
 
 def reading_engine(engine: Engine) -> Engine:

@@ -317,3 +317,37 @@ def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness,
     assert len([m for m in logged if m.startswith("database unreachable")]) == 3
     assert any(m.startswith("the pass failed (RuntimeError: a bug in a turn); attempt 4") for m in logged)
     assert "back after 4 failed attempts" in logged
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="set DEALER_TEST_DATABASE_URL to a Postgres database")
+def test_a_pooled_connection_that_died_while_idle_is_replaced_before_use(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from dealer.store import db
+
+    engine, admin = make_engine(POSTGRES_URL), make_engine(POSTGRES_URL)
+
+    def backend() -> int:
+        with engine.connect() as connection:
+            return connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+
+    def kill(pid: int) -> None:
+        with admin.begin() as connection:
+            assert connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid}).scalar()
+
+    try:
+        first = backend()
+        kill(first)
+        # Idle long enough to be tested when taken: replaced, and the statement runs.
+        monkeypatch.setattr(db, "IDLE_PING", 0.0)
+        second = backend()
+        assert second != first
+        # Taken again at once, it is not tested (no round trip): a connection that died
+        # in between fails its first statement, a passing error (the pass is retried).
+        monkeypatch.setattr(db, "IDLE_PING", 3600.0)
+        kill(second)
+        with pytest.raises(sa_exc.OperationalError) as failed:
+            backend()
+        assert is_transient(failed.value)
+        assert backend() not in (first, second)  # the pool opened a new one
+    finally:
+        engine.dispose()
+        admin.dispose()

@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import event, select, update
 
 import tally
-from dealer.publish import Publisher
+from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
-from dealer.shell import delivery
+from dealer.shell import delivery, passes
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport, deadline_group
 from dealer.store import queries as Q
@@ -221,3 +221,84 @@ def test_the_timer_costs_one_read_whatever_the_number_of_games(harness) -> None:
         assert scheduler.get_jobs() == []
     finally:
         scheduler.shutdown(wait=False)
+
+
+# -- a pass's fixed costs ----------------------------------------------------------------
+
+
+def test_unchanged_overrides_are_not_applied_to_the_store_again(make_harness) -> None:  # type: ignore[no-untyped-def]
+    h = make_harness(deadline_overrides="t1=+1h")
+    tallies(h, ["t1"])
+    begins: list[int] = []
+    event.listen(h.dealer.engine, "begin", lambda _conn: begins.append(1))
+    assert h.dealer.apply_overrides(T0) == ["t1: close 2026-12-01T11:00:00Z -> 2026-12-01T12:00:00Z"]
+    assert len(begins) == 1
+    assert h.dealer.apply_overrides(T0 + timedelta(seconds=1)) == []
+    assert len(begins) == 1  # read the same: no transaction
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": "t1=+2h"})
+    assert h.dealer.apply_overrides(T0 + timedelta(seconds=2))  # a new override: applied
+    assert len(begins) == 2
+    # After OVERRIDES_RECHECK seconds the store is read again, and found in line.
+    h.dealer.overrides_in_store = (h.dealer.overrides_in_store[0], -passes.OVERRIDES_RECHECK)
+    assert h.dealer.apply_overrides(T0 + timedelta(seconds=3)) == []
+    assert len(begins) == 3
+
+
+def test_parked_posts_are_counted_when_the_count_may_have_changed(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    counts: list[int] = []
+    real = Q.count_parked
+
+    def count(connection):  # type: ignore[no-untyped-def]
+        counts.append(1)
+        return real(connection)
+
+    monkeypatch.setattr(Q, "count_parked", count)
+    refusing = Refusing()
+    harness.dealer.publisher = refusing
+    harness.dealer.settings = harness.settings.model_copy(update={"publish_retries": 1})
+    assert harness.run(T0).parked == 0 and len(counts) == 1  # a new daemon counts once
+    assert harness.run(T0).parked == 0 and len(counts) == 1  # nothing parked since
+    queue(harness, ("table", None))
+    assert harness.run(T0).parked == 1 and len(counts) == 2  # this pass parked one
+    assert harness.run(T0).parked == 1 and len(counts) == 3  # counted while any is parked
+    harness.admin(lambda s: delivery.retry_posts(s, None))
+    refusing.refuse = False
+    assert harness.run(T0).parked == 0 and len(counts) == 4
+    assert harness.run(T0).parked == 0 and len(counts) == 4
+    harness.dealer.parked_checked -= passes.PARKED_RECHECK  # a minute later: counted again
+    harness.run(T0)
+    assert len(counts) == 5
+
+
+class Refusing(Publisher):
+    """Refuses every post while ``refuse`` is set."""
+
+    refuse = True
+
+    def send(self, post: OutgoingPost) -> str:
+        if self.refuse:
+            raise DeliveryFailed("the transport is down")
+        return post.key
+
+
+def test_a_settled_group_of_messages_ends_the_pass_without_reading_again(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    tallies(harness, ["t1"])
+    reads: list[int] = []
+    real = Q.pending_messages
+
+    def pending(*args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(Q, "pending_messages", pending)
+    for n in range(3):
+        harness.send("a0", "add 1", T0 + timedelta(minutes=n), game="t1")
+    report = harness.run(T0 + timedelta(minutes=5))
+    assert report.messages == 3 and len(reads) == 1
+    # A group cut short by its limit is followed by another read, which finds the last
+    # message: its group settles the pass.
+    monkeypatch.setattr(passes, "MESSAGE_GROUP", 2)
+    for n in range(3):
+        harness.send("a0", "add 1", T0 + timedelta(minutes=10 + n), game="t1")
+    report = harness.run(T0 + timedelta(minutes=15))
+    assert report.messages == 3 and len(reads) == 1 + 2
