@@ -346,9 +346,11 @@ def process_messages(
     try:
         with dealer.sessions.begin() as session:
             Q.step_lock(session, group=True)
+            claimed = {row.id: row for row in session.connection().execute(
+                Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})}
             for reached, (message_id, _) in enumerate(messages):
                 logs.bind(message_id=message_id, game_id=None)
-                inbound = session.execute(Q.CLAIM_MESSAGE, {"id": message_id}).first()
+                inbound = claimed.get(message_id)
                 if inbound is None:
                     skipped_messages.add(message_id)
                     continue

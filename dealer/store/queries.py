@@ -342,6 +342,14 @@ CLAIM_MESSAGE = (
 )
 """A pending message, locked for processing (``id``); no row if another daemon has it."""
 
+CLAIM_MESSAGES = (
+    select(*CLAIM_MESSAGE.selected_columns)
+    .where(_inbound.c.id.in_(bindparam("ids", expanding=True)), _inbound.c.status == "pending")
+    .with_for_update(skip_locked=True)
+)
+"""The pending ones of several messages (``ids``), locked for processing: one statement
+for a group (:func:`dealer.shell.passes.process_messages`)."""
+
 RECORD_OUTCOME = (
     update(_inbound)
     .where(_inbound.c.id == bindparam("inbound_id"))
