@@ -18,7 +18,10 @@ def utcnow() -> datetime:
 
 def as_utc(value: datetime) -> datetime:
     """Return ``value`` as an aware UTC datetime; a naive value is taken to be UTC."""
-    if value.tzinfo is None:
+    zone = value.tzinfo
+    if zone is UTC:
+        return value  # the common case (every time the store reads or writes): no copy
+    if zone is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
 
