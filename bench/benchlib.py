@@ -234,6 +234,7 @@ class Bench:
 
     def close(self) -> None:
         self.dealer.engine.dispose()
+        self.dealer.reader.dispose()
         self.store.close()
 
 

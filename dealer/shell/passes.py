@@ -50,7 +50,7 @@ from dealer.shell.messages import Outcome, process_inbound
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
 from dealer.shell.steps import GameHeld, run_step
 from dealer.store import queries as Q
-from dealer.store.db import check_schema, make_engine, session_factory
+from dealer.store.db import check_schema, make_engine, reading_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
 from dealer.store.transient import is_transient
 from dealer.text import command_lines, escape_post, quote
@@ -141,6 +141,8 @@ class Dealer:
         set_fairness_url(settings.fairness_url)
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
+        self.reader = reading_engine(self.engine)
+        """For reads alone (what is due, the next timer): no write lock on SQLite."""
         self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes, settings)
         self.publisher = publisher or open_publisher(settings.publish, settings)
         mailing.attach(self.publisher, self.engine)
@@ -265,7 +267,7 @@ class Dealer:
 
     def sync_timers(self, scheduler: Any, after: datetime | None = None) -> int:
         """One timer per pending deadline (:func:`dealer.shell.timers.sync_timers`)."""
-        return timers.sync_timers(scheduler, self.sessions, self.wake, after)
+        return timers.sync_timers(scheduler, self.reader, self.wake, after)
 
 
 # -- messages and deadlines, in time order ---------------------------------------------------
@@ -282,7 +284,7 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
     skipped_messages: set[int] = set()  # taken by another daemon
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
     while not dealer.stopping:
-        with dealer.engine.connect() as connection:
+        with dealer.reader.connect() as connection:
             messages = Q.pending_messages(connection, skipped_messages, MESSAGE_BATCH)
             deadlines = Q.due_deadlines(connection, now, skipped_deadlines, DEADLINE_GROUP)
         if not messages and not deadlines:

@@ -267,7 +267,11 @@ def run_step(
                                f"{game.id}: {exc.what}") from exc
     if game.parent_id and summary.status == "finished" and game.status != "finished":
         _tell_parent(session, game.parent_id, game.id, summary, now, origin)
-    return StepResult(summary, len(records.posts), records.events, bool(records.deadlines))
+    # Deadlines changed: the game's own, or those of a game this step opened (a child's) or
+    # stepped (the parent told of a child's action or end).
+    told_parent = bool(game.parent_id and (ctx.parent_actions or summary.status == "finished"))
+    moved = bool(records.deadlines or ctx.children or told_parent)
+    return StepResult(summary, len(records.posts), records.events, moved)
 
 
 class ChildRefused(RuntimeError):

@@ -22,7 +22,7 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import Engine
 
 from dealer.shell.failures import describe
 from dealer.shell.faults import fault
@@ -133,7 +133,7 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
         log.error("pass: %s", report.line())
     elif report.ingested or report.deadlines or report.delivered or report.overrides:
         log.info("pass: %s", report.line())
-    sync_timers(scheduler, dealer.sessions, dealer.wake, after=report.now)
+    sync_timers(scheduler, dealer.reader, dealer.wake, after=report.now)
     fault("after-timers")
 
 
@@ -142,7 +142,7 @@ TIMER_ID = "next-deadline"
 
 
 def sync_timers(
-    scheduler: Any, sessions: sessionmaker[Session], wake: threading.Event,
+    scheduler: Any, reader: Engine, wake: threading.Event,
     after: datetime | None = None,
 ) -> int:
     """Make ``scheduler`` hold one timer, set at the earliest pending, unpaused deadline,
@@ -161,8 +161,8 @@ def sync_timers(
     """
     from apscheduler.triggers.date import DateTrigger
 
-    with sessions() as session:
-        row = Q.next_timer_deadline(session, after or _DAWN)
+    with reader.connect() as connection:
+        row = Q.next_timer_deadline(connection, after or _DAWN)
     job = scheduler.get_job(TIMER_ID)
     if row is None:
         if job is not None:

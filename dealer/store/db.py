@@ -11,7 +11,6 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -98,17 +97,18 @@ def ping_when_idle(engine: Engine) -> None:
 
 
 def reading_engine(engine: Engine) -> Engine:
-    """An engine to read with while another transaction of ``engine`` is open in the same
-    thread (a publisher reading the store during delivery's claim).
+    """An engine for work that only reads: finding what is due, the next timer, a
+    publisher reading the store while delivery's claim is open in the same thread.
 
     On SQLite every transaction of ``engine`` takes the one write lock up front (``BEGIN
-    IMMEDIATE``), so a second one would wait for the first forever; a plain engine on the
-    same file reads without taking it (WAL lets readers past a writer). Postgres needs no
-    such thing.
+    IMMEDIATE``): a read through it would wait for (and hold back) every writer, and a
+    second transaction in the same thread would wait for the first forever. A plain engine
+    on the same file reads without taking it (each read sees what was committed; WAL lets
+    readers past a writer). Postgres needs no such thing.
     """
     if engine.dialect.name != "sqlite":
         return engine
-    return create_engine(engine.url, poolclass=NullPool, connect_args={"timeout": 30})
+    return create_engine(engine.url, connect_args={"timeout": 30})
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

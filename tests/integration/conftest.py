@@ -72,6 +72,7 @@ def harness(database_url: str, tmp_path: Path) -> Harness:
     h = Harness(database_url, tmp_path)
     yield h
     h.dealer.engine.dispose()
+    h.dealer.reader.dispose()
 
 
 @pytest.fixture
@@ -86,6 +87,7 @@ def make_harness(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-
     yield make
     for h in made:
         h.dealer.engine.dispose()
+        h.dealer.reader.dispose()
 
 
 @pytest.fixture

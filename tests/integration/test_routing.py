@@ -216,3 +216,17 @@ def test_a_player_reaches_a_child_game_with_its_id_and_the_parent_hears_a_conces
     # The duel's deadline was cancelled with the concession: nothing more happens at its time.
     harness.run(minutes(61))
     assert board_state(harness).results == {"b1-duel-1": "alice"}
+
+
+def test_a_child_games_deadline_due_between_two_messages_of_one_pass_fires_between_them(harness) -> None:  # type: ignore[no-untyped-def]
+    # The duel opened by the first message ends (its deadline, an hour later) before the
+    # second message is sent: applied in one pass, the deadline still comes first, so the
+    # late concession finds the duel over.
+    setup(harness)
+    harness.send("alice", "duel bob", minutes(1), channel="#board", id="d1")
+    harness.send("bob", "game b1-duel-1\nconcede", minutes(90), id="c1")
+    harness.run(minutes(120))
+    view = harness.admin(lambda s: game_view(s, "b1-duel-1"))
+    assert view["status"] == "finished"
+    assert "deadline.fired" in [e["type"] for e in view["history"]]
+    assert inbound(harness, "c1")[0] == "rejected"

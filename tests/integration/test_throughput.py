@@ -22,10 +22,10 @@ T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 CLOSE = T0 + timedelta(hours=1)  # the tally's default length
 
 
-def tallies(h, names: list[str]) -> None:  # type: ignore[no-untyped-def]
-    """One tally per name, two players each, all closing at CLOSE."""
+def tallies(h, names: list[str], first: int = 0) -> None:  # type: ignore[no-untyped-def]
+    """One tally per name, two players each (numbered from ``first``), all closing at CLOSE."""
     def setup(session):  # type: ignore[no-untyped-def]
-        for i, game in enumerate(names):
+        for i, game in enumerate(names, start=first):
             add_player(session, f"a{i}", T0, chips=10)
             add_player(session, f"b{i}", T0, chips=10)
             create_game(session, "tally", game, T0, players=[f"a{i}", f"b{i}"], settings={"rounds": "1"})
@@ -205,7 +205,7 @@ def test_the_timer_costs_one_read_whatever_the_number_of_games(harness) -> None:
 
     tallies(harness, [f"t{i}" for i in range(12)])
     statements: list[str] = []
-    event.listen(harness.dealer.engine, "before_cursor_execute",
+    event.listen(harness.dealer.reader, "before_cursor_execute",
                  lambda _c, _cu, statement, *_a: statements.append(statement))
     scheduler = BackgroundScheduler(timezone=timezone.utc)
     scheduler.start(paused=True)
@@ -302,3 +302,28 @@ def test_a_settled_group_of_messages_ends_the_pass_without_reading_again(harness
         harness.send("a0", "add 1", T0 + timedelta(minutes=10 + n), game="t1")
     report = harness.run(T0 + timedelta(minutes=15))
     assert report.messages == 3 and len(reads) == 1 + 2
+
+
+def test_a_pass_with_nothing_to_do_costs_the_same_whatever_the_number_of_games(harness) -> None:  # type: ignore[no-untyped-def]
+    def idle_statements(at: datetime) -> list[str]:
+        harness.run(at)  # a first pass: the overrides and the parked posts are read then
+        statements: list[str] = []
+        listen = lambda _c, _cu, statement, *_a: statements.append(" ".join(statement.split()))  # noqa: E731
+        engines = {harness.dealer.engine, harness.dealer.reader}  # one engine on Postgres
+        for engine in engines:
+            event.listen(engine, "before_cursor_execute", listen)
+        report = harness.run(at + timedelta(seconds=1))
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", listen)
+        assert (report.messages, report.deadlines, report.delivered) == (0, 0, 0)
+        return statements
+
+    tallies(harness, ["t0", "t1"])
+    few = idle_statements(T0)
+    tallies(harness, [f"t{i}" for i in range(2, 40)], first=2)
+    many = idle_statements(T0 + timedelta(minutes=1))
+    assert few == many
+    # Each read is bounded: a LIMIT, or the parked posts (none here), not the games' rows.
+    selects = [s for s in few if s.startswith("SELECT")]
+    assert len(selects) == 4, few
+    assert all(" LIMIT " in s or s.startswith("SELECT DISTINCT outbox.channel") for s in selects), selects
