@@ -56,6 +56,7 @@ _inbound = Inbound.__table__
 _posts = Post.__table__
 _events = Event.__table__
 _overrides = Override.__table__
+_players = Player.__table__
 
 # -- games ---------------------------------------------------------------------------------
 
@@ -710,6 +711,24 @@ def game_by_id(session: Session, game_id: str) -> Row[Any] | None:
 def game_state_row(session: Session, game_id: str) -> Row[Any]:
     """The game's ``kind`` and stored ``state``."""
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
+
+
+_PLAYER_WITH_GAMES = (
+    select(_players.c.key, _players.c.name, *GAME_REF)
+    .select_from(_players)
+    .outerjoin(_members, _members.c.player == _players.c.name)
+    .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
+    .where(_players.c.key == bindparam("key"))
+    .order_by(_games.c.created_at, _games.c.id)
+)
+
+
+def player_with_games(session: Session, key: str) -> list[Row[Any]]:
+    """The player ``key`` (``key``, ``name``) with each unfinished game it takes part in
+    (the game's routing columns, as :func:`player_games`), one row per game; one row whose
+    ``id`` is None among them, or alone, for none. No row: no such player."""
+    rows = list(session.execute(_PLAYER_WITH_GAMES, {"key": key}))
+    return rows if any(row.id is not None for row in rows) else rows[:1]
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:
