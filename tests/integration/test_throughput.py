@@ -327,3 +327,13 @@ def test_a_pass_with_nothing_to_do_costs_the_same_whatever_the_number_of_games(h
     selects = [s for s in few if s.startswith("SELECT")]
     assert len(selects) == 4, few
     assert all(" LIMIT " in s or s.startswith("SELECT DISTINCT outbox.channel") for s in selects), selects
+
+
+def test_a_claim_that_fills_up_at_the_end_of_a_page_is_not_complete(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(Q, "CLAIM_WINDOW", 2)
+    queue(harness, *[("table", None)] * 3)
+    with harness.dealer.engine.begin() as connection:
+        claim = Q.claim_posts(connection, T0, 2)
+        assert [r.key for r in claim.posts] == ["k0", "k1"] and not claim.complete
+        claim = Q.claim_posts(connection, T0, 3)
+        assert [r.key for r in claim.posts] == ["k0", "k1", "k2"]
