@@ -369,13 +369,16 @@ def pending_messages(connection: Connection, skipped: set[int], limit: int) -> l
     # earlier one), to the microsecond; an exact tie goes to the one dealer received first:
     # the row id, which follows ingest order (the directory inbox reads files in arrival
     # order).
-    rows = connection.execute(
-        select(Inbound.id, Inbound.sent_at)
-        .where(Inbound.status == "pending")
-        .order_by(Inbound.sent_at, Inbound.id)
-        .limit(len(skipped) + limit)
-    ).all()
+    rows = connection.execute(_PENDING_MESSAGES, {"n": len(skipped) + limit}).all()
     return [(row.id, row.sent_at) for row in rows if row.id not in skipped]
+
+
+_PENDING_MESSAGES = (
+    select(_inbound.c.id, _inbound.c.sent_at)
+    .where(_inbound.c.status == "pending")
+    .order_by(_inbound.c.sent_at, _inbound.c.id)
+    .limit(bindparam("n"))
+)
 
 
 def newest_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[Inbound]:
