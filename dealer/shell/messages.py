@@ -205,7 +205,8 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
     if chosen or inbound.channel != "pm":
         # A whole message is offered to the game of its channel or of its `game` field.
         routes[chosen] = _route(session, inbound, sender, chosen)
-        if _offer_message(session, inbound, sender, lines, routes[chosen][0], origin, outcome):
+        if _offer_message(session, inbound, sender, lines, routes[chosen][0], origin, outcome) \
+                or _offer_shared(session, inbound, sender, lines, routes[chosen], origin, outcome):
             _flush(session, outcome, inbound, origin, sender.name)
             return outcome
     if len(lines) > MAX_LINES:
@@ -641,10 +642,12 @@ def _offer_message(
     game: GameRef | None,
     origin: str,
     outcome: Outcome,
+    body: str | None = None,
 ) -> bool:
     """Hand the whole message to the ruleset of the game it was sent to (by channel, by its
     ``game`` field, or the sender's one game), if that ruleset reads whole messages. True
-    when the rules took it (applied or refused); False to read it line by line."""
+    when the rules took it (applied or refused); False to read it line by line. ``body``
+    replaces the stored text (a message whose first line named its game)."""
     if game is None or game.status == "finished":
         return False
     rules = rules_for(game.kind)
@@ -658,7 +661,7 @@ def _offer_message(
         return True
     message = MessageTaken(
         id=inbound.external_id, sender=sender.name, channel=inbound.channel,
-        sent_at=inbound.sent_at, body=inbound.body, lines=list(lines),
+        sent_at=inbound.sent_at, body=inbound.body if body is None else body, lines=list(lines),
     )
     answer = _Answer(sender.name)
     first = lines[0]
@@ -676,6 +679,62 @@ def _offer_message(
     outcome.note(None, "applied", "message taken by the rules", game=game.id)
     answer.accepted(outcome, game, first)
     return True
+
+
+def _offer_shared(
+    session: Session,
+    inbound: Inbound | Row[Any],
+    sender: Row[Any],
+    lines: list[str],
+    route: tuple[GameRef | None, str | None],
+    origin: str,
+    outcome: Outcome,
+) -> bool:
+    """A public message without a ``game`` field, in a channel several games share, where
+    one of them reads whole messages (two Halls' ``#proposals``): True when it was handled.
+
+    A first line ``game ID`` names the game: the rest of the message is offered to it
+    whole. With no such line anywhere the message cannot be attributed, and it is refused
+    privately, saying how to name the game, rather than read line by line as chatter and
+    lost without a word (an interpretation of the shell's: a channel is normally one
+    game's; docs/GOVERNANCE.md). A message with a ``game`` line further down is read line
+    by line, as before."""
+    if route[0] is not None or inbound.game_hint or inbound.channel == "pm":
+        return False
+    whole = [g for g in queries.games_on_channel(session, inbound.channel)
+             if _overrides(rules_for(g.kind), "on_message") and rules_for(g.kind).takes_whole(inbound.channel)]
+    if not whole:
+        return False
+    named = _GAME_LINE.match(lines[0])
+    if named and len(lines) > 1:
+        game, why = _route(session, inbound, sender, named.group(1))
+        if game is not None and _offer_message(
+            session, inbound, sender, lines[1:], game, origin, outcome, body=_after_first_line(inbound.body),
+        ):
+            return True
+        if game is None:
+            _reply_error(outcome, None, lines[0], why or "No such game.")
+            outcome.note(lines[0], "rejected", why or "no such game")
+            outcome.status = "rejected"
+            return True
+        return False
+    if any(_GAME_LINE.match(line) for line in lines):
+        return False
+    ids = ", ".join(g.id for g in whole)
+    _reply_error(
+        outcome, None, lines[0],
+        f"Several games read {inbound.channel} ({ids}), so this message cannot be given to "
+        f"one: send it again with a first line 'game ID' (for example 'game {whole[0].id}').",
+    )
+    outcome.note(None, "rejected", f"several games read {inbound.channel}")
+    outcome.status = "rejected"
+    return True
+
+
+def _after_first_line(body: str) -> str:
+    """``body`` without its first non-blank line (a ``game ID`` line)."""
+    rest = body.lstrip().split("\n", 1)
+    return rest[1] if len(rest) > 1 else ""
 
 
 _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reaction"}

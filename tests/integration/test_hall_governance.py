@@ -169,3 +169,29 @@ def test_an_election_through_the_daemon_reads_first_messages(cli) -> None:  # ty
     # A counted vote needs no private word, even when the transport calls it a PM.
     assert [p["kind"] for p in posts(cli, recipient="carol")] == ["error"]
     assert cli("replay", "h1").exit_code == 0
+
+
+def test_two_halls_sharing_proposals_a_message_names_its_hall_or_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
+    setup(cli)
+    cli("game", "new", "hall", "--id", "h2", "--players", "alice,bob,carol,dave",
+        "--start", iso_exact(T0), "--set", "reputable=alice")
+    once(cli, T0)
+    # No game named: refused privately (it used to be read line by line as chatter, unseen).
+    drop(cli, "carol", at(1), "Shorter phases for everyone.\nset phase_length 12h",
+         channel="#proposals", id="p1")
+    # A first line naming the Hall: the rest is that Hall's proposal.
+    drop(cli, "bob", at(1, 5), "game h2\nLonger phases.\nset phase_length 48h",
+         channel="#proposals", id="p2")
+    drop(cli, "dave", at(1, 6), "game h9\nA proposal for no Hall.", channel="#proposals", id="p3")
+    once(cli, at(1, 10))
+    (refused,) = [p for p in posts(cli, recipient="carol")]
+    assert "Several games read #proposals (h1, h2)" in plain(refused["body"])
+    assert "'game h1'" in plain(refused["body"])
+    assert "no game 'h9'" in plain(posts(cli, recipient="dave")[0]["body"])
+    assert show(cli)["proposals"] == []
+    h2 = json.loads(cli("game", "show", "h2", "--json").output)
+    (proposal,) = h2["proposals"]
+    assert proposal["author"] == "bob"
+    (ack,) = posts(cli, "proposal")
+    assert "**Proposal 1** (Standard) by bob" in ack["body"]
+    assert "game h2" not in ack["body"]
