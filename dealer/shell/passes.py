@@ -555,34 +555,40 @@ def _fire_group(
         Q.step_lock(session, group=len(group) > 1)
         locked = {row.id: row for row in session.connection().execute(Q.LOCK_DEADLINES, {"ids": ids})}
         # Without savepoints every step stands or falls with the group: their append-only
-        # rows are inserted together at the end (steps.staging).
-        with contextlib.nullcontext() if savepoints else staging(session):
-            for deadline_id, _, _ in group:
-                row = locked.get(deadline_id)
-                if row is None:
-                    missed.add(deadline_id)  # fired, cancelled, paused, or another daemon's
-                    continue
-                logs.bind(game_id=row.game_id, deadline=row.name)
-                try:
-                    with session.begin_nested() if savepoints else contextlib.nullcontext():
-                        fired_at = _fire(dealer, session, row)
-                    if fired_at is not None:
-                        fired.append((row.name, row.game_id, row.due_at, fired_at, row.error))
-                except GameHeld as exc:
-                    if not savepoints:
-                        raise _Redo() from exc
-                    log.info("deadline %s waits, pending: %s", deadline_id, exc)
-                    held += 1
-                    missed.add(deadline_id)
-                except Exception as exc:
-                    if is_transient(exc):
-                        raise
-                    if not savepoints:
-                        raise _Redo() from exc
-                    crashes.append(_Crash(deadline_id, row.name, row.game_id, row.due_at, exc))
-                    missed.add(deadline_id)
-                finally:
-                    logs.bind(game_id=None, deadline=None)
+        # rows are inserted together at the end (steps.staging); if that insert fails, the
+        # group is fired again with a savepoint per deadline, as if a step had failed.
+        try:
+            with contextlib.nullcontext() if savepoints else staging(session):
+                for deadline_id, _, _ in group:
+                    row = locked.get(deadline_id)
+                    if row is None:
+                        missed.add(deadline_id)  # fired, cancelled, paused, or another daemon's
+                        continue
+                    logs.bind(game_id=row.game_id, deadline=row.name)
+                    try:
+                        with session.begin_nested() if savepoints else contextlib.nullcontext():
+                            fired_at = _fire(dealer, session, row)
+                        if fired_at is not None:
+                            fired.append((row.name, row.game_id, row.due_at, fired_at, row.error))
+                    except GameHeld as exc:
+                        if not savepoints:
+                            raise _Redo() from exc
+                        log.info("deadline %s waits, pending: %s", deadline_id, exc)
+                        held += 1
+                        missed.add(deadline_id)
+                    except Exception as exc:
+                        if is_transient(exc):
+                            raise
+                        if not savepoints:
+                            raise _Redo() from exc
+                        crashes.append(_Crash(deadline_id, row.name, row.game_id, row.due_at, exc))
+                        missed.add(deadline_id)
+                    finally:
+                        logs.bind(game_id=None, deadline=None)
+        except Exception as exc:
+            if savepoints or is_transient(exc) or isinstance(exc, _Redo):
+                raise
+            raise _Redo() from exc
         fault("before-deadline-commit")
     return missed, fired, crashes, held
 
