@@ -97,9 +97,31 @@ def add_template_dir(directory: str | Path) -> None:
 
 
 def _finalize(value: Any) -> Any:
+    if type(value) is str:  # the common case first (a Markup is a str, but not of this type)
+        return escape_post(value)
     if isinstance(value, Markup) or isinstance(value, (int, float)) or value is None:
         return "" if value is None else value
     return escape_post(value)
+
+
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Environment(Environment):
+    """Jinja's environment, with ``value.name`` looked up first as a key in a plain dict.
+
+    The posts' contexts are dicts, and Jinja tries an attribute first: for ``r.preparer``
+    it raises and catches an AttributeError before reading the key, dozens of times per
+    post. A name a dict has as an attribute (``items``, ``get``) still finds the attribute,
+    so every template reads exactly what it read before."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
 
 
 def _utc(value: datetime) -> Markup:
@@ -125,7 +147,7 @@ def _short(value: str) -> Markup:
 @lru_cache(maxsize=4)
 def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
-    env = Environment(
+    env = _Environment(
         loader=ChoiceLoader(
             [FileSystemLoader(directory or str(templates_dir()))] + [FileSystemLoader(d) for d in _EXTRA_DIRS]
         ),

@@ -36,6 +36,7 @@ change it in place and return it (no defensive deep copy on the hot path).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -66,11 +67,13 @@ def is_bare_number(text: str) -> bool:
     return _BARE_NUMBER.fullmatch(text.strip()) is not None
 
 
+@lru_cache(maxsize=256)
 def setting_duration(text: str) -> timedelta:
     """A duration a user wrote in a setting: ``24h``, ``90m``, ``1h30m``, ``2d``.
 
     A bare number is refused, not read as seconds: ``--set round_length=2`` was never
-    meant as a 2-second round.
+    meant as a 2-second round. Cached: every step parses its game's settings again, and
+    a few texts (``24h``, ``6h``) make nearly all of them.
     """
     if is_bare_number(text):
         raise ValueError(f"{text.strip()!r} has no unit: write a duration like {DURATION_FORMS}")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from dealer.clock import utcnow
@@ -48,7 +49,7 @@ from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
 from dealer.shell.messages import Outcome, process_inbound
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
-from dealer.shell.steps import GameHeld, run_step
+from dealer.shell.steps import GameHeld, run_step, staging
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, reading_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
@@ -469,11 +470,11 @@ def message_failed(dealer: Dealer, inbound_id: int, exc: BaseException) -> None:
         ))
 
 
-def _deadline_input(session: Session, game_id: str, name: str, due: datetime) -> DeadlineFired:
-    """The step input of a deadline: with what the game's ruleset asks to read from the
-    inbox for it (``Rules.message_window``: GH-34's first messages of the week)."""
-    game = Q.game_by_id(session, game_id)
-    since = rules_for(game.kind).message_window(name) if game is not None else None
+def _deadline_input(session: Session, game_id: str, kind: str, name: str, due: datetime) -> DeadlineFired:
+    """The step input of a deadline of game ``game_id`` (of ruleset ``kind``): with what
+    the ruleset asks to read from the inbox for it (``Rules.message_window``: GH-34's
+    first messages of the week)."""
+    since = rules_for(kind).message_window(name)
     if since is None:
         return DeadlineFired(deadline=name)
     return DeadlineFired(deadline=name, first_messages=Q.first_messages(session, game_id, since, due))
@@ -552,45 +553,63 @@ def _fire_group(
     ids = [deadline_id for deadline_id, _, _ in group]
     with dealer.sessions.begin() as session:
         Q.step_lock(session, group=len(group) > 1)
-        locked = {row.id: row for row in session.execute(Q.LOCK_DEADLINES, {"ids": ids})}
-        for deadline_id, _, _ in group:
-            row = locked.get(deadline_id)
-            if row is None:
-                missed.add(deadline_id)  # fired, cancelled, paused, or another daemon's
-                continue
-            logs.bind(game_id=row.game_id, deadline=row.name)
-            try:
-                with session.begin_nested() if savepoints else contextlib.nullcontext():
-                    fired_at = dealer.clock()
-                    marked = session.execute(
-                        Q.MARK_FIRED, {"deadline_id": deadline_id, "due": row.due_at, "new_fired_at": fired_at}
-                    ).rowcount
-                    if not marked:
-                        # An earlier step of the group (a child game's end stepping its
-                        # parent) cancelled, paused or moved it: the next read of the due
-                        # deadlines sees it as it now stands.
+        locked = {row.id: row for row in session.connection().execute(Q.LOCK_DEADLINES, {"ids": ids})}
+        # Without savepoints every step stands or falls with the group: their append-only
+        # rows are inserted together at the end (steps.staging); if that insert fails, the
+        # group is fired again with a savepoint per deadline, as if a step had failed.
+        try:
+            with contextlib.nullcontext() if savepoints else staging(session):
+                for deadline_id, _, _ in group:
+                    row = locked.get(deadline_id)
+                    if row is None:
+                        missed.add(deadline_id)  # fired, cancelled, paused, or another daemon's
                         continue
-                    run_step(session, row.game_id, row.due_at,
-                             _deadline_input(session, row.game_id, row.name, row.due_at),
-                             origin=f"deadline:{deadline_id}", firing=deadline_id)
-                fired.append((row.name, row.game_id, row.due_at, fired_at, row.error))
-            except GameHeld as exc:
-                if not savepoints:
-                    raise _Redo() from exc
-                log.info("deadline %s waits, pending: %s", deadline_id, exc)
-                held += 1
-                missed.add(deadline_id)
-            except Exception as exc:
-                if is_transient(exc):
-                    raise
-                if not savepoints:
-                    raise _Redo() from exc
-                crashes.append(_Crash(deadline_id, row.name, row.game_id, row.due_at, exc))
-                missed.add(deadline_id)
-            finally:
-                logs.bind(game_id=None, deadline=None)
+                    logs.bind(game_id=row.game_id, deadline=row.name)
+                    try:
+                        with session.begin_nested() if savepoints else contextlib.nullcontext():
+                            fired_at = _fire(dealer, session, row)
+                        if fired_at is not None:
+                            fired.append((row.name, row.game_id, row.due_at, fired_at, row.error))
+                    except GameHeld as exc:
+                        if not savepoints:
+                            raise _Redo() from exc
+                        log.info("deadline %s waits, pending: %s", deadline_id, exc)
+                        held += 1
+                        missed.add(deadline_id)
+                    except Exception as exc:
+                        if is_transient(exc):
+                            raise
+                        if not savepoints:
+                            raise _Redo() from exc
+                        crashes.append(_Crash(deadline_id, row.name, row.game_id, row.due_at, exc))
+                        missed.add(deadline_id)
+                    finally:
+                        logs.bind(game_id=None, deadline=None)
+        except Exception as exc:
+            if savepoints or is_transient(exc) or isinstance(exc, _Redo):
+                raise
+            raise _Redo() from exc
         fault("before-deadline-commit")
     return missed, fired, crashes, held
+
+
+def _fire(dealer: Dealer, session: Session, row: Row[Any]) -> datetime | None:
+    """Mark one locked deadline (a row of ``Q.LOCK_DEADLINES``) fired and run its step;
+    return when it fired, or None if it no longer stands as it was locked."""
+    fired_at = dealer.clock()
+    # The connection is asked for here, not before: in a savepoint, the session emits the
+    # SAVEPOINT when its connection is next asked for.
+    marked = session.connection().execute(
+        Q.MARK_FIRED, {"deadline_id": row.id, "due": row.due_at, "new_fired_at": fired_at}
+    ).rowcount
+    if not marked:
+        # An earlier step of the group (a child game's end stepping its parent) cancelled,
+        # paused or moved it: the next read of the due deadlines sees it as it now stands.
+        return None
+    run_step(session, row.game_id, row.due_at,
+             _deadline_input(session, row.game_id, row.kind, row.name, row.due_at),
+             origin=f"deadline:{row.id}", firing=row.id)
+    return fired_at
 
 
 def _deadline_crashed(

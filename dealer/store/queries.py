@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Iterator, Sequence
 
-from sqlalchemy import Row, Update, and_, bindparam, delete, exists, func, or_, select, text, update
+from sqlalchemy import Row, Select, Update, and_, bindparam, delete, exists, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -60,6 +61,8 @@ _players = Player.__table__
 
 # -- games ---------------------------------------------------------------------------------
 
+_epochs = _seeds.alias("epochs")
+
 LOCK_GAME = (
     select(
         _games,
@@ -67,12 +70,22 @@ LOCK_GAME = (
             _overrides.c.game_id == _games.c.id, _overrides.c.value == "pause",
             _overrides.c.deadline_name.is_(None),
         ).label("paused"),
+        _seeds.c.epoch, _seeds.c.server_seed, _seeds.c.client_seeds, _seeds.c.counter,
+        _seeds.c.revealed_at,
     )
+    .select_from(_games.outerjoin(_seeds, and_(
+        _seeds.c.game_id == _games.c.id,
+        _seeds.c.epoch == select(func.max(_epochs.c.epoch)).where(_epochs.c.game_id == _games.c.id)
+        .scalar_subquery(),
+    )))
     .where(_games.c.id == bindparam("id"))
     .with_for_update(of=_games)
 )
 """The game's row, locked for the step (``id``), with ``paused``: whether an active
-``pause`` override holds it (the deadlines the step creates are created paused)."""
+``pause`` override holds it (the deadlines the step creates are created paused), and its
+newest epoch's ``epoch``, ``server_seed``, ``client_seeds``, ``counter`` and
+``revealed_at`` (its fair source; ``epoch`` is None if it has none): what every step reads
+of its game, in one statement."""
 
 UPDATE_GAME = (
     update(_games)
@@ -111,15 +124,6 @@ def remove_game_players(game_id: str, names: set[str]):  # type: ignore[no-untyp
     )
 
 
-CURRENT_SEED = (
-    select(_seeds)
-    .where(_seeds.c.game_id == bindparam("game_id"))
-    .order_by(_seeds.c.epoch.desc())
-    .limit(1)
-)
-"""The game's newest epoch (``game_id``)."""
-
-
 def update_epoch(game_id: str, epoch: int) -> Update:
     """UPDATE one epoch of a game's fair source (add ``.values(...)``)."""
     return update(_seeds).where(_seeds.c.game_id == game_id, _seeds.c.epoch == epoch)
@@ -141,11 +145,16 @@ HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).whe
 CURRENCIES = ("chips", "vertebrae")
 """The currencies a step reads for every account at once (other items on first use)."""
 
-CURRENCY_HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
-    _holdings.c.account.in_(bindparam("accounts", expanding=True)),
-    _holdings.c.item.in_(CURRENCIES),
-)
-"""The currencies held by the ``accounts``."""
+@lru_cache(maxsize=32)
+def currency_holdings(accounts: int) -> Select[Any]:
+    """The currencies held by ``accounts`` accounts, bound as ``a0``, ``a1``, ...
+
+    One prebuilt statement per number of accounts (a step has a handful): an ``expanding``
+    parameter would have SQLAlchemy render the statement's text again on every call."""
+    return select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
+        _holdings.c.account.in_([bindparam(f"a{i}") for i in range(accounts)]),
+        _holdings.c.item.in_(CURRENCIES),
+    )
 
 BALANCE = select(_holdings.c.amount).where(
     _holdings.c.account == bindparam("account"), _holdings.c.item == bindparam("item")
@@ -256,14 +265,17 @@ _DUE_DEADLINES = (
 
 LOCK_DEADLINES = (
     select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.game_id,
-           _deadlines.c.error)
+           _deadlines.c.error, _games.c.kind)
+    .join(_games, _games.c.id == _deadlines.c.game_id)
     .where(_deadlines.c.id.in_(bindparam("ids", expanding=True)),
            _deadlines.c.status == "pending", _deadlines.c.paused.is_(False))
-    .with_for_update(skip_locked=True)
+    .with_for_update(skip_locked=True, of=_deadlines)
 )
 """Lock a group's deadlines that are still pending and unpaused (``ids``), passing over
 those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE`` already excludes
-every other writer): ``(id, name, due_at, game_id, error)``."""
+every other writer): ``(id, name, due_at, game_id, error, kind)``, with the kind of the
+deadline's game (what its step input depends on) read in the same statement; the game's
+row is locked by its step."""
 
 MARK_FIRED = (
     update(_deadlines)

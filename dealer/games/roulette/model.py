@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -82,10 +83,12 @@ class RouletteSettings(GameSettings):
         return value
 
 
-def reminder_offsets(text: str) -> list[tuple[str, timedelta]]:
-    """``"6h,1h"`` as ``[("6h", 6 h), ("1h", 1 h)]``: label and offset, earliest first.
+@lru_cache(maxsize=64)
+def reminder_offsets(text: str) -> tuple[tuple[str, timedelta], ...]:
+    """``"6h,1h"`` as ``(("6h", 6 h), ("1h", 1 h))``: label and offset, earliest first.
 
-    An empty string means no reminders; equal offsets are kept once.
+    An empty string means no reminders; equal offsets are kept once. Cached: the setting
+    is read again on every step of every game, and nearly all games share a few texts.
     """
     found: dict[timedelta, str] = {}
     for part in text.split(","):
@@ -96,7 +99,7 @@ def reminder_offsets(text: str) -> list[tuple[str, timedelta]]:
         if offset <= timedelta(0):
             raise ValueError(f"a reminder comes before the deadline, not {label!r}")
         found.setdefault(offset, label)
-    return [(label, offset) for offset, label in sorted(found.items(), reverse=True)]
+    return tuple((label, offset) for offset, label in sorted(found.items(), reverse=True))
 
 
 # --- commands (what parse() returns) ------------------------------------------------------
