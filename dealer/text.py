@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 MAX_BODY_CHARS = 4000
 MAX_LINES = 40
@@ -153,6 +154,7 @@ _LOOK_ALIKE.update({ch: '"' for ch in "\u201c\u201d\u201f\u2033"})
 _DIGRAPHS = (("rn", "m"), ("vv", "w"))
 
 
+@lru_cache(maxsize=65536)  # adding a player compares it with every existing name
 def look_alike_keys(name: str) -> frozenset[str]:
     """Two names a player could mistake for each other share one of these keys.
 
