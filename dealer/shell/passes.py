@@ -238,7 +238,7 @@ class Dealer:
             # the count: counted after a park, while any is parked, and once a minute.
             report.parked = self.parked_seen
             return delivered
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             report.parked = Q.count_parked(connection)
         self.parked_checked = time.monotonic()
         METRICS.parked(report.parked)
@@ -267,7 +267,7 @@ class Dealer:
         timers.run_forever(self)
 
     def sync_timers(self, scheduler: Any, after: datetime | None = None) -> int:
-        """One timer per pending deadline (:func:`dealer.shell.timers.sync_timers`)."""
+        """The one timer, at the next pending deadline (:func:`dealer.shell.timers.sync_timers`)."""
         return timers.sync_timers(scheduler, self.reader, self.wake, after)
 
 
