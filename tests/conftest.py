@@ -3,6 +3,11 @@
 Store and daemon tests take the ``database_url`` fixture; they run on SQLite always and,
 when ``DEALER_TEST_DATABASE_URL`` names a Postgres database, on Postgres too.
 
+The suite runs in parallel (pytest-xdist, ``-n`` in pyproject's ``addopts``): each worker
+gets a Postgres database of its own, named after the configured one and the worker
+(``test_gw0``, created when missing), and this module points ``DEALER_TEST_DATABASE_URL`` at
+it before any test module reads it.
+
 Migrating a store runs every Alembic revision (0.1-0.2 s), and hundreds of tests each want
 a fresh one, so the migration runs once per test session and each test gets a copy: on
 SQLite a copy of a migrated file; on Postgres the migrated schema with every table emptied
@@ -18,11 +23,32 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, make_url, text
 
 from dealer.store.db import head_revision, make_engine, migrate
 
-POSTGRES_URL = os.environ.get("DEALER_TEST_DATABASE_URL", "").strip()
+
+def _worker_database(url: str) -> str:
+    """This xdist worker's own database beside ``url`` (``url`` itself outside xdist)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not url or not worker:
+        return url
+    base = make_url(url)
+    own = base.set(database=f"{base.database}_{worker}")
+    engine = make_engine(url).execution_options(isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        exists = connection.execute(
+            text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": own.database}
+        ).first()
+        if not exists:
+            connection.execute(text(f'CREATE DATABASE "{own.database}"'))
+    engine.dispose()
+    return own.render_as_string(hide_password=False)
+
+
+POSTGRES_URL = _worker_database(os.environ.get("DEALER_TEST_DATABASE_URL", "").strip())
+if POSTGRES_URL:
+    os.environ["DEALER_TEST_DATABASE_URL"] = POSTGRES_URL
 BACKENDS = ["sqlite"] + (["postgres"] if POSTGRES_URL else [])
 
 _FINGERPRINT = text(
