@@ -411,7 +411,8 @@ def player_add(name: str, chips: int, vertebrae: int) -> None:
 @click.argument("name")
 @click.argument("account")
 def player_link(name: str, account: str) -> None:
-    """Link ACCOUNT (PLATFORM:ID, e.g. discord:80351110224678912) to player NAME.
+    """Link ACCOUNT (PLATFORM:ID: discord:80351110224678912, email:alice@example.org or
+    discourse:USERNAME) to player NAME.
 
     Messages from that account are NAME's (whatever display name it shows), and posts for
     NAME reach it (Discord DMs, pings). One account per platform per player."""

@@ -49,9 +49,13 @@ DEFAULT_FORMATS = {"discord": "discord", "dir": "markdown", "stdout": "plain", "
 """The format of each destination kind, unless the route names one."""
 PM = "pm"
 DEFAULT = "*"
-ACCOUNT = re.compile(r"^(?P<platform>[a-z]+):(?P<id>\d{1,20}|[^@\s:,]+@[^@\s:,]+)$")
+ACCOUNT = re.compile(
+    r"^(?P<platform>[a-z]+):(?P<id>\d{1,20}|[^@\s:,]+@[^@\s:,]+|(?<=discourse:)[\w.\-]{1,60})$"
+)
+"""A recipient or sender written as a platform account: ``discord:80351110224678912`` (a
+Discord user id), ``email:alice@example.org``, ``discourse:alice_w`` (a Discourse username:
+what Discourse addresses a PM to; its letters, digits, ``_``, ``.`` and ``-``)."""
 _TOPIC = re.compile(r"^topic/(\d{1,12})$")
-"""A recipient or sender written as a platform account (``discord:80351110224678912``)."""
 _CHANNEL_ID = re.compile(r"^channel/(\d{1,20})$")
 
 

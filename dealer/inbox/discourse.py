@@ -20,9 +20,10 @@ What each becomes (:func:`message_from_event`):
   webhook when a like is taken back, so an unlike is not seen (docs/DISCOURSE.md).
 
 Posts by dealer's own user (``DEALER_DISCOURSE_USERNAME``), posts in other topics and other
-events are not messages (None). The sender is the Discourse username (the forum's name of
-the player, as ``dealer submit --from`` takes it; linking a player to a Discourse account
-id comes with the platform identities).
+events are not messages (None). The sender is the Discourse account, ``discourse:USERNAME``
+(:func:`account_of`): the player linked to it (``dealer player link NAME
+discourse:USERNAME``), or, linked to nobody, the player of that name
+(``dealer.store.queries.player_of_sender``).
 """
 
 from __future__ import annotations
@@ -80,15 +81,16 @@ def _post_event(event: str, post: Mapping[str, Any], topics: Mapping[int, str], 
     username = str(post["username"])
     if channel is None or username.lower() == own.lower():
         return None
+    sender = account_of(username)
     ident = f"post/{int(post['id'])}"
     if event == "post_created":
-        return InboxMessage(id=ident, sender=username, channel=channel, body=str(post.get("raw") or ""),
+        return InboxMessage(id=ident, sender=sender, channel=channel, body=str(post.get("raw") or ""),
                             sent_at=_time(post.get("created_at"), received))
     if event == "post_edited":
         updated = str(post.get("updated_at") or "")
-        return InboxMessage(id=f"{ident}/edit/{updated}"[:200], sender=username, channel=channel, kind="edit",
+        return InboxMessage(id=f"{ident}/edit/{updated}"[:200], sender=sender, channel=channel, kind="edit",
                             target=ident, body=str(post.get("raw") or ""), sent_at=_time(updated, received))
-    return InboxMessage(id=f"{ident}/delete", sender=username, channel=channel, kind="delete", target=ident,
+    return InboxMessage(id=f"{ident}/delete", sender=sender, channel=channel, kind="delete", target=ident,
                         sent_at=_time(post.get("deleted_at") or post.get("updated_at"), received))
 
 
@@ -98,8 +100,14 @@ def _like(post: Mapping[str, Any], user: Mapping[str, Any], topics: Mapping[int,
     username = str(user["username"])
     if channel is None or username.lower() == own.lower():
         return None
-    return InboxMessage(id=f"like/{int(post['id'])}/{int(user['id'])}", sender=username, channel=channel,
+    return InboxMessage(id=f"like/{int(post['id'])}/{int(user['id'])}", sender=account_of(username), channel=channel,
                         kind="reaction", target=f"post/{int(post['id'])}", emoji=LIKE, sent_at=received)
+
+
+def account_of(username: str) -> str:
+    """The sender a Discourse user's messages are stored as: ``discourse:USERNAME``, the
+    username in lower case (Discourse's usernames are unique whatever their case)."""
+    return f"discourse:{username.lower()}"
 
 
 def _time(value: Any, received: datetime) -> datetime:

@@ -95,11 +95,21 @@ class DiscoursePublisher(Publisher):
             if thread.reply_to_post_number:
                 body["reply_to_post_number"] = thread.reply_to_post_number
             return body
-        username = (self.usernames or (lambda name: name))(post.recipient)
+        username = self.username_of(post)
         if not username:
             raise DeliveryFailed(f"no Discourse user for {post.recipient}")
         title = " ".join((post.subject or post.kind.replace("_", " ")).split())[:200]
         return {"title": title, "raw": raw, "archetype": "private_message", "target_recipients": username}
+
+    def username_of(self, post: OutgoingPost) -> str | None:
+        """The Discourse user a private post goes to: the recipient's linked Discourse
+        account, the account itself when the recipient is one (``discourse:alice_w``, a
+        reply to a sender linked to no player), else the player's name (``usernames``)."""
+        recipient = post.recipient or ""
+        if recipient.startswith("discourse:"):
+            return recipient.split(":", 1)[1]
+        linked = post.accounts.get(recipient, {}).get("discourse")
+        return linked or (self.usernames or (lambda name: name))(recipient)
 
     def send(self, post: OutgoingPost) -> str:
         """Post ``post``; return ``post/ID``, the Discourse post's id."""

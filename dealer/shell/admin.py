@@ -37,7 +37,7 @@ class AdminError(ValueError):
 __all__ = ["AdminError", "NotFound", "add_player", "link_account", "unlink_account", "parse_account", "create_game", "grant", "parse_item", "parse_settings"]
 
 
-PLATFORMS = ("discord", "email")
+PLATFORMS = ("discord", "email", "discourse")
 """Platforms whose accounts a player can link (``dealer player link``)."""
 
 
@@ -47,7 +47,8 @@ def parse_account(text: str) -> tuple[str, str]:
     platform, sep, account_id = text.strip().partition(":")
     platform = platform.lower()
     if not sep or platform not in PLATFORMS:
-        raise AdminError(f"{text!r} is not an account; write PLATFORM:ID, e.g. discord:80351110224678912 "
+        raise AdminError(f"{text!r} is not an account; write PLATFORM:ID, e.g. discord:80351110224678912, "
+                         "email:alice@example.org or discourse:alice_w "
                          f"(platforms: {', '.join(PLATFORMS)})")
     if platform == "discord" and not (account_id.isdigit() and 15 <= len(account_id) <= 20):
         raise AdminError(f"{account_id!r} is not a Discord user id (17 to 20 digits: in Discord, "
@@ -56,6 +57,12 @@ def parse_account(text: str) -> tuple[str, str]:
         account_id = account_id.strip().lower()
         if not re.match(r"^[^@\s:,]+@[^@\s:,]+\.[^@\s:,]+$", account_id):
             raise AdminError(f"{account_id!r} is not an e-mail address (write email:alice@example.org)")
+    if platform == "discourse":
+        # Discourse usernames are unique whatever their case, and a PM is addressed to one.
+        account_id = account_id.strip().lower()
+        if not re.match(r"^[\w.\-]{1,60}$", account_id):
+            raise AdminError(f"{account_id!r} is not a Discourse username (letters, digits, _ . -; "
+                             "write discourse:alice_w)")
     return platform, account_id
 
 

@@ -118,10 +118,15 @@ def find_player(session: Session, name: str) -> Row[Any] | None:
 
     A sender written as a platform account (``discord:80351110224678912``: how a platform
     adapter stores who sent a message) is the player linked to that account: a message is
-    attributed by the account, never by a display name that can change."""
+    attributed by the account, never by a display name that can change. A Discourse
+    username linked to nobody is the player of that name, unless that player linked
+    another Discourse account (:func:`~dealer.store.queries.player_of_sender`)."""
     account = ACCOUNT.match(name)
     if account:
-        key = queries.player_of_account(session, account.group("platform"), account.group("id"))
+        platform, account_id = account.group("platform"), account.group("id")
+        if platform == "discourse":
+            account_id = account_id.lower()  # Discourse usernames: one user whatever the case
+        key = queries.player_of_sender(session, platform, account_id, player_key(account_id))
         return None if key is None else session.execute(_PLAYER, {"key": key}).first()
     return session.execute(_PLAYER, {"key": player_key(name)}).first()
 

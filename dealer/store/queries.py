@@ -47,6 +47,7 @@ from dealer.store.models import (
     Seed,
     WebhookDelivery,
 )
+from dealer.text import player_key
 
 _games = Game.__table__
 _game_players = GamePlayer.__table__
@@ -822,19 +823,29 @@ def first_messages(
     return found
 
 
-_ACCOUNT_SENDER = re.compile(r"^[a-z]+:\d{1,20}$")
-"""A sender stored as a platform account (as :data:`dealer.routes.ACCOUNT` writes it)."""
+_ACCOUNT_SENDER = re.compile(r"^(?:[a-z]+:\d{1,20}|discourse:[\w.\-]{1,60})$")
+"""A sender stored as a platform account (as :data:`dealer.routes.ACCOUNT` reads it; an
+e-mail sender is stored as its address)."""
 
 
 def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str, str]:
-    """``platform:id`` -> the linked player's name, for those linked."""
+    """``platform:id`` -> the name of the player its messages are from, for those that are
+    a player's (:func:`player_of_sender`)."""
     wanted = [tuple(a.split(":", 1)) for a in accounts]
     rows = session.execute(
         select(Account.platform, Account.account_id, Player.name)
         .join(Player, Player.key == Account.player)
         .where(or_(*[and_(Account.platform == p, Account.account_id == i) for p, i in wanted]))
     )
-    return {f"{platform}:{account_id}": name for platform, account_id, name in rows}
+    names = {f"{platform}:{account_id}": name for platform, account_id, name in rows}
+    for platform, account_id in wanted:
+        if platform == "discourse" and f"{platform}:{account_id}" not in names:
+            key = player_of_sender(session, platform, account_id, player_key(account_id))
+            name = None if key is None else session.execute(
+                select(_players.c.name).where(_players.c.key == key)).scalar()
+            if name is not None:
+                names[f"{platform}:{account_id}"] = name
+    return names
 
 
 def channels_of_game(connection: Connection | Session, game_id: str) -> list[str]:
@@ -980,6 +991,26 @@ _ACCOUNTS_OF_PLAYERS = select(_accounts.c.player, _accounts.c.platform, _account
 def player_of_account(connection: Connection | Session, platform: str, account_id: str) -> str | None:
     """The key of the player linked to an account, if any."""
     return connection.execute(_PLAYER_OF_ACCOUNT, {"platform": platform, "account_id": account_id}).scalar()
+
+
+_NAMESAKE_WITHOUT_DISCOURSE = select(_players.c.key).where(
+    _players.c.key == bindparam("key"),
+    ~exists().where(_accounts.c.player == _players.c.key, _accounts.c.platform == "discourse"),
+)
+
+
+def player_of_sender(
+    connection: Connection | Session, platform: str, account_id: str, namesake: str | None
+) -> str | None:
+    """The key of the player a message from an account is from: the player linked to it.
+
+    Interpretation (docs/DISCOURSE.md): a Discourse username linked to nobody is the player
+    of that name (``namesake``, the name's player key), as before accounts could be linked,
+    unless that player has linked another Discourse account: then a namesake is not them."""
+    key = player_of_account(connection, platform, account_id)
+    if key is None and platform == "discourse" and namesake:
+        key = connection.execute(_NAMESAKE_WITHOUT_DISCOURSE, {"key": namesake}).scalar()
+    return key
 
 
 def accounts_of(connection: Connection | Session, players: Sequence[str]) -> dict[str, dict[str, str]]:

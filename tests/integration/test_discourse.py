@@ -26,13 +26,14 @@ from dealer.inbox.discourse import message_from_event, signature  # noqa: E402
 from dealer.publish.base import DeliveryFailed, OutgoingPost  # noqa: E402
 from dealer.publish.discourse import DiscoursePublisher  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
-from dealer.shell.admin import add_player, create_game  # noqa: E402
+from dealer.shell.admin import AdminError, add_player, create_game, link_account  # noqa: E402
 from dealer.shell.discourse import DiscourseHooks, catch_up, discourse_routes  # noqa: E402
 from dealer.shell.passes import Dealer  # noqa: E402
 from dealer.shell.webhooks import create_app, webhook_routes  # noqa: E402
 from dealer.store.models import Inbound, Post  # noqa: E402
 from dealer.shell.steps import load_state  # noqa: E402
 from dealer.store.models import Game  # noqa: E402
+from dealer.store.queries import first_messages  # noqa: E402
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 SECRET = "discourse-webhook-secret"
@@ -165,6 +166,58 @@ def test_a_pm_on_discourse_is_answered_in_its_own_topic(site: Site) -> None:
     assert site.board().duels == 1
 
 
+def test_a_linked_discourse_account_is_its_player_and_a_namesake_of_a_linked_player_is_not(site: Site) -> None:
+    """Interpretation (docs/DISCOURSE.md): ``dealer player link bob discourse:Bobby`` makes
+    the Discourse user Bobby player bob; a Discourse user linked to nobody is the player of
+    their name (alice), unless that player linked another Discourse account: then the
+    namesake (a Discourse user called bob) is nobody, told once how to be added."""
+    with site.dealer.sessions.begin() as session:
+        assert link_account(session, "bob", "discourse:Bobby", T0) == ("bob", "discourse:bobby")
+        with pytest.raises(AdminError, match="not a Discourse username"):
+            link_account(session, "carol", "discourse:carol smith", T0)
+    site.at(1)
+    motion_id, created = site.fake.player_posts("Bobby", site.motions_topic, "Bobby's motion")
+    assert site.deliver(created).json()["stored"] == "new"
+    site.at(2)
+    alice_id, created = site.fake.player_posts("alice", site.motions_topic, "Alice's motion")
+    assert site.deliver(created).json()["stored"] == "new"
+    namesake = [site.fake.player_posts("bob", site.motions_topic, f"Not bob's motion {n}") for n in (1, 2)]
+    for n, (_, created) in enumerate(namesake):
+        site.at(3 + n)
+        assert site.deliver(created).json()["stored"] == "new"
+    site.run(5)
+
+    motions = site.board().motions
+    assert motions[f"post/{motion_id}"].author == "bob"
+    assert motions[f"post/{alice_id}"].author == "alice"
+    assert all(f"post/{post_id}" not in motions for post_id, _ in namesake)
+    with site.dealer.sessions.begin() as session:
+        statuses = {r.sender: r.status for r in session.query(Inbound).filter(Inbound.source == "discourse")}
+        assert statuses == {"discourse:bobby": "applied", "discourse:alice": "applied", "discourse:bob": "rejected"}
+        # An election counts each player's first message, whichever account sent it.
+        assert first_messages(session, "b1", T0, T0 + timedelta(hours=1)) == {
+            "bob": T0 + timedelta(minutes=1), "alice": T0 + timedelta(minutes=2)}
+    # The namesake was told once, by a PM to their own Discourse user, how to be added.
+    told = [p for p in site.fake.posts.values()
+            if p["username"] == BOT and site.fake.topics[p["topic_id"]]["archetype"] == "private_message"]
+    assert len(told) == 1
+    assert site.fake.topics[told[0]["topic_id"]]["recipients"] == ("bob",)
+    assert "dealer player link NAME discourse:bob" in told[0]["raw"]
+
+
+def test_a_private_post_goes_to_the_linked_discourse_user() -> None:
+    publisher = DiscoursePublisher("http://forum.example", API_KEY, BOT, client=object())
+
+    def pm(recipient: str, accounts: dict[str, dict[str, str]] | None = None) -> OutgoingPost:
+        return OutgoingPost(id=1, key="k", channel="pm", recipient=recipient, game=None, kind="duel_result",
+                            subject="Your duel", body="You won.", created_at=T0, accounts=accounts or {})
+
+    linked = pm("bob", {"bob": {"discourse": "bobby", "discord": "80351110224678912"}})
+    assert publisher.payload(linked)["target_recipients"] == "bobby"
+    assert publisher.payload(pm("alice"))["target_recipients"] == "alice"
+    assert publisher.payload(pm("discourse:dora_w"))["target_recipients"] == "dora_w"
+
+
 def test_the_catch_up_stores_posts_made_while_dealer_was_down(site: Site) -> None:
     first, created = site.fake.player_posts("alice", site.motions_topic, "First motion")
     site.deliver(created)
@@ -209,13 +262,13 @@ def test_a_wrong_key_and_an_unknown_topic_are_failed_attempts(site: Site) -> Non
 
 
 def test_post_events_read_by_hand() -> None:
-    payload = {"post": {"id": 7, "username": "alice", "raw": "hello", "topic_id": 3, "topic_archetype": "regular",
+    payload = {"post": {"id": 7, "username": "Alice", "raw": "hello", "topic_id": 3, "topic_archetype": "regular",
                         "created_at": "2026-12-01T10:00:00.000Z", "updated_at": "2026-12-01T10:05:00.000Z",
                         "deleted_at": None}}
     message = message_from_event("post_created", payload, {3: "#motions"}, BOT, T0)
     assert message is not None
     assert (message.id, message.sender, message.channel, message.body, message.sent_at) == (
-        "post/7", "alice", "#motions", "hello", T0)
+        "post/7", "discourse:alice", "#motions", "hello", T0)
     edit = message_from_event("post_edited", payload, {3: "#motions"}, BOT, T0)
     assert edit is not None and (edit.id, edit.kind, edit.target) == (
         "post/7/edit/2026-12-01T10:05:00.000Z", "edit", "post/7")

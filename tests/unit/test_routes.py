@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dealer.routes import BadRoute, Destination, parse_destination, parse_routes
+from dealer.routes import ACCOUNT, BadRoute, Destination, parse_destination, parse_routes
 
 TABLE = "#the-raceway=discord:channel/123456789012345678; pm=discord:dm\n#forum=dir:var/forum|bbcode"
 
@@ -94,3 +94,17 @@ def test_email_and_discourse_routes_need_their_servers() -> None:
         "#hall: discourse:topic/42 needs DEALER_DISCOURSE_URL (and its API key)",
         "pm: email needs DEALER_SMTP_SERVER (and DEALER_EMAIL_FROM)",
     ]
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("discord:80351110224678912", ("discord", "80351110224678912")),
+    ("email:alice@example.org", ("email", "alice@example.org")),
+    ("discourse:thunder_bob", ("discourse", "thunder_bob")),
+    ("discourse:Anna.K-2", ("discourse", "Anna.K-2")),
+    ("discord:thunder_bob", None),  # a Discord account is its numeric id, never a name
+    ("discourse:two words", None),
+    ("Thunder Bob", None),
+])
+def test_what_reads_as_a_platform_account(text: str, parts: tuple[str, str] | None) -> None:
+    found = ACCOUNT.match(text)
+    assert (found and (found.group("platform"), found.group("id"))) == (parts or None)
