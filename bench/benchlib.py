@@ -37,14 +37,7 @@ from dealer.shell.passes import Dealer, PassReport
 from dealer.shell.admin import add_player, create_game
 from dealer.settings import Settings
 from dealer.store.db import make_engine, migrate, normalise_url
-from dealer import ledger as L
-from dealer.shell.steps import apply_transfers
-from dealer.store.models import Deadline, Inbound, Player, Post
-from dealer.text import player_key
-
-CHECKED_PLAYERS = 2000
-"""Players registered through ``add_player`` (with its checks) before the rest are written
-directly (:meth:`Bench.add_players`)."""
+from dealer.store.models import Deadline, Inbound, Post
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 """Every benchmark game is created and starts at this instant (the clock is controlled)."""
@@ -174,24 +167,11 @@ class Bench:
     # -- set-up -------------------------------------------------------------------------
 
     def add_players(self, names: list[str], chips: int = STARTING_CHIPS, batch: int = 500) -> None:
-        """Register ``names`` with ``chips`` each. The first ones go through ``add_player``;
-        beyond :data:`CHECKED_PLAYERS` the rows are written as ``add_player`` writes them
-        (the player and the minted chips) without its look-alike check, which reads every
-        existing name and makes tens of thousands of players a set-up of hours. The
-        benchmark's names (``p0001``...) are distinct by construction."""
+        """Register ``names`` with ``chips`` each, through ``add_player``."""
         for i in range(0, len(names), batch):
             with self.dealer.sessions.begin() as session:
-                chunk = names[i:i + batch]
-                if i < CHECKED_PLAYERS:
-                    for name in chunk:
-                        add_player(session, name, self.now, chips=chips)
-                    continue
-                session.add_all(Player(key=player_key(name), name=name, created_at=self.now) for name in chunk)
-                session.flush()
-                ledger = L.Ledger()
-                for name in chunk:
-                    ledger.mint(L.player(name), L.CHIPS, chips, "starting chips")
-                apply_transfers(session, ledger.staged, self.now, None)
+                for name in names[i:i + batch]:
+                    add_player(session, name, self.now, chips=chips)
 
     def create_roulettes(
         self, pairs: list[tuple[str, str, str]], start: datetime = T0, batch: int = 100,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 MAX_BODY_CHARS = 4000
 MAX_LINES = 40
@@ -154,7 +153,6 @@ _LOOK_ALIKE.update({ch: '"' for ch in "\u201c\u201d\u201f\u2033"})
 _DIGRAPHS = (("rn", "m"), ("vv", "w"))
 
 
-@lru_cache(maxsize=65536)  # adding a player compares it with every existing name
 def look_alike_keys(name: str) -> frozenset[str]:
     """Two names a player could mistake for each other share one of these keys.
 
@@ -165,6 +163,9 @@ def look_alike_keys(name: str) -> frozenset[str]:
     written and once on its key, so capitals are judged by their shape and two names with
     one key always share a look-alike key. ``alice``, ``аlice`` (Cyrillic а), ``Alicé``,
     ``AIice`` (capital i) and ``ALICE`` look alike; ``Alice B`` and ``AliceB`` do not.
+
+    Each player's keys are stored (table ``player_look_alikes``, migration 0012): a change
+    to this rule needs a migration computing them again.
     """
     return frozenset({_skeleton(unicodedata.normalize("NFKC", name)), _skeleton(player_key(name))})
 

@@ -132,18 +132,19 @@ def add_player(session: Session, name: str, now: datetime, chips: int = 0, verte
             f"a player called {existing.name!r} already exists (names ignore case, width and spacing)"
         )
     alike = look_alike_keys(shown)
-    for other in Q.player_names(session):
-        if alike & look_alike_keys(other):
-            raise AdminError(
-                f"{shown!r} looks like the existing player {other!r} (letters of other scripts "
-                "drawn alike, accents, I/l/1 and O/0 are not told apart); choose a name that "
-                "cannot be mistaken for it"
-            )
+    other = Q.look_alike_player(session, alike)
+    if other is not None:
+        raise AdminError(
+            f"{shown!r} looks like the existing player {other!r} (letters of other scripts "
+            "drawn alike, accents, I/l/1 and O/0 are not told apart); choose a name that "
+            "cannot be mistaken for it"
+        )
     if chips < 0 or vertebrae < 0:
         raise AdminError("starting chips and vertebrae cannot be negative")
     player = Player(key=key, name=shown, created_at=now)
     session.add(player)
     session.flush()
+    Q.add_look_alikes(session, key, alike)
     ledger = L.Ledger()
     ledger.mint(L.player(shown), L.CHIPS, chips, "starting chips")
     ledger.mint(L.player(shown), L.VERTEBRAE, vertebrae, "starting vertebrae")

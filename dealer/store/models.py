@@ -70,6 +70,18 @@ class Player(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
 
 
+class PlayerLookAlike(Base):
+    """A look-alike key of a player's name (:func:`dealer.text.look_alike_keys`, one or two
+    per name): a new name sharing one with a player is refused. Stored and indexed so that
+    adding a player is one probe, not a read of every name; a change to the look-alike rule
+    needs a migration that computes them again."""
+
+    __tablename__ = "player_look_alikes"
+
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    player: Mapped[str] = mapped_column(String(64), ForeignKey("players.key"), primary_key=True)
+
+
 class Holding(Base):
     """What an account holds of an item; only the mint may go below zero."""
 

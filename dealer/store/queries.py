@@ -43,6 +43,7 @@ from dealer.store.models import (
     LedgerEntry,
     Override,
     Player,
+    PlayerLookAlike,
     Post,
     Seed,
     WebhookDelivery,
@@ -197,9 +198,24 @@ def holdings_of(session: Session, account: str) -> dict[str, int]:
 # -- players -------------------------------------------------------------------------------
 
 
-def player_names(session: Session) -> list[str]:
-    """The names of every registered player."""
-    return list(session.scalars(select(Player.name)))
+_look_alikes = PlayerLookAlike.__table__
+_LOOK_ALIKE_PLAYER = (
+    select(_players.c.name)
+    .join(_look_alikes, _look_alikes.c.player == _players.c.key)
+    .where(_look_alikes.c.key.in_(bindparam("keys", expanding=True)))
+    .order_by(_players.c.key)
+    .limit(1)
+)
+
+
+def look_alike_player(session: Session, keys: frozenset[str]) -> str | None:
+    """The name of a player sharing one of the look-alike ``keys``, if any (an index probe)."""
+    return session.execute(_LOOK_ALIKE_PLAYER, {"keys": sorted(keys)}).scalar()
+
+
+def add_look_alikes(session: Session, player: str, keys: frozenset[str]) -> None:
+    """Store player ``player``'s look-alike keys."""
+    session.execute(_look_alikes.insert(), [{"key": k, "player": player} for k in sorted(keys)])
 
 
 def games_of_player(session: Session, name: str) -> list[str]:

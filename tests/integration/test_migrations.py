@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from dealer.store.db import SchemaOutOfDate, check_schema, make_engine, migrate
 from dealer.store.models import Base
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 
 
 def test_migrated_schema_matches_the_models(database_url: str) -> None:
@@ -31,4 +35,36 @@ def test_an_empty_store_is_refused_with_a_hint_to_migrate(empty_database_url: st
 def test_migrating_twice_changes_nothing(database_url: str) -> None:
     engine = make_engine(database_url)
     assert migrate(engine) == migrate(engine)
+    engine.dispose()
+
+
+def test_players_of_an_older_store_get_their_look_alike_keys(empty_database_url: str) -> None:
+    """Migration 0012 computes the look-alike keys of the players already there, so that a
+    name looking like one of theirs is refused after the upgrade as before it."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from dealer.shell.admin import AdminError, add_player
+    from dealer.store.db import alembic_config, session_factory
+    from dealer.text import look_alike_keys
+
+    engine = make_engine(empty_database_url)
+    command.upgrade(alembic_config(engine), "0011")
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO players (key, name, created_at) VALUES "
+                                "('alice', 'Alice', '2026-12-01 10:00:00+00:00'), "
+                                "('bob 1', 'Bob 1', '2026-12-01 10:00:00+00:00')"))
+    migrate(engine)
+    with engine.connect() as connection:
+        stored = set(connection.execute(text("SELECT key, player FROM player_look_alikes")).all())
+    assert stored == {(k, "alice") for k in look_alike_keys("Alice")} | {(k, "bob 1") for k in look_alike_keys("Bob 1")}
+    with session_factory(engine).begin() as session:
+        with pytest.raises(AdminError, match="looks like the existing player 'Alice'"):
+            add_player(session, "AIice", T0)  # a capital i
+        with pytest.raises(AdminError, match="looks like the existing player 'Bob 1'"):
+            add_player(session, "B0b l", T0)
+        add_player(session, "Carol", T0)
+    with engine.connect() as connection:
+        assert {k for k, in connection.execute(text("SELECT key FROM player_look_alikes WHERE player = 'carol'"))} \
+            == look_alike_keys("Carol")
     engine.dispose()
