@@ -163,11 +163,13 @@ def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outc
     if account:
         if queries.already_told(session, inbound.sender):
             return  # told once already
+        # A join command registers an unknown sender only on Discord (DEALER_REGISTER_UNKNOWN).
+        joins = (" Where the host allows it, sending a game's join command (`join`, `sit`) "
+                 "adds you at once." if account.group("platform") == "discord" else "")
         how = (
             f"Your {account.group('platform')} account is not linked to a player of this dealer, "
             "so your messages are not applied. Ask the host to add you: `dealer player add NAME` "
-            f"then `dealer player link NAME {inbound.sender}`; where the host allows it, "
-            "sending a game's join command (`join`, `sit`) adds you at once. "
+            f"then `dealer player link NAME {inbound.sender}`.{joins} "
             "This is said once; later messages are not answered until then."
         )
     else:

@@ -273,6 +273,7 @@ def test_unlinked_sender_name_change_edit_and_reaction_on_dealers_post(table) ->
     t.run(at + timedelta(seconds=10))
     told = t.fake.dm_posts(DAVE)
     assert len(told) == 1 and f"dealer player link NAME discord:{DAVE}" in told[0]["content"]
+    assert "Where the host allows it, sending a game's join command" in told[0]["content"]
     with t.dealer.sessions() as session:
         rows = session.scalars(select(Inbound).where(Inbound.sender == f"discord:{DAVE}")).all()
     assert [r.status for r in rows] == ["rejected", "rejected"]

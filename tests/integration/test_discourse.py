@@ -203,6 +203,7 @@ def test_a_linked_discourse_account_is_its_player_and_a_namesake_of_a_linked_pla
     assert len(told) == 1
     assert site.fake.topics[told[0]["topic_id"]]["recipients"] == ("bob",)
     assert "dealer player link NAME discourse:bob" in told[0]["raw"]
+    assert "join" not in told[0]["raw"]  # a join command registers Discord accounts only
 
 
 def test_a_private_post_goes_to_the_linked_discourse_user() -> None:
