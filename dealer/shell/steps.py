@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
-from sqlalchemy import Insert, Row
+from sqlalchemy import Insert, Row, Update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -51,15 +51,16 @@ skips the ORM's per-statement work (autoflush, ORM compile state): about 0.1 ms 
 
 class StagedRows:
     """Rows the steps of a group add that no step reads back (history events, ledger
-    entries, fair draws, outbox posts), kept to be inserted together before the group
-    commits: one ``executemany`` per table for the group instead of one statement per step
-    and table. Rows keep their order, so posts get their ids (their order of delivery) as
-    if each step had inserted its own."""
+    entries, fair draws, outbox posts; a message group's replies and outcomes too), kept
+    to be written together before the group commits: one ``executemany`` per table for the
+    group instead of one statement per step and table. Rows keep their order, so posts get
+    their ids (their order of delivery) as if each step had inserted its own. What reads
+    such a table during the group writes them first (:func:`write_staged`)."""
 
     def __init__(self) -> None:
-        self.rows: dict[Insert, list[dict[str, Any]]] = {}
+        self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
 
-    def add(self, statement: Insert, rows: list[dict[str, Any]]) -> None:
+    def add(self, statement: Insert | Update, rows: list[dict[str, Any]]) -> None:
         """Keep ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
@@ -79,8 +80,9 @@ def staging(session: Session) -> Iterator[None]:
     """Stage the append-only rows of the steps run in the block (:class:`StagedRows`) and
     insert them at its end, in the block's transaction.
 
-    Only for a block whose steps are rolled back together (a group fired without
-    savepoints): a step rolled back alone to its savepoint would leave its rows staged.
+    Only for a block whose steps are rolled back together (a group of deadlines fired
+    without savepoints, a group of messages): a step rolled back alone to its savepoint
+    would leave its rows staged.
     """
     staged = StagedRows()
     session.info[_STAGED] = staged
@@ -89,6 +91,20 @@ def staging(session: Session) -> Iterator[None]:
         staged.write(session.connection())
     finally:
         session.info.pop(_STAGED, None)
+
+
+def staged_rows(session: Session) -> StagedRows | None:
+    """The rows staged in ``session`` (:func:`staging`), or None outside a staging block."""
+    return session.info.get(_STAGED)
+
+
+def write_staged(session: Session) -> None:
+    """Insert what the steps of a staging block kept so far, in order (the block goes on
+    staging what follows). A statement that reads what a step of the block may have
+    staged (the outbox, the history, an inbound message's outcome) comes after this."""
+    staged = session.info.get(_STAGED)
+    if staged is not None and staged.rows:
+        staged.write(session.connection())
 
 
 def _insert(executor: Executor, statement: Insert, rows: list[dict[str, Any]],
