@@ -222,10 +222,16 @@ class PendingDeadline:
     error: str | None = None  # why its step last crashed
 
 
-def pending_deadline_rows(session: Executor, game_id: str) -> dict[str, PendingDeadline]:
-    """The game's pending deadlines by name."""
-    rows = session.execute(Q.PENDING_DEADLINES, {"game_id": game_id})
-    return {row.name: PendingDeadline(row.id, row.due_at, row.paused, row.error) for row in rows}
+def lock_game(connection: Connection, game_id: str) -> Row[Any]:
+    """The game's row, locked, with what a step reads beside it (:data:`Q.LOCK_GAME`).
+
+    If the statement waited for another transaction's lock on the row (Postgres), it read
+    the epoch, the pause and the pending deadlines as they stood before that transaction
+    committed: it is run again, now that the row is this transaction's (no wait)."""
+    game = connection.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    if game.seen_seq != game.next_event_seq:
+        game = connection.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    return game
 
 
 class GameHeld(RuntimeError):
@@ -287,7 +293,7 @@ def run_step(
     conn = session.connection()
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    game = conn.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    game = lock_game(conn, game_id)
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
     players = rules.summary(state).players if state is not None else []
@@ -307,7 +313,8 @@ def run_step(
         epoch=seed.epoch,
         seed_factory=new_server_seed,
     )
-    pending = pending_deadline_rows(conn, game.id)
+    pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
+               for deadline_id, name, due_at, paused, error in Q.pending_of_locked(game)}
     check_not_held(game.id, pending, now, firing)
     ctx = Context(
         game_id=game.id,
