@@ -187,6 +187,9 @@ def _store_batch(
             log.warning("message %s from %s refused: %s", message.id, source, why)
         checked.append(Refused(why) if why else None)
     try:
+        kept = _store_new(engine, source, batch, checked, now)
+        if kept is not None:
+            return kept
         with engine.begin() as connection:
             return [
                 refused or _insert(connection, source, message, raw, now)
@@ -215,14 +218,41 @@ def _store_batch(
 _INSERT_STATEMENTS: dict[str, Any] = {}
 
 
-def _insert(connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime) -> Kept:
-    """Insert one message unless its (source, id) is stored already."""
-    values = _values(source, message, raw, now)
+def _insert_statement(connection: Connection) -> Any:
+    """The dialect's insert of a message unless stored (:func:`Q.insert_message`), built once."""
     dialect = connection.dialect.name
     statement = _INSERT_STATEMENTS.get(dialect)
     if statement is None:
         statement = _INSERT_STATEMENTS[dialect] = Q.insert_message(dialect)
-    if connection.execute(statement, values).first() is not None:
+    return statement
+
+
+def _store_new(
+    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
+    checked: list[Refused | None], now: datetime,
+) -> list[Kept | Refused] | None:
+    """The common case of :func:`_store_batch`: every message of the batch is new, and all
+    are inserted with one statement, in the batch's order (their ids follow it, as if each
+    had been inserted alone). None, with nothing stored, when one of them was stored
+    before: the batch is then stored message by message, duplicates and conflicts sorted
+    out as each comes."""
+    rows = [_values(source, message, raw, now)
+            for (message, raw), refused in zip(batch, checked) if refused is None]
+    if len(rows) < 2:
+        return None
+    with engine.connect() as connection:
+        with connection.begin() as transaction:
+            stored = connection.execute(_insert_statement(connection), rows).all()
+            if len(stored) < len(rows):
+                transaction.rollback()
+                return None
+    return [refused or "new" for refused in checked]
+
+
+def _insert(connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime) -> Kept:
+    """Insert one message unless its (source, id) is stored already."""
+    values = _values(source, message, raw, now)
+    if connection.execute(_insert_statement(connection), values).first() is not None:
         return "new"
     base = message.id[:CONFLICT_BASE]
     stored = Q.messages_sharing_id(connection, source, message.id, base)

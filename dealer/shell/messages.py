@@ -38,7 +38,7 @@ from dealer.history import (
 )
 from dealer.records import NotTaken
 from dealer.render import render, render_post
-from dealer.shell.steps import load_state, queue_posts, run_step
+from dealer.shell.steps import load_state, queue_posts, run_step, staged_rows, write_staged
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.routes import ACCOUNT
@@ -161,6 +161,7 @@ def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outc
     outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
     account = ACCOUNT.match(inbound.sender)
     if account:
+        write_staged(session)  # an earlier message of the group may have told it
         if queries.already_told(session, inbound.sender):
             return  # told once already
         # A join command registers an unknown sender only on Discord (DEALER_REGISTER_UNKNOWN).
@@ -327,7 +328,8 @@ def _flush(
         context={"game_id": game_id, "sent_at": inbound.sent_at, "sections": sections,
                  "not_commands": outcome.not_commands},
     )
-    queue_posts(session, [reply], inbound.sent_at, game_id, f"{origin}:reply")
+    queue_posts(session, [reply], inbound.sent_at, game_id, f"{origin}:reply",
+                staged=staged_rows(session))
 
 
 def _reply_error(
@@ -557,6 +559,7 @@ def _before_game(session: Session, game: GameRef, inbound: Inbound | Row[Any]) -
     """
     if inbound.sent_at >= game.created_at:
         return None  # the common case needs no query
+    write_staged(session)  # the game may have been opened by an earlier message of the group
     began = queries.game_began(session, game.id, game.created_at)
     if inbound.sent_at >= began:
         return None
@@ -783,6 +786,9 @@ def _process_event(
         outcome.status = "ignored"
         outcome.note(None, "ignored", f"the {kind} names no target")
         return
+    # The target may be a message of the same group (its outcome names its game) or a
+    # post it queued: what the group staged is written first.
+    write_staged(session)
     game_id = queries.game_of_target(session, inbound.source, inbound.target)
     game = queries.game_by_id(session, game_id) if game_id else None
     if game is None:

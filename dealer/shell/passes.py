@@ -49,7 +49,7 @@ from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
 from dealer.shell.messages import Outcome, process_inbound
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
-from dealer.shell.steps import GameHeld, run_step, staging
+from dealer.shell.steps import GameHeld, run_step, staged_rows, staging
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, reading_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
@@ -351,21 +351,25 @@ def process_messages(
             Q.step_lock(session, group=True)
             claimed = {row.id: row for row in session.connection().execute(
                 Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})}
-            for reached, (message_id, _) in enumerate(messages):
-                logs.bind(message_id=message_id, game_id=None)
-                inbound = claimed.get(message_id)
-                if inbound is None:
-                    skipped_messages.add(message_id)
-                    continue
-                outcome = process_inbound(session, inbound)
-                _record(dealer, session, message_id, outcome)
-                outcomes.append(outcome.status)
-                applied += 1
-                moved |= outcome.deadlines_changed
-                if outcome.deadlines_changed and reached + 1 < len(messages):
-                    nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
-                    if nxt is not None and nxt[1] < messages[reached + 1][1]:
-                        break
+            # The group stands or falls as one: its append-only rows (history events,
+            # ledger entries, draws, posts and replies, in order) and the messages'
+            # outcomes are written together before its commit (steps.staging).
+            with staging(session):
+                for reached, (message_id, _) in enumerate(messages):
+                    logs.bind(message_id=message_id, game_id=None)
+                    inbound = claimed.get(message_id)
+                    if inbound is None:
+                        skipped_messages.add(message_id)
+                        continue
+                    outcome = process_inbound(session, inbound)
+                    _record(dealer, session, message_id, outcome)
+                    outcomes.append(outcome.status)
+                    applied += 1
+                    moved |= outcome.deadlines_changed
+                    if outcome.deadlines_changed and reached + 1 < len(messages):
+                        nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
+                        if nxt is not None and nxt[1] < messages[reached + 1][1]:
+                            break
             fault("before-messages-commit")
         fault("after-messages-commit")
         report.messages += applied
@@ -394,11 +398,14 @@ def _stays_pending(what: str, ids: list[int], exc: BaseException) -> None:
 
 
 def _record(dealer: Dealer, session: Session, inbound_id: int, outcome: Outcome) -> None:
-    session.execute(
-        Q.RECORD_OUTCOME,
-        {"inbound_id": inbound_id, "new_status": outcome.status, "new_outcome": outcome.lines,
-         "new_processed_at": dealer.clock(), "new_game_id": outcome.game_id},
-    )
+    """Store what became of a message (staged with its group's rows in a group)."""
+    row = {"inbound_id": inbound_id, "new_status": outcome.status, "new_outcome": outcome.lines,
+           "new_processed_at": dealer.clock(), "new_game_id": outcome.game_id}
+    staged = staged_rows(session)
+    if staged is not None:
+        staged.add(Q.RECORD_OUTCOME, [row])
+    else:
+        session.execute(Q.RECORD_OUTCOME, row)
 
 
 @logs.scoped

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
-from sqlalchemy import Insert, Row
+from sqlalchemy import Insert, Row, Update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -51,15 +51,16 @@ skips the ORM's per-statement work (autoflush, ORM compile state): about 0.1 ms 
 
 class StagedRows:
     """Rows the steps of a group add that no step reads back (history events, ledger
-    entries, fair draws, outbox posts), kept to be inserted together before the group
-    commits: one ``executemany`` per table for the group instead of one statement per step
-    and table. Rows keep their order, so posts get their ids (their order of delivery) as
-    if each step had inserted its own."""
+    entries, fair draws, outbox posts; a message group's replies and outcomes too), kept
+    to be written together before the group commits: one ``executemany`` per table for the
+    group instead of one statement per step and table. Rows keep their order, so posts get
+    their ids (their order of delivery) as if each step had inserted its own. What reads
+    such a table during the group writes them first (:func:`write_staged`)."""
 
     def __init__(self) -> None:
-        self.rows: dict[Insert, list[dict[str, Any]]] = {}
+        self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
 
-    def add(self, statement: Insert, rows: list[dict[str, Any]]) -> None:
+    def add(self, statement: Insert | Update, rows: list[dict[str, Any]]) -> None:
         """Keep ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
@@ -79,8 +80,9 @@ def staging(session: Session) -> Iterator[None]:
     """Stage the append-only rows of the steps run in the block (:class:`StagedRows`) and
     insert them at its end, in the block's transaction.
 
-    Only for a block whose steps are rolled back together (a group fired without
-    savepoints): a step rolled back alone to its savepoint would leave its rows staged.
+    Only for a block whose steps are rolled back together (a group of deadlines fired
+    without savepoints, a group of messages): a step rolled back alone to its savepoint
+    would leave its rows staged.
     """
     staged = StagedRows()
     session.info[_STAGED] = staged
@@ -89,6 +91,20 @@ def staging(session: Session) -> Iterator[None]:
         staged.write(session.connection())
     finally:
         session.info.pop(_STAGED, None)
+
+
+def staged_rows(session: Session) -> StagedRows | None:
+    """The rows staged in ``session`` (:func:`staging`), or None outside a staging block."""
+    return session.info.get(_STAGED)
+
+
+def write_staged(session: Session) -> None:
+    """Insert what the steps of a staging block kept so far, in order (the block goes on
+    staging what follows). A statement that reads what a step of the block may have
+    staged (the outbox, the history, an inbound message's outcome) comes after this."""
+    staged = session.info.get(_STAGED)
+    if staged is not None and staged.rows:
+        staged.write(session.connection())
 
 
 def _insert(executor: Executor, statement: Insert, rows: list[dict[str, Any]],
@@ -206,10 +222,16 @@ class PendingDeadline:
     error: str | None = None  # why its step last crashed
 
 
-def pending_deadline_rows(session: Executor, game_id: str) -> dict[str, PendingDeadline]:
-    """The game's pending deadlines by name."""
-    rows = session.execute(Q.PENDING_DEADLINES, {"game_id": game_id})
-    return {row.name: PendingDeadline(row.id, row.due_at, row.paused, row.error) for row in rows}
+def lock_game(connection: Connection, game_id: str) -> Row[Any]:
+    """The game's row, locked, with what a step reads beside it (:data:`Q.LOCK_GAME`).
+
+    If the statement waited for another transaction's lock on the row (Postgres), it read
+    the epoch, the pause and the pending deadlines as they stood before that transaction
+    committed: it is run again, now that the row is this transaction's (no wait)."""
+    game = connection.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    if game.seen_seq != game.next_event_seq:
+        game = connection.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    return game
 
 
 class GameHeld(RuntimeError):
@@ -271,7 +293,7 @@ def run_step(
     conn = session.connection()
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    game = conn.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    game = lock_game(conn, game_id)
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
     players = rules.summary(state).players if state is not None else []
@@ -291,7 +313,8 @@ def run_step(
         epoch=seed.epoch,
         seed_factory=new_server_seed,
     )
-    pending = pending_deadline_rows(conn, game.id)
+    pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
+               for deadline_id, name, due_at, paused, error in Q.pending_of_locked(game)}
     check_not_held(game.id, pending, now, firing)
     ctx = Context(
         game_id=game.id,

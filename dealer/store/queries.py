@@ -25,7 +25,10 @@ from sqlalchemy import Row, Select, Update, and_, bindparam, delete, exists, fun
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.types import JSON
 
 from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
@@ -65,6 +68,36 @@ _players = Player.__table__
 
 _epochs = _seeds.alias("epochs")
 
+
+class _json_rows(FunctionElement[Any]):
+    """A JSON array holding one JSON array of its arguments per row aggregated (``NULL``
+    or ``[]`` for none): ``json_agg(json_build_array(...))`` on Postgres,
+    ``json_group_array(json_array(...))`` on SQLite."""
+
+    type = JSON()
+    name = "json_rows"
+    inherit_cache = True
+
+
+@compiles(_json_rows, "postgresql")
+def _json_rows_postgres(element: _json_rows, compiler: Any, **kw: Any) -> str:
+    return f"json_agg(json_build_array({compiler.process(element.clauses, **kw)}))"
+
+
+@compiles(_json_rows)
+def _json_rows_sqlite(element: _json_rows, compiler: Any, **kw: Any) -> str:
+    return f"json_group_array(json_array({compiler.process(element.clauses, **kw)}))"
+
+
+_PENDING_OF_GAME = (
+    select(_json_rows(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.paused,
+                      _deadlines.c.error))
+    .where(_deadlines.c.game_id == _games.c.id, _deadlines.c.status == "pending")
+    .scalar_subquery()
+)
+
+_seen = _games.alias("seen")
+
 LOCK_GAME = (
     select(
         _games,
@@ -73,7 +106,9 @@ LOCK_GAME = (
             _overrides.c.deadline_name.is_(None),
         ).label("paused"),
         _seeds.c.epoch, _seeds.c.server_seed, _seeds.c.client_seeds, _seeds.c.counter,
-        _seeds.c.revealed_at,
+        _seeds.c.revealed_at, _PENDING_OF_GAME.label("pending"),
+        select(_seen.c.next_event_seq).where(_seen.c.id == _games.c.id).scalar_subquery()
+        .label("seen_seq"),
     )
     .select_from(_games.outerjoin(_seeds, and_(
         _seeds.c.game_id == _games.c.id,
@@ -86,8 +121,23 @@ LOCK_GAME = (
 """The game's row, locked for the step (``id``), with ``paused``: whether an active
 ``pause`` override holds it (the deadlines the step creates are created paused), and its
 newest epoch's ``epoch``, ``server_seed``, ``client_seeds``, ``counter`` and
-``revealed_at`` (its fair source; ``epoch`` is None if it has none): what every step reads
-of its game, in one statement."""
+``revealed_at`` (its fair source; ``epoch`` is None if it has none), and ``pending``, its
+pending deadlines (:func:`pending_of_locked`): what every step reads of its game, in one
+statement.
+
+On Postgres a statement that waited for the row's lock returns the row as the transaction
+it waited for left it, but reads everything beside it (the epoch, the pause, the
+deadlines) as it stood when the statement began. ``seen_seq`` is the row's
+``next_event_seq`` as it stood then: where it differs from ``next_event_seq`` (every step
+and every admin event moves it), the rest was read from before that transaction and the
+statement is run again (:func:`dealer.shell.steps.lock_game`), now without waiting."""
+
+
+def pending_of_locked(game: Row[Any]) -> list[tuple[int, str, datetime, bool, str | None]]:
+    """The pending deadlines read with a game's locked row (:data:`LOCK_GAME`): ``(id,
+    name, due_at, paused, error)`` each."""
+    return [(deadline_id, name, as_utc(datetime.fromisoformat(due_at)), bool(paused), error)
+            for deadline_id, name, due_at, paused, error in game.pending or ()]
 
 UPDATE_GAME = (
     update(_games)
@@ -226,11 +276,6 @@ def games_of_player(session: Session, name: str) -> list[str]:
 
 
 # -- deadlines -----------------------------------------------------------------------------
-
-PENDING_DEADLINES = select(
-    _deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.paused, _deadlines.c.error
-).where(_deadlines.c.game_id == bindparam("game_id"), _deadlines.c.status == "pending")
-"""The game's pending deadlines (``game_id``)."""
 
 INSERT_DEADLINE = _deadlines.insert()
 

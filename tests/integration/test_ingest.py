@@ -78,3 +78,49 @@ def test_pushed_messages_beyond_one_batch_are_all_stored(harness) -> None:  # ty
     batch = [message(f"b{n}", "add 1", T0) for n in range(count)]
     stored = store_messages(harness.dealer.engine, "webhook", batch + batch[:2], T0)
     assert len(stored.new) == count and [m.id for m in stored.duplicates] == ["b0", "b1"]
+
+
+def _inserts(engine) -> list[bool]:  # type: ignore[no-untyped-def]
+    """For each insert into ``inbound`` sent on ``engine`` from now on: whether it held
+    several messages."""
+    from sqlalchemy import event
+
+    seen: list[bool] = []
+
+    def sent(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO inbound"):
+            # SQLAlchemy sends an insert of several rows as an executemany, or with RETURNING
+            # as one statement of several VALUES.
+            seen.append(executemany or "), (" in statement)
+
+    event.listen(engine, "before_cursor_execute", sent)
+    return seen
+
+
+def test_a_batch_of_new_messages_is_stored_in_one_statement_in_its_order(harness) -> None:  # type: ignore[no-untyped-def]
+    # Messages sent at the same instant count in the order dealer received them: their
+    # ids, which follow the batch's order.
+    inserts = _inserts(harness.dealer.engine)
+    batch = [message(f"t{n}", "add 1", T0, sender) for n, sender in enumerate(["bob", "alice", "bob", "alice"])]
+    stored = store_messages(harness.dealer.engine, "webhook", batch, T0)
+    assert [m.id for m in stored.new] == ["t0", "t1", "t2", "t3"]
+    assert inserts == [True]
+    rows = harness.admin(lambda s: [r.external_id for r in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert rows == ["t0", "t1", "t2", "t3"]
+
+
+def test_a_batch_holding_a_stored_message_is_stored_message_by_message(harness) -> None:  # type: ignore[no-untyped-def]
+    engine = harness.dealer.engine
+    store_messages(engine, "webhook", [message("d1", "add 1", T0)], T0)
+    inserts = _inserts(engine)
+    batch = [message("d0", "add 1", T0), message("d1", "add 1", T0), message("d1", "add 2", T0),
+             message("d2", "add 1", T0), message("d2", "add 1", T0)]
+    stored = store_messages(engine, "webhook", batch, T0)
+    # Tried at once, then (d1 was stored) one by one, plus the conflicting d1 kept apart:
+    # nothing of the first try is kept.
+    assert inserts[0] is True and inserts[1:] == [False] * 6
+    assert [m.id for m in stored.new] == ["d0", "d2"]
+    assert [m.id for m in stored.duplicates] == ["d1", "d2"]
+    assert [m.id for m in stored.conflicts] == ["d1"]
+    rows = harness.admin(lambda s: [(r.external_id, r.status) for r in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert rows == [("d1", "pending"), ("d0", "pending"), ("d1#2", "rejected"), ("d2", "pending")]
