@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import DAY, T0, Bench, Store, prepare_line, step, verdict  # noqa: E402
+from benchlib import DAY, T0, Bench, SqlCounter, Store, prepare_line, step, verdict  # noqa: E402
 
 from sqlalchemy import text  # noqa: E402
 
@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--database-url")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--sql-stats", action="store_true",
+                        help="count the SQL statements the warm passes send, by kind and by text")
     args = parser.parse_args(argv)
 
     store = Store.create(args.database_url, args.keep)
@@ -62,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         now = T0 + DAY + timedelta(hours=1)
         bench.now = now
         took: list[float] = []
+        counter = SqlCounter(dealer.engine)
         for n in range(args.messages):
+            if n == args.messages // 10 and args.sql_stats:
+                counter.__enter__()  # the warm passes only (as timed below)
             player = f"p{2 * (n % 20):04d}"
             sent = now + timedelta(milliseconds=n)
             bench.now = sent
@@ -73,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             report = dealer.run_pass(sent)
             took.append(time.perf_counter() - began)
             assert report.messages == 1 and len(publisher.posts) == before + 1, report.line()
+        if args.sql_stats:
+            counter.__exit__()
+            counter.print(args.messages - args.messages // 10, "pass")
         commits: list[float] = []
         with dealer.engine.connect() as connection:
             connection.execute(text("CREATE TABLE bench_latency (n INTEGER, body TEXT)"))
