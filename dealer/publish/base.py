@@ -70,6 +70,14 @@ class Publisher(ABC):
     def send(self, post: OutgoingPost) -> str:
         """Deliver ``post`` and return its external id; raise :class:`DeliveryFailed`."""
 
+    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
+        """Whether sending ``post`` again, with its key, shows nothing twice where it goes
+        (to a routed ``destination`` when given). A transport that cannot drop a repeat
+        (a Discord webhook, Discourse, mail) says False: delivery then commits right after
+        sending such a post, so that a crash can send at most that one post twice, not a
+        whole batch (:mod:`dealer.shell.delivery`)."""
+        return True
+
     def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
         """Deliver ``post`` to a routed ``destination`` (a :class:`dealer.routes.Destination`)
         in the format ``fmt``. A transport that serves one place (a folder, stdout) only needs

@@ -223,6 +223,11 @@ class DiscordPublisher(Publisher):
         """A post without a route: refused (Discord needs to know where)."""
         raise DeliveryFailed("a Discord post needs a route (DEALER_ROUTES)")
 
+    def dedupes(self, post: OutgoingPost, destination: Any = None) -> bool:
+        """A bot's message carries a nonce Discord enforces (a repeat within its window is
+        dropped); a webhook's cannot: a repeat is a second message."""
+        return destination is None or getattr(destination, "arg", "") != "webhook"
+
     def send_to(self, post: OutgoingPost, destination: Any, fmt: str) -> str:
         """Send ``post`` to ``destination`` (``discord:channel/ID``, ``discord:dm``,
         ``discord:webhook``), split at 2,000 characters, each part once; return the

@@ -111,6 +111,10 @@ class DiscoursePublisher(Publisher):
         linked = post.accounts.get(recipient, {}).get("discourse")
         return linked or (self.usernames or (lambda name: name))(recipient)
 
+    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
+        """False: Discourse takes no idempotency key; a repeat is a second post."""
+        return False
+
     def send(self, post: OutgoingPost) -> str:
         """Post ``post``; return ``post/ID``, the Discourse post's id."""
         return self._send(post)

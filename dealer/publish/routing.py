@@ -47,6 +47,14 @@ class RoutingPublisher(Publisher):
         accounts = post.accounts.get(post.recipient or "", {})
         return self.table.for_post(post.channel, post.recipient, accounts)
 
+    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
+        """Whether the transport of ``post``'s route drops a repeat of it."""
+        where = self.destination(post)
+        try:
+            return self.transport(where).dedupes(post, where)
+        except (ImportError, ValueError, OSError):
+            return True  # no transport: nothing is sent (send says why)
+
     def send(self, post: OutgoingPost) -> str:
         """Send ``post`` to its route's transport in that destination's format."""
         destination = self.destination(post)

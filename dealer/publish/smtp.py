@@ -136,6 +136,11 @@ class SmtpPublisher(Publisher):
         mail.set_content(post.body.rstrip("\n") + "\n", subtype="plain", charset="utf-8")
         return mail
 
+    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
+        """False: a mail sent twice arrives twice (its ``Message-ID`` only lets a reader's
+        client tell the copies for one)."""
+        return False
+
     def send(self, post: OutgoingPost) -> str:
         """Send ``post``'s mail, its body in plain text; return its ``Message-ID``."""
         return self._send(replace(post, body=render_for(self.format, post.body)))

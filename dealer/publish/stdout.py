@@ -15,6 +15,10 @@ class StdoutPublisher(Publisher):
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream
 
+    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
+        """False: a post printed twice is printed twice."""
+        return False
+
     def send(self, post: OutgoingPost) -> str:
         """Print the post."""
         out = self.stream or sys.stdout

@@ -8,10 +8,12 @@ locks them (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the s
 passes over a post in flight, and the later posts of its destination, instead of sending
 them again; each update marks its post delivered only if it is still pending. A crash
 between a send and the commit releases the locks and leaves the batch's posts pending: the
-next pass sends them again (at most a batch, each with its idempotency key, and publishers
-are idempotent by key). One commit per batch rather than per post saves a transaction, and
-on Postgres a flush to disk, per post. SQLite has one writer at a time (``BEGIN
-IMMEDIATE``), which gives the same guarantee.
+next pass sends them again (at most a batch, each with its idempotency key, which the
+platform uses to drop the repeat). One commit per batch rather than per post saves a
+transaction, and on Postgres a flush to disk, per post. A transport that cannot drop a
+repeat (a Discord webhook, Discourse, mail: ``Publisher.dedupes``) gets no such batch: a
+post sent there is committed right after its send, so a crash repeats at most that one.
+SQLite has one writer at a time (``BEGIN IMMEDIATE``), which gives the same guarantee.
 
 A connection lost between the send and the commit (a disconnect, a failover) leaves the
 post pending too, but the daemon is alive and knows it sent it: it remembers the sends
@@ -55,7 +57,12 @@ log = logging.getLogger(__name__)
 
 DELIVERY_BATCH = 50
 """Posts sent, then marked delivered, in one transaction (:func:`deliver`): a crash between
-a send and the commit re-sends at most this many posts, each with its idempotency key."""
+a send and the commit re-sends at most this many posts, each with its idempotency key. A
+post whose transport cannot drop a repeat (:meth:`Publisher.dedupes` False: a Discord
+webhook, Discourse, mail) ends its batch: it is committed alone, right after its send."""
+
+SENT, SENT_NOT_DEDUPED, REFUSED = "sent", "sent, not deduped", "refused"
+"""What :func:`_attempt` did with a post (a drop or a mark of an earlier send is ``SENT``)."""
 
 BACKOFF_CAP = 3600.0
 """The longest wait, in seconds, between two attempts at a post (before any "retry after")."""
@@ -120,6 +127,7 @@ def deliver(
             accounts = _linked_accounts(connection, rows)
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
             sent: list[dict[str, Any]] = []
+            cut = False  # the batch ends early: the rest of the claim is claimed again
             for row in rows:
                 where = (row.channel, row.recipient)
                 if where in held:
@@ -127,9 +135,15 @@ def deliver(
                 if stopping():
                     break  # the rest stays pending, for the next pass
                 with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
-                    if not _attempt(connection, publisher, row, report, retries, first_backoff,
-                                    now, clock, sent, unrecorded, accounts):
-                        held.add(where)
+                    outcome = _attempt(connection, publisher, row, report, retries, first_backoff,
+                                       now, clock, sent, unrecorded, accounts)
+                if outcome == REFUSED:
+                    held.add(where)
+                elif outcome == SENT_NOT_DEDUPED:
+                    # Its transport cannot drop a repeat: commit now, so that a crash
+                    # re-sends at most this post, never the batch's earlier ones.
+                    cut = True
+                    break
             if sent:
                 # One statement marks the batch's sent posts delivered, each only if still
                 # pending (the rows are this transaction's: it always is).
@@ -141,7 +155,7 @@ def deliver(
         for mark in sent:
             unrecorded.pop(mark.pop("key"), None)  # its mark committed
         fault("after-delivered")  # committed: marked delivered (or its retry recorded)
-        if claim.complete:
+        if claim.complete and not cut:
             break  # the claim took every post then sendable: another claim would find none
     return report.delivered
 
@@ -165,24 +179,25 @@ def _attempt(
     sent: list[dict[str, Any]],
     unrecorded: dict[str, str | None],
     accounts: dict[str, dict[str, str]],
-) -> bool:
+) -> str:
     """Send one claimed post and record what became of it (in the claim's transaction): a
     refusal or a drop at once, a send appended to ``sent`` (the caller marks the batch's
-    sent posts delivered in one statement). Returns False if the transport refused it
-    (its destination's later posts wait)."""
+    sent posts delivered in one statement). Returns :data:`REFUSED` if the transport
+    refused it (its destination's later posts wait), :data:`SENT_NOT_DEDUPED` for a send
+    its transport could not drop if repeated, else :data:`SENT`."""
     if row.key in unrecorded:
         # Sent by this process already; only its mark was lost with the connection.
         log.info("post %s was sent before the store blinked: marked delivered, not re-sent",
                  row.key)
         sent.append(_mark(row, unrecorded[row.key], clock))
-        return True
+        return SENT
     if row.stale_after is not None and row.stale_after <= now:
         why = f"stale: it had to go out before {format_utc(row.stale_after)}"
         connection.execute(Q.POST_DROPPED, {"post_id": row.id, "new_error": why})
         log.info("post %s dropped unsent: its deadline had passed", row.key)
         report.dropped += 1
         METRICS.post("dropped")
-        return True
+        return SENT
     mentions = tuple(row.mentions or ())
     wanted = {player_key(name): name for name in (*mentions, *([row.recipient] if row.recipient else []))}
     # Parts are recorded in the transaction that counts the post's failed attempt (or
@@ -230,11 +245,11 @@ def _attempt(
                         row.key, attempts, wait, exc)
             report.retried += 1
             METRICS.post("retried")
-        return False
+        return REFUSED
     unrecorded[row.key] = external  # until the batch's marks commit (see deliver)
     fault("after-send")
     sent.append(_mark(row, external, clock))
-    return True
+    return SENT if publisher.dedupes(outgoing) else SENT_NOT_DEDUPED
 
 
 def _mark(row: Row[Any], external: str | None, clock: Callable[[], datetime]) -> dict[str, Any]:

@@ -4,9 +4,11 @@ daemons delivering one outbox."""
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -351,3 +353,72 @@ def test_a_publisher_bug_counts_as_a_failed_attempt_and_stops_nothing(make_harne
     row = h.admin(lambda s: s.scalar(select(Post).where(Post.key == "k0")))
     assert row.status == "pending" and row.attempts == 1 and "a bug in the adapter" in row.last_error
     assert h.run(T0 + timedelta(hours=1)).failed == 1  # parked after its retries, as any failure
+
+
+# -- transports that cannot drop a repeat ---------------------------------------------------
+
+
+class Killed(BaseException):
+    """The process dies mid-send (not an Exception: nothing in dealer catches it)."""
+
+
+@dataclass
+class DyingPublisher(ScriptedPublisher):
+    """Sends as :class:`ScriptedPublisher`, says whether its transport drops a repeat
+    (``dedupe``), and dies while sending the post ``dies_at`` (a key)."""
+
+    dedupe: bool = True
+    dies_at: str = ""
+
+    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
+        return self.dedupe
+
+    def send(self, post: OutgoingPost) -> str:
+        if post.key == self.dies_at:
+            raise Killed(post.key)
+        return super().send(post)
+
+
+@pytest.mark.parametrize("dedupe, delivered_before_the_death", [(True, []), (False, ["k0", "k1", "k2"])])
+def test_a_post_whose_transport_cannot_drop_a_repeat_is_committed_alone(  # type: ignore[no-untyped-def]
+    make_harness, dedupe, delivered_before_the_death
+) -> None:
+    """A batch is committed after all its sends: a death mid-batch leaves the batch's sent
+    posts pending, sent again by the next life with the same keys, which a transport that
+    drops repeats (Discord's nonce, a file named by the post) makes harmless. A transport
+    that cannot (a webhook, Discourse, mail) gets each post committed right after its send,
+    so a death repeats at most the post it died on."""
+    h = make_harness()
+    publisher = DyingPublisher(dedupe=dedupe, dies_at="k3")
+    h.dealer.publisher = publisher
+    queue(h, ("pm", "alice"), ("pm", "bob"), ("table", None), ("pm", "carol"), ("pm", "dave"))
+    with pytest.raises(Killed):
+        h.run(T0)
+    assert [k for k, s in statuses(h).items() if s == "delivered"] == delivered_before_the_death
+    # The next life (a new daemon: it does not know what the dead one sent) sends what
+    # is still pending, in order.
+    publisher.dies_at = ""
+    again = make_harness()
+    again.dealer.publisher = publisher
+    again.run(T0 + timedelta(seconds=1))
+    assert set(statuses(again).values()) == {"delivered"}
+    repeated = ["k0", "k1", "k2"] if dedupe else []
+    assert publisher.sent == ["k0", "k1", "k2"] + repeated + ["k3", "k4"]
+
+
+def test_which_transports_drop_a_repeat() -> None:
+    from dealer.publish.directory import DirectoryPublisher
+    from dealer.publish.discord import DiscordPublisher
+    from dealer.publish.discourse import DiscoursePublisher
+    from dealer.publish.smtp import SmtpPublisher
+    from dealer.publish.stdout import StdoutPublisher
+    from dealer.routes import Destination
+
+    post = OutgoingPost(1, "k", "#t", None, None, "note", "s", "b", T0)
+    discord = DiscordPublisher(rest=None)  # type: ignore[arg-type]
+    assert discord.dedupes(post, Destination("discord", "channel/123", "discord"))  # the nonce
+    assert not discord.dedupes(post, Destination("discord", "webhook", "discord"))
+    assert DirectoryPublisher(Path(tempfile.mkdtemp())).dedupes(post)  # the file is the post's
+    assert not DiscoursePublisher("http://forum.example", "key", "dealer", client=object()).dedupes(post)
+    assert not SmtpPublisher("127.0.0.1", 25, sender="dealer@example.org").dedupes(post)
+    assert not StdoutPublisher().dedupes(post)
