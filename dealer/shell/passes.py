@@ -49,7 +49,7 @@ from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
 from dealer.shell.messages import Outcome, process_inbound
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
-from dealer.shell.steps import GameHeld, run_step, staged_rows, staging
+from dealer.shell.steps import GameHeld, run_step, stage_step_write, staged_rows, staging
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, reading_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
@@ -565,7 +565,7 @@ def _fire_group(
         # rows are inserted together at the end (steps.staging); if that insert fails, the
         # group is fired again with a savepoint per deadline, as if a step had failed.
         try:
-            with contextlib.nullcontext() if savepoints else staging(session):
+            with contextlib.nullcontext() if savepoints else staging(session, steps=True):
                 for deadline_id, _, _ in group:
                     row = locked.get(deadline_id)
                     if row is None:
@@ -604,15 +604,17 @@ def _fire(dealer: Dealer, session: Session, row: Row[Any]) -> datetime | None:
     """Mark one locked deadline (a row of ``Q.LOCK_DEADLINES``) fired and run its step;
     return when it fired, or None if it no longer stands as it was locked."""
     fired_at = dealer.clock()
-    # The connection is asked for here, not before: in a savepoint, the session emits the
-    # SAVEPOINT when its connection is next asked for.
-    marked = session.connection().execute(
-        Q.MARK_FIRED, {"deadline_id": row.id, "due": row.due_at, "new_fired_at": fired_at}
-    ).rowcount
-    if not marked:
-        # An earlier step of the group (a child game's end stepping its parent) cancelled,
-        # paused or moved it: the next read of the due deadlines sees it as it now stands.
-        return None
+    mark = {"deadline_id": row.id, "due": row.due_at, "new_fired_at": fired_at}
+    # In a group fired without savepoints the mark is kept with the group's rows and
+    # written with theirs (steps.StagedRows), unless an earlier step of the group stepped
+    # this game (a child's end stepping its parent) and may have cancelled, paused or
+    # moved it: it is written now, and its row count says whether it still stands.
+    if not stage_step_write(session, row.game_id, Q.MARK_FIRED, [mark], firing=row.id):
+        # The connection is asked for here, not before: in a savepoint, the session emits
+        # the SAVEPOINT when its connection is next asked for.
+        if not session.connection().execute(Q.MARK_FIRED, mark).rowcount:
+            # The next read of the due deadlines sees it as it now stands.
+            return None
     run_step(session, row.game_id, row.due_at,
              _deadline_input(session, row.game_id, row.kind, row.name, row.due_at),
              origin=f"deadline:{row.id}", firing=row.id)

@@ -55,10 +55,22 @@ class StagedRows:
     to be written together before the group commits: one ``executemany`` per table for the
     group instead of one statement per step and table. Rows keep their order, so posts get
     their ids (their order of delivery) as if each step had inserted its own. What reads
-    such a table during the group writes them first (:func:`write_staged`)."""
+    such a table during the group writes them first (:func:`write_staged`).
 
-    def __init__(self) -> None:
+    With ``steps`` (a group of deadlines fired without savepoints) the steps' own writes
+    are kept too: each deadline's "fired" mark, each game's new state (``UPDATE games``)
+    and its new deadline rows. ``games`` names the games they concern; a step that reads
+    one of those games (its locked row, a parent's scope) writes every kept row first
+    (:func:`_read_game`), so it sees the game as the steps before it left it."""
+
+    def __init__(self, *, steps: bool = False) -> None:
         self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
+        self.steps = steps
+        self.games: dict[str, int | None] = {}
+        """The games with rows kept (``steps``): the id of the deadline whose fired mark
+        alone is kept for the game, or None once anything else of it is."""
+        self.counted: set[Insert | Update] = set()
+        """Updates that must change one row each (a deadline's fired mark)."""
 
     def add(self, statement: Insert | Update, rows: list[dict[str, Any]]) -> None:
         """Keep ``rows`` for ``statement``."""
@@ -67,8 +79,18 @@ class StagedRows:
     def write(self, connection: Connection) -> None:
         """Insert every row kept, table by table in the order first staged."""
         for statement, rows in self.rows.items():
-            connection.execute(statement, rows)
+            changed = connection.execute(statement, rows).rowcount
+            if statement in self.counted and changed != len(rows):
+                raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
+                                f"{statement.table} no longer stand as they were read")
         self.rows.clear()
+        self.games.clear()
+
+
+class StaleRows(RuntimeError):
+    """A kept update changed fewer rows than kept (:class:`StagedRows`): a row changed
+    since it was read in the same transaction. Never expected; the group is fired again
+    with a savepoint per deadline, which writes each mark at once."""
 
 
 _STAGED = "dealer.staged_rows"
@@ -76,15 +98,17 @@ _STAGED = "dealer.staged_rows"
 
 
 @contextmanager
-def staging(session: Session) -> Iterator[None]:
+def staging(session: Session, *, steps: bool = False) -> Iterator[None]:
     """Stage the append-only rows of the steps run in the block (:class:`StagedRows`) and
     insert them at its end, in the block's transaction.
 
     Only for a block whose steps are rolled back together (a group of deadlines fired
     without savepoints, a group of messages): a step rolled back alone to its savepoint
-    would leave its rows staged.
+    would leave its rows staged. With ``steps``, the steps' own writes are kept too
+    (:class:`StagedRows`): only for a group of deadlines, whose steps read no game but
+    through :func:`run_step`.
     """
-    staged = StagedRows()
+    staged = StagedRows(steps=steps)
     session.info[_STAGED] = staged
     try:
         yield
@@ -104,6 +128,47 @@ def write_staged(session: Session) -> None:
     staged (the outbox, the history, an inbound message's outcome) comes after this."""
     staged = session.info.get(_STAGED)
     if staged is not None and staged.rows:
+        staged.write(session.connection())
+
+
+def stage_step_write(session: Session, game_id: str, statement: Insert | Update,
+                     rows: list[dict[str, Any]], *, firing: int | None = None) -> bool:
+    """Keep a step's own write of game ``game_id`` (its state, its new deadlines, with
+    ``firing`` the fired mark of that deadline) with the group's rows, if the group keeps
+    them (:class:`StagedRows` ``steps``) and, for a mark, nothing else of the game is kept
+    (an earlier step of the group stepped it: the mark is written at once, to see whether
+    the deadline still stands). Returns False if the caller is to write it now."""
+    staged = session.info.get(_STAGED)
+    if staged is None or not staged.steps:
+        return False
+    if firing is not None:
+        if game_id in staged.games:
+            return False
+        staged.counted.add(statement)
+        staged.games[game_id] = firing
+    else:
+        staged.games[game_id] = None
+    staged.add(statement, rows)
+    return True
+
+
+def _read_game(session: Session, game_id: str, firing: int | None) -> None:
+    """Before a step reads game ``game_id``'s row and deadlines: write the group's kept
+    rows if some concern that game, unless only the fired mark of ``firing`` (the
+    deadline this step fires, which the step leaves out of its pending deadlines)."""
+    staged = session.info.get(_STAGED)
+    if staged is None or game_id not in staged.games:
+        return
+    if firing is not None and staged.games[game_id] == firing:
+        return
+    staged.write(session.connection())
+
+
+def _read_parents(session: Session) -> None:
+    """Before a child game's step reads its parent's scope (their rows): write the kept
+    step rows of the group, if any."""
+    staged = session.info.get(_STAGED)
+    if staged is not None and staged.games:
         staged.write(session.connection())
 
 
@@ -290,6 +355,7 @@ def run_step(
     # The step's statements run on the session's connection (the hot path); what the
     # caller staged as ORM objects is written first, as a session statement would.
     session.flush()
+    _read_game(session, game_id, firing)  # an earlier step of a group may have kept its rows
     conn = session.connection()
     # Lock the game's row and read it afresh: two daemons on one Postgres never step the
     # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
@@ -299,6 +365,8 @@ def run_step(
     players = rules.summary(state).players if state is not None else []
     # GH-1: a Hall cycle's accounts live in its own scope, apart from the global wallets;
     # a child game's (a match of the cycle) in its parent's.
+    if game.parent_id:
+        _read_parents(session)
     parent_scope = ledger_scope(session, game.parent_id) if game.parent_id else None
     scope = L.Scope(rules.ledger_scope(game.id, state, parent_scope))
     accounts = [scope.player(p) for p in [*players, *extra_players]]
@@ -313,8 +381,11 @@ def run_step(
         epoch=seed.epoch,
         seed_factory=new_server_seed,
     )
+    # The deadline being fired is no longer pending (its fired mark may be kept with its
+    # group's rows, not yet written).
     pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
-               for deadline_id, name, due_at, paused, error in Q.pending_of_locked(game)}
+               for deadline_id, name, due_at, paused, error in Q.pending_of_locked(game)
+               if deadline_id != firing}
     check_not_held(game.id, pending, now, firing)
     ctx = Context(
         game_id=game.id,
@@ -460,7 +531,7 @@ def commit_effects(
     staged = session.info.get(_STAGED)
     sync_players(conn, game.id, players, records.players)
     apply_transfers(conn, records.transfers, now, game.id, staged=staged)
-    write_deadlines(conn, game, records.deadlines, pending)
+    write_deadlines(conn, game, records.deadlines, pending, owner=session)
     write_fair_source(conn, game, records.fair, now, staged=staged)
     first_seq = game.next_event_seq or 1
     append_events(conn, game.id, first_seq, now, records.events, staged=staged)
@@ -470,7 +541,9 @@ def commit_effects(
         "updated_at": now,
         "next_event_seq": first_seq + len(records.events),
     }
-    conn.execute(Q.UPDATE_GAME, {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}})
+    update = {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}}
+    if not stage_step_write(session, game.id, Q.UPDATE_GAME, [update]):
+        conn.execute(Q.UPDATE_GAME, update)
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
@@ -563,9 +636,12 @@ def write_deadlines(
     game: Row[Any],
     changes: list[DeadlineChange],
     pending: dict[str, PendingDeadline],
+    *,
+    owner: Session | None = None,
 ) -> None:
     """Create, move or cancel the game's deadline rows as the step's records say (the new
-    rows in one statement)."""
+    rows in one statement, or kept with a group's rows: :func:`stage_step_write` in
+    ``owner``, the step's session)."""
     created = []
     for change in changes:
         if change.action == "cancelled":
@@ -576,11 +652,13 @@ def write_deadlines(
             created.append(change)
     if created:
         paused = game.paused  # read with the game's row (Q.LOCK_GAME): no query of its own
-        session.execute(Q.INSERT_DEADLINE, [
+        rows = [
             {"game_id": game.id, "name": change.name, "due_at": change.due_at,
              "set_due_at": change.due_at, "status": "pending", "paused": paused}
             for change in created
-        ])
+        ]
+        if owner is None or not stage_step_write(owner, game.id, Q.INSERT_DEADLINE, rows):
+            session.execute(Q.INSERT_DEADLINE, rows)
 
 
 def write_fair_source(
