@@ -123,11 +123,10 @@ def find_player(session: Session, name: str) -> Row[Any] | None:
     another Discourse account (:func:`~dealer.store.queries.player_of_sender`)."""
     account = ACCOUNT.match(name)
     if account:
-        platform, account_id, namesake = account.group("platform"), account.group("id"), None
+        platform, account_id = account.group("platform"), account.group("id")
         if platform == "discourse":
             account_id = account_id.lower()  # Discourse usernames: one user whatever the case
-            namesake = player_key(account_id)
-        key = queries.player_of_sender(session, platform, account_id, namesake)
+        key = queries.player_of_sender(session, platform, account_id)
         return None if key is None else session.execute(_PLAYER, {"key": key}).first()
     return session.execute(_PLAYER, {"key": player_key(name)}).first()
 

@@ -15,7 +15,6 @@ names); functions run a query and return plain rows or values.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -51,6 +50,7 @@ from dealer.store.models import (
     Seed,
     WebhookDelivery,
 )
+from dealer.routes import ACCOUNT
 from dealer.text import player_key
 
 _games = Game.__table__
@@ -873,7 +873,7 @@ def first_messages(
     # A platform stores its sender as the account (``discord:ID``): the rules know players
     # by name, so an account linked to a player counts as that player (the earliest time
     # when a player wrote both ways).
-    accounts = [s for s in found if _ACCOUNT_SENDER.match(s)]
+    accounts = [s for s in found if ACCOUNT.match(s)]
     if accounts:
         names = _player_names_of_accounts(session, accounts)
         for account in accounts:
@@ -882,11 +882,6 @@ def first_messages(
                 at = found.pop(account)
                 found[name] = min(at, found.get(name, at))
     return found
-
-
-_ACCOUNT_SENDER = re.compile(r"^(?:[a-z]+:\d{1,20}|discourse:[\w.\-]{1,60})$")
-"""A sender stored as a platform account (as :data:`dealer.routes.ACCOUNT` reads it; an
-e-mail sender is stored as its address)."""
 
 
 def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str, str]:
@@ -901,7 +896,7 @@ def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str
     names = {f"{platform}:{account_id}": name for platform, account_id, name in rows}
     for platform, account_id in wanted:
         if platform == "discourse" and f"{platform}:{account_id}" not in names:
-            key = player_of_sender(session, platform, account_id, player_key(account_id))
+            key = player_of_sender(session, platform, account_id)
             name = None if key is None else session.execute(
                 select(_players.c.name).where(_players.c.key == key)).scalar()
             if name is not None:
@@ -1060,17 +1055,15 @@ _NAMESAKE_WITHOUT_DISCOURSE = select(_players.c.key).where(
 )
 
 
-def player_of_sender(
-    connection: Connection | Session, platform: str, account_id: str, namesake: str | None
-) -> str | None:
+def player_of_sender(connection: Connection | Session, platform: str, account_id: str) -> str | None:
     """The key of the player a message from an account is from: the player linked to it.
 
     Interpretation (docs/DISCOURSE.md): a Discourse username linked to nobody is the player
-    of that name (``namesake``, the name's player key), as before accounts could be linked,
-    unless that player has linked another Discourse account: then a namesake is not them."""
+    of that name, as before accounts could be linked, unless that player has linked another
+    Discourse account: then a namesake is not them."""
     key = player_of_account(connection, platform, account_id)
-    if key is None and platform == "discourse" and namesake:
-        key = connection.execute(_NAMESAKE_WITHOUT_DISCOURSE, {"key": namesake}).scalar()
+    if key is None and platform == "discourse":
+        key = connection.execute(_NAMESAKE_WITHOUT_DISCOURSE, {"key": player_key(account_id)}).scalar()
     return key
 
 
