@@ -67,13 +67,18 @@ def two_duels(h, monkeypatch, review: datetime) -> None:  # type: ignore[no-unty
     assert [name for name, _, _ in deadlines(h, "b1-duel-1") + deadlines(h, "b1-duel-2")] == ["end", "end"]
 
 
-def test_a_groups_marks_and_game_updates_are_written_together(harness) -> None:  # type: ignore[no-untyped-def]
+def tally_games(h, count: int) -> None:  # type: ignore[no-untyped-def]
+    """``count`` two-round tally games ``t0``.. of players ``a0``/``b0``.., started at T0."""
     def setup(session):  # type: ignore[no-untyped-def]
-        for i in range(4):
+        for i in range(count):
             add_player(session, f"a{i}", T0, chips=10)
             add_player(session, f"b{i}", T0, chips=10)
             create_game(session, "tally", f"t{i}", T0, players=[f"a{i}", f"b{i}"], settings={"rounds": "2"})
-    harness.admin(setup)
+    h.admin(setup)
+
+
+def test_a_groups_marks_and_game_updates_are_written_together(harness) -> None:  # type: ignore[no-untyped-def]
+    tally_games(harness, 4)
     close = T0 + timedelta(hours=1)
     sent = statements(harness.dealer.engine)
     report = PassReport(now=close)
@@ -95,12 +100,7 @@ def test_a_groups_marks_and_game_updates_are_written_together(harness) -> None: 
 
 
 def test_a_group_that_fails_writes_each_deadline_at_once_in_its_savepoint(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    def setup(session):  # type: ignore[no-untyped-def]
-        for i in range(3):
-            add_player(session, f"a{i}", T0, chips=10)
-            add_player(session, f"b{i}", T0, chips=10)
-            create_game(session, "tally", f"t{i}", T0, players=[f"a{i}", f"b{i}"], settings={"rounds": "2"})
-    harness.admin(setup)
+    tally_games(harness, 3)
     original = tally.Tally.on_deadline
 
     def faulty(self, ctx, state, name):  # type: ignore[no-untyped-def]
