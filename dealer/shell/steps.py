@@ -204,19 +204,27 @@ def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
     return load_state(game)
 
 
-def ledger_snapshot(session: Executor, accounts: Iterable[str]) -> L.Ledger:
+def ledger_snapshot(session: Executor, accounts: Iterable[str],
+                    locked: Q.LockedBalances | None = None) -> L.Ledger:
     """The ledger a step works with, over ``accounts`` (the only ones it may touch).
 
-    The currencies of every account are read at once (nearly every step looks at some);
-    any other balance (a card, a pack) is read from the store the first time the rules
+    The currencies of every account are read at once (nearly every step looks at some):
+    taken from ``locked``, those read with the game's locked row, if they cover every
+    account (:meth:`~dealer.store.queries.LockedBalances.covers` said so), else read now.
+    Any other balance (a card, a pack) is read from the store the first time the rules
     look at it, so a step's cost does not grow with what the members have collected.
     """
     wanted = sorted(set(accounts))
     ledger = L.Ledger({(account, item): 0 for account in wanted for item in Q.CURRENCIES})
-    ledger.balances.update(
-        ((row.account, row.item), row.amount)
-        for row in session.execute(Q.currency_holdings(len(wanted)), {f"a{i}": a for i, a in enumerate(wanted)})
-    )
+    if locked is not None:
+        ledger.balances.update((key, amount) for key, amount in locked.amounts.items()
+                               if key in ledger.balances)
+    else:
+        ledger.balances.update(
+            ((row.account, row.item), row.amount)
+            for row in session.execute(Q.currency_holdings(len(wanted)),
+                                       {f"a{i}": a for i, a in enumerate(wanted)})
+        )
     ledger.source = StoreBalances(session, wanted)
     return ledger
 
@@ -373,6 +381,10 @@ def run_step(
     if actor:
         accounts.append(scope.player(actor))
     accounts += [scope.house, scope.void, scope.pool(game.id)]
+    # The currencies of the members, the house, the void and the pool, read with the
+    # locked row: used if they cover every account (a join's new player is not yet a
+    # member; a game being created has none).
+    locked = Q.balances_of_locked(game)
     seed = current_seed(game)
     rng = FairSource(
         seed.server_seed,
@@ -393,7 +405,8 @@ def run_step(
         channel=game.channel,
         now=now,
         rng=rng,
-        ledger=ledger_snapshot(conn, accounts),
+        ledger=ledger_snapshot(conn, accounts, locked if locked.covers(
+            game.id, game.parent_id, scope.name, accounts) else None),
         deadlines={name: row.due_at for name, row in pending.items()},
         scope=scope,
         parent_id=game.parent_id,
