@@ -47,7 +47,7 @@ from dealer.settings import Settings
 from dealer.shell import delivery, discourse, ingest, mailing, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
-from dealer.shell.messages import Outcome, process_inbound
+from dealer.shell.messages import Outcome, process_inbound, read_senders
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
 from dealer.shell.steps import GameHeld, run_step, stage_step_write, staged_rows, staging
 from dealer.store import queries as Q
@@ -351,6 +351,9 @@ def process_messages(
             Q.step_lock(session, group=True)
             claimed = {row.id: row for row in session.connection().execute(
                 Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})}
+            # The senders and their unfinished games, for routing: one statement for the
+            # group, kept while no step changes whose games they are (a join, a game over).
+            read_senders(session, [row.sender for row in claimed.values()])
             # The group stands or falls as one: its append-only rows (history events,
             # ledger entries, draws, posts and replies, in order) and the messages'
             # outcomes are written together before its commit (steps.staging).

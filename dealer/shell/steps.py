@@ -172,6 +172,18 @@ def _read_parents(session: Session) -> None:
         staged.write(session.connection())
 
 
+_GAMES_VERSION = "dealer.games_version"
+"""The key of a session's count of steps that changed who plays in a game or a game's
+status (:func:`games_version`) in ``Session.info``."""
+
+
+def games_version(session: Session) -> int:
+    """How many steps run in ``session`` changed who plays in a game (``game_players``) or
+    a game's status (a game opened, started or over): what was read before of a player's
+    unfinished games (routing's reads) stands while this stays the same."""
+    return session.info.get(_GAMES_VERSION, 0)
+
+
 def _insert(executor: Executor, statement: Insert, rows: list[dict[str, Any]],
             staged: StagedRows | None) -> None:
     """Insert ``rows`` now, or stage them with the group's (:func:`staging`)."""
@@ -543,6 +555,8 @@ def commit_effects(
     conn = session.connection()
     staged = session.info.get(_STAGED)
     sync_players(conn, game.id, players, records.players)
+    if records.status != game.status or set(records.players) != set(players):
+        session.info[_GAMES_VERSION] = games_version(session) + 1
     apply_transfers(conn, records.transfers, now, game.id, staged=staged)
     write_deadlines(conn, game, records.deadlines, pending, owner=session)
     write_fair_source(conn, game, records.fair, now, staged=staged)

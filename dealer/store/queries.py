@@ -881,22 +881,29 @@ def game_state_row(session: Session, game_id: str) -> Row[Any]:
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 
-_PLAYER_WITH_GAMES = (
-    select(_players.c.key, _players.c.name, *GAME_REF)
-    .select_from(_players)
-    .outerjoin(_members, _members.c.player == _players.c.name)
-    .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
-    .where(_players.c.key == bindparam("key"))
-    .order_by(_games.c.created_at, _games.c.id)
-)
+@lru_cache(maxsize=64)
+def _players_with_games(count: int) -> Select[Any]:
+    """The players of ``count`` keys (bound as ``k0``, ``k1``, ...) with their unfinished
+    games: one prebuilt statement per number of keys (a group has up to 50 senders)."""
+    return (
+        select(_players.c.key, _players.c.name, *GAME_REF)
+        .select_from(_players)
+        .outerjoin(_members, _members.c.player == _players.c.name)
+        .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
+        .where(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
+        .order_by(_players.c.key, _games.c.created_at, _games.c.id)
+    )
 
 
-def player_with_games(session: Session, key: str) -> list[Row[Any]]:
-    """The player ``key`` (``key``, ``name``) with each unfinished game it takes part in
-    (the game's routing columns, as :func:`player_games`), one row per game; one row whose
-    ``id`` is None among them, or alone, for none. No row: no such player."""
-    rows = list(session.execute(_PLAYER_WITH_GAMES, {"key": key}))
-    return rows if any(row.id is not None for row in rows) else rows[:1]
+def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[Row[Any]]]:
+    """Each player of ``keys`` that exists, by key: its rows (``key``, ``name``) with each
+    unfinished game it takes part in (the game's routing columns, as
+    :func:`player_games`), one row per game; one row whose ``id`` is None, alone, for
+    none. One statement for them all."""
+    found: dict[str, list[Row[Any]]] = {}
+    for row in session.execute(_players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)}):
+        found.setdefault(row.key, []).append(row)
+    return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:
