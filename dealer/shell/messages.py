@@ -39,7 +39,7 @@ from dealer.history import (
 from dealer.records import NotTaken
 from dealer.render import render, render_post
 from dealer.shell.steps import (
-    games_version, load_state, queue_posts, run_step, staged_rows, write_staged,
+    games_version, load_state, queue_posts, run_step, staged_rows, write_kept_steps, write_staged,
 )
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
@@ -175,6 +175,7 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
             if name not in senders.players and not ACCOUNT.match(name)}
     if not keys:
         return
+    write_kept_steps(session)  # a step of the group may have changed a game's status
     found = queries.players_with_games(session, sorted(set(keys.values())))
     for name, key in keys.items():
         rows = found.get(key)
@@ -451,6 +452,7 @@ def player_games(session: Session, name: str) -> list[Row[Any]]:
     senders = _senders(session)
     games = senders.games.get(name)
     if games is None:
+        write_kept_steps(session)
         games = senders.games[name] = queries.player_games(session, name)
     return games
 
@@ -463,11 +465,15 @@ def _route(
         # One of the sender's games, as read already, needs no statement (most `game ID`
         # lines name one).
         known = _senders(session).games.get(sender.name, ())
-        game = next((g for g in known if g.id == chosen), None) or queries.game_by_id(session, chosen)
+        game = next((g for g in known if g.id == chosen), None)
+        if game is None:
+            write_kept_steps(session)
+            game = queries.game_by_id(session, chosen)
         if game is None:
             return None, f"There is no game {chosen!r}."
         return game, None
     if inbound.channel != "pm":
+        write_kept_steps(session)
         on_channel = queries.games_on_channel(session, inbound.channel)
         if len(on_channel) == 1:
             return on_channel[0], None
@@ -478,6 +484,7 @@ def _route(
     if len(mine) == 1:
         return mine[0], None
     if not mine:
+        write_kept_steps(session)
         finished = session.scalar(
             select(Game.id)
             .join(GamePlayer, GamePlayer.game_id == Game.id)
@@ -617,6 +624,7 @@ def _before_game(session: Session, game: GameRef, inbound: Inbound | Row[Any]) -
 
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
+    write_kept_steps(session, game.id)  # a step of the group may have kept its new state
     return load_state(queries.game_state_row(session, game.id))
 
 
@@ -755,6 +763,7 @@ def _offer_shared(
     by line, as before."""
     if route[0] is not None or inbound.game_hint or inbound.channel == "pm":
         return False
+    write_kept_steps(session)
     whole = [g for g in queries.games_on_channel(session, inbound.channel)
              if _overrides(rules_for(g.kind), "on_message") and rules_for(g.kind).takes_whole(inbound.channel)]
     if not whole:

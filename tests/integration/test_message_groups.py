@@ -288,3 +288,56 @@ def test_a_game_a_step_of_the_group_ended_is_no_longer_the_senders_game(harness)
         ("rejected", None, "Your game b1 has finished, and you are in no running game."),
     ]
     assert harness.admin(lambda s: game_view(s, "b1"))["status"] == "finished"
+
+
+def board(h) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "board", "b1", T0, players=["alice", "bob"])
+    h.admin(setup)
+
+
+def test_a_deadline_a_message_of_the_group_set_before_the_next_message_fires_between_them(harness) -> None:  # type: ignore[no-untyped-def]
+    # The duel alice opens ends an hour later (its new deadline row, kept with the group's
+    # rows, is written before the next due deadline is read): bob's concession, sent after
+    # that, finds the duel over.
+    board(harness)
+    harness.send("alice", "duel bob", AT, channel="#board")
+    harness.send("bob", "game b1-duel-1\nconcede", AT + timedelta(minutes=90))
+    harness.run(AT + timedelta(minutes=120))
+    outcomes = harness.admin(lambda s: [(m.status, m.game_id, m.outcome[-1].get("detail"))
+                                        for m in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert outcomes == [("applied", "b1", None), ("rejected", "b1-duel-1", "the duel is over")]
+    history = [e["type"] for e in harness.admin(lambda s: game_view(s, "b1-duel-1"))["history"]]
+    assert "deadline.fired" in history
+
+
+def test_a_group_writes_its_games_updates_together_and_a_read_of_a_game_sees_them(harness) -> None:  # type: ignore[no-untyped-def]
+    # Each game's new state is kept with the group's rows; the help alice asks for reads
+    # the table's state as her standing up left it (its update is written first).
+    raceway(harness)
+
+    def more(session):  # type: ignore[no-untyped-def]
+        add_player(session, "carol", T0)
+        add_player(session, "dave", T0)
+        create_game(session, "tally", "t1", T0, players=["carol", "dave"])
+    harness.admin(more)
+    harness.send("alice", "sit", AT, channel="#the-raceway")
+    harness.send("bob", "sit", AT, channel="#the-raceway")
+    harness.run(AT)
+    later = AT + timedelta(minutes=1)
+    harness.send("carol", "add 2", later)
+    harness.send("alice", "stand", later + timedelta(seconds=1))
+    harness.send("alice", "help", later + timedelta(seconds=2))
+    harness.send("dave", "add 1", later + timedelta(seconds=3))
+    harness.dealer.ingest(later)
+    sent = texts(harness.dealer.engine)
+    harness.dealer.process_due(later + timedelta(seconds=4))
+    # t1's and derby's updates written together before the help reads derby's state;
+    # t1's second one at the end.
+    assert len([s for s in sent if s.startswith("UPDATE games")]) == 2
+    help_reply = harness.admin(lambda s: s.scalars(select(Post.body).where(Post.recipient == "alice")
+                                                   .order_by(Post.id.desc())).first())
+    assert "- sit " in help_reply and "- stand " not in help_reply  # she stood up
+    assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"carol": 2, "dave": 1}
