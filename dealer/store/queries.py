@@ -102,6 +102,7 @@ _PENDING_OF_GAME = (
 CURRENCIES = ("chips", "vertebrae")
 """The currencies a step reads for every account at once (other items on first use)."""
 
+
 def _sql_text(value: str) -> Any:
     """A constant string written into a statement's text (no parameter to bind or expand)."""
     return literal_column("'" + value.replace("'", "''") + "'", String)
