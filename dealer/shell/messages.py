@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
 from markupsafe import Markup
 from sqlalchemy import Row, bindparam, select
@@ -38,7 +38,9 @@ from dealer.history import (
 )
 from dealer.records import NotTaken
 from dealer.render import render, render_post
-from dealer.shell.steps import load_state, queue_posts, run_step, staged_rows, write_staged
+from dealer.shell.steps import (
+    games_version, load_state, queue_posts, run_step, staged_rows, write_kept_steps, write_staged,
+)
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.routes import ACCOUNT
@@ -131,26 +133,68 @@ def find_player(session: Session, name: str) -> Row[Any] | None:
     return session.execute(_PLAYER, {"key": player_key(name)}).first()
 
 
-_GAMES_SEEN = "dealer.player_games"
-"""``session.info`` key: the sender and its unfinished games, read with the sender
-(:func:`_find_sender`) and good until a step runs (:func:`_stepped`)."""
+_ROUTING = "dealer.routing_reads"
+"""``session.info`` key: what routing read of the senders (:class:`_Senders`)."""
+
+
+@dataclass
+class _Senders:
+    """The players routing read in a transaction (a message, or a group of them) and their
+    unfinished games: kept while they stand. Players are added only by the admin (another
+    transaction); a player's unfinished games change only through a step that changes who
+    plays in a game or a game's status, which :func:`~dealer.shell.steps.games_version`
+    counts: the games read before such a step are read again."""
+
+    version: int
+    """:func:`~dealer.shell.steps.games_version` when ``games`` were read."""
+    players: dict[str, Row[Any] | None] = field(default_factory=dict)
+    """By sender as stored: the player (``key``, ``name``), or None for no player."""
+    games: dict[str, list[GameRef]] = field(default_factory=dict)
+    """By player name: the unfinished games the player takes part in."""
+
+
+def _senders(session: Session) -> _Senders:
+    """What routing read in ``session``, its games dropped if a step changed any since."""
+    version = games_version(session)
+    senders = session.info.get(_ROUTING)
+    if senders is None:
+        senders = session.info[_ROUTING] = _Senders(version)
+    elif senders.version != version:
+        senders.games.clear()
+        senders.version = version
+    return senders
+
+
+def read_senders(session: Session, names: Iterable[str]) -> None:
+    """Read the players who sent ``names`` (as stored) with their unfinished games, in one
+    statement: a group of messages reads its senders together (nearly every message needs
+    its sender's games to be routed). A sender written as a platform account is read when
+    its message is (:func:`find_player`)."""
+    senders = _senders(session)
+    keys = {name: player_key(name) for name in names
+            if name not in senders.players and not ACCOUNT.match(name)}
+    if not keys:
+        return
+    write_kept_steps(session)  # a step of the group may have changed a game's status
+    found = queries.players_with_games(session, sorted(set(keys.values())))
+    for name, key in keys.items():
+        rows = found.get(key)
+        senders.players[name] = rows[0] if rows else None
+        if rows:
+            senders.games[rows[0].name] = [row for row in rows if row.id is not None]
 
 
 def _find_sender(session: Session, name: str) -> Row[Any] | None:
     """:func:`find_player`, reading the player's unfinished games in the same statement
-    (nearly every message needs them to be routed): one round trip less per message."""
-    if ACCOUNT.match(name):
-        return find_player(session, name)
-    rows = queries.player_with_games(session, player_key(name))
-    if not rows:
-        return None
-    session.info[_GAMES_SEEN] = (rows[0].name, [row for row in rows if row.id is not None])
-    return rows[0]
-
-
-def _stepped(session: Session) -> None:
-    """A step ran: the games the sender plays in may have changed (a join, a game over)."""
-    session.info.pop(_GAMES_SEEN, None)
+    (nearly every message needs them to be routed), unless read already
+    (:func:`read_senders`)."""
+    senders = _senders(session)
+    if name not in senders.players:
+        if ACCOUNT.match(name):
+            senders.players[name] = find_player(session, name)
+        else:
+            read_senders(session, [name])
+    return senders.players[name]
 
 
 def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outcome, origin: str) -> None:
@@ -184,7 +228,6 @@ def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
     commits."""
     outcome = Outcome(now=inbound.sent_at)
     origin = f"in:{inbound.id}"
-    _stepped(session)  # nothing read for an earlier message of the group is reused
     sender = _find_sender(session, inbound.sender)
     if sender is None:
         _unknown_sender(session, inbound, outcome, origin)
@@ -404,11 +447,14 @@ def _no_command(
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:
-    """The unfinished games ``name`` takes part in."""
-    seen = session.info.get(_GAMES_SEEN)
-    if seen is not None and seen[0] == name:
-        return seen[1]
-    return queries.player_games(session, name)
+    """The unfinished games ``name`` takes part in (read once while they stand:
+    :class:`_Senders`)."""
+    senders = _senders(session)
+    games = senders.games.get(name)
+    if games is None:
+        write_kept_steps(session)
+        games = senders.games[name] = queries.player_games(session, name)
+    return games
 
 
 def _route(
@@ -416,11 +462,18 @@ def _route(
 ) -> tuple[GameRef | None, str | None]:
     """The game a line is for, or ``(None, why)``."""
     if chosen:
-        game = queries.game_by_id(session, chosen)
+        # One of the sender's games, as read already, needs no statement (most `game ID`
+        # lines name one).
+        known = _senders(session).games.get(sender.name, ())
+        game = next((g for g in known if g.id == chosen), None)
+        if game is None:
+            write_kept_steps(session)
+            game = queries.game_by_id(session, chosen)
         if game is None:
             return None, f"There is no game {chosen!r}."
         return game, None
     if inbound.channel != "pm":
+        write_kept_steps(session)
         on_channel = queries.games_on_channel(session, inbound.channel)
         if len(on_channel) == 1:
             return on_channel[0], None
@@ -431,6 +484,7 @@ def _route(
     if len(mine) == 1:
         return mine[0], None
     if not mine:
+        write_kept_steps(session)
         finished = session.scalar(
             select(Game.id)
             .join(GamePlayer, GamePlayer.game_id == Game.id)
@@ -537,7 +591,6 @@ def _run_line(
     # The rules raise Rejected before the step writes anything, so a refused line needs
     # no savepoint; any other failure aborts the whole message's transaction.
     try:
-        _stepped(session)
         step = run_step(session, game, inbound.sent_at, CommandSent(actor=sender.name, line=line),
                         origin=origin, actor=sender.name, command=command, after=answer.take)
     except Rejected as exc:
@@ -571,6 +624,7 @@ def _before_game(session: Session, game: GameRef, inbound: Inbound | Row[Any]) -
 
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
+    write_kept_steps(session, game.id)  # a step of the group may have kept its new state
     return load_state(queries.game_state_row(session, game.id))
 
 
@@ -631,7 +685,6 @@ def _add_client_seed(
         return _refused(session, rules_for(game.kind), game, sender, line, exc, outcome)
     seed_text = f"{sender.name}: {text.strip()}"
     answer = _Answer(sender.name)
-    _stepped(session)
     run_step(session, game, sent_at, ClientSeedAdded(player=sender.name, seed=seed_text),
              origin=origin, actor=sender.name, after=answer.take)
     outcome.note(line, "applied", "client seed added", game=game.id)
@@ -676,7 +729,6 @@ def _offer_message(
     answer = _Answer(sender.name)
     first = lines[0]
     try:
-        _stepped(session)
         step = run_step(session, game, inbound.sent_at, message, origin=f"{origin}:m",
                         actor=sender.name, after=answer.take)
     except (NotTaken, Ignored):
@@ -711,6 +763,7 @@ def _offer_shared(
     by line, as before."""
     if route[0] is not None or inbound.game_hint or inbound.channel == "pm":
         return False
+    write_kept_steps(session)
     whole = [g for g in queries.games_on_channel(session, inbound.channel)
              if _overrides(rules_for(g.kind), "on_message") and rules_for(g.kind).takes_whole(inbound.channel)]
     if not whole:
@@ -821,7 +874,6 @@ def _process_event(
         outcome.note(None, "rejected", "sent before the game existed", game=game.id)
         return
     try:
-        _stepped(session)
         step = run_step(session, game, inbound.sent_at, event, origin=origin,
                         actor=sender.name, after=answer.take)
     except Ignored as exc:

@@ -47,9 +47,11 @@ from dealer.settings import Settings
 from dealer.shell import delivery, discourse, ingest, mailing, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
-from dealer.shell.messages import Outcome, process_inbound
+from dealer.shell.messages import Outcome, process_inbound, read_senders
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
-from dealer.shell.steps import GameHeld, run_step, stage_step_write, staged_rows, staging
+from dealer.shell.steps import (
+    GameHeld, run_step, stage_step_write, staged_rows, staging, write_kept_steps,
+)
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, reading_engine, session_factory
 from dealer.store.models import Deadline, Inbound, Post
@@ -351,10 +353,15 @@ def process_messages(
             Q.step_lock(session, group=True)
             claimed = {row.id: row for row in session.connection().execute(
                 Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})}
+            # The senders and their unfinished games, for routing: one statement for the
+            # group, kept while no step changes whose games they are (a join, a game over).
+            read_senders(session, [row.sender for row in claimed.values()])
             # The group stands or falls as one: its append-only rows (history events,
-            # ledger entries, draws, posts and replies, in order) and the messages'
-            # outcomes are written together before its commit (steps.staging).
-            with staging(session):
+            # ledger entries, draws, posts and replies, in order), the messages' outcomes
+            # and the steps' own writes (the games' new states and deadline rows) are
+            # written together before its commit (steps.staging), each kept row of a game
+            # before anything reads that game again.
+            with staging(session, steps=True):
                 for reached, (message_id, _) in enumerate(messages):
                     logs.bind(message_id=message_id, game_id=None)
                     inbound = claimed.get(message_id)
@@ -367,6 +374,7 @@ def process_messages(
                     applied += 1
                     moved |= outcome.deadlines_changed
                     if outcome.deadlines_changed and reached + 1 < len(messages):
+                        write_kept_steps(session)  # the new deadline rows the steps kept
                         nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                         if nxt is not None and nxt[1] < messages[reached + 1][1]:
                             break

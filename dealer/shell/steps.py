@@ -57,11 +57,13 @@ class StagedRows:
     their ids (their order of delivery) as if each step had inserted its own. What reads
     such a table during the group writes them first (:func:`write_staged`).
 
-    With ``steps`` (a group of deadlines fired without savepoints) the steps' own writes
-    are kept too: each deadline's "fired" mark, each game's new state (``UPDATE games``)
-    and its new deadline rows. ``games`` names the games they concern; a step that reads
-    one of those games (its locked row, a parent's scope) writes every kept row first
-    (:func:`_read_game`), so it sees the game as the steps before it left it."""
+    With ``steps`` (a group of deadlines fired without savepoints, a group of messages)
+    the steps' own writes are kept too: each deadline's "fired" mark, each game's new
+    state (``UPDATE games``) and its new deadline rows. ``games`` names the games they
+    concern; a step that reads one of those games (its locked row, a parent's scope)
+    writes the kept step rows first (:func:`_read_game`), so it sees the game as the
+    steps before it left it, and so does any other read of a game's row or deadlines
+    during the group (:func:`write_kept_steps`: routing reads a game's status or state)."""
 
     def __init__(self, *, steps: bool = False) -> None:
         self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
@@ -71,19 +73,25 @@ class StagedRows:
         alone is kept for the game, or None once anything else of it is."""
         self.counted: set[Insert | Update] = set()
         """Updates that must change one row each (a deadline's fired mark)."""
+        self.own: set[Insert | Update] = set()
+        """The statements of the steps' own writes (``steps``)."""
 
     def add(self, statement: Insert | Update, rows: list[dict[str, Any]]) -> None:
         """Keep ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
-    def write(self, connection: Connection) -> None:
-        """Insert every row kept, table by table in the order first staged."""
-        for statement, rows in self.rows.items():
+    def write(self, connection: Connection, *, own: bool = False) -> None:
+        """Write every row kept, table by table in the order first staged; with ``own``,
+        only the steps' own writes (what a read of a game's row or deadlines needs: the
+        append-only rows, which no step reads, stay kept)."""
+        for statement, rows in list(self.rows.items()):
+            if own and statement not in self.own:
+                continue
             changed = connection.execute(statement, rows).rowcount
             if statement in self.counted and changed != len(rows):
                 raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
                                 f"{statement.table} no longer stand as they were read")
-        self.rows.clear()
+            del self.rows[statement]
         self.games.clear()
 
 
@@ -105,8 +113,8 @@ def staging(session: Session, *, steps: bool = False) -> Iterator[None]:
     Only for a block whose steps are rolled back together (a group of deadlines fired
     without savepoints, a group of messages): a step rolled back alone to its savepoint
     would leave its rows staged. With ``steps``, the steps' own writes are kept too
-    (:class:`StagedRows`): only for a group of deadlines, whose steps read no game but
-    through :func:`run_step`.
+    (:class:`StagedRows`): only for a group whose every read of a game's row or deadlines
+    outside :func:`run_step` writes them first (:func:`write_kept_steps`).
     """
     staged = StagedRows(steps=steps)
     session.info[_STAGED] = staged
@@ -148,28 +156,49 @@ def stage_step_write(session: Session, game_id: str, statement: Insert | Update,
         staged.games[game_id] = firing
     else:
         staged.games[game_id] = None
+    staged.own.add(statement)
     staged.add(statement, rows)
     return True
 
 
 def _read_game(session: Session, game_id: str, firing: int | None) -> None:
     """Before a step reads game ``game_id``'s row and deadlines: write the group's kept
-    rows if some concern that game, unless only the fired mark of ``firing`` (the
+    step rows if some concern that game, unless only the fired mark of ``firing`` (the
     deadline this step fires, which the step leaves out of its pending deadlines)."""
     staged = session.info.get(_STAGED)
     if staged is None or game_id not in staged.games:
         return
     if firing is not None and staged.games[game_id] == firing:
         return
-    staged.write(session.connection())
+    staged.write(session.connection(), own=True)
 
 
 def _read_parents(session: Session) -> None:
     """Before a child game's step reads its parent's scope (their rows): write the kept
     step rows of the group, if any."""
+    write_kept_steps(session)
+
+
+def write_kept_steps(session: Session, game_id: str | None = None) -> None:
+    """Before a read of games' rows or deadlines that may see what a step of a group kept
+    (:class:`StagedRows` ``steps``): write the kept step rows, if some concern game
+    ``game_id`` (its state read again), or with None any game (a read of games by player,
+    channel or id: their status; of the next due deadline)."""
     staged = session.info.get(_STAGED)
-    if staged is not None and staged.games:
-        staged.write(session.connection())
+    if staged is not None and staged.games and (game_id is None or game_id in staged.games):
+        staged.write(session.connection(), own=True)
+
+
+_GAMES_VERSION = "dealer.games_version"
+"""The key of a session's count of steps that changed who plays in a game or a game's
+status (:func:`games_version`) in ``Session.info``."""
+
+
+def games_version(session: Session) -> int:
+    """How many steps run in ``session`` changed who plays in a game (``game_players``) or
+    a game's status (a game opened, started or over): what was read before of a player's
+    unfinished games (routing's reads) stands while this stays the same."""
+    return session.info.get(_GAMES_VERSION, 0)
 
 
 def _insert(executor: Executor, statement: Insert, rows: list[dict[str, Any]],
@@ -204,19 +233,27 @@ def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
     return load_state(game)
 
 
-def ledger_snapshot(session: Executor, accounts: Iterable[str]) -> L.Ledger:
+def ledger_snapshot(session: Executor, accounts: Iterable[str],
+                    locked: Q.LockedBalances | None = None) -> L.Ledger:
     """The ledger a step works with, over ``accounts`` (the only ones it may touch).
 
-    The currencies of every account are read at once (nearly every step looks at some);
-    any other balance (a card, a pack) is read from the store the first time the rules
+    The currencies of every account are read at once (nearly every step looks at some):
+    taken from ``locked``, those read with the game's locked row, if they cover every
+    account (:meth:`~dealer.store.queries.LockedBalances.covers` said so), else read now.
+    Any other balance (a card, a pack) is read from the store the first time the rules
     look at it, so a step's cost does not grow with what the members have collected.
     """
     wanted = sorted(set(accounts))
     ledger = L.Ledger({(account, item): 0 for account in wanted for item in Q.CURRENCIES})
-    ledger.balances.update(
-        ((row.account, row.item), row.amount)
-        for row in session.execute(Q.currency_holdings(len(wanted)), {f"a{i}": a for i, a in enumerate(wanted)})
-    )
+    if locked is not None:
+        ledger.balances.update((key, amount) for key, amount in locked.amounts.items()
+                               if key in ledger.balances)
+    else:
+        ledger.balances.update(
+            ((row.account, row.item), row.amount)
+            for row in session.execute(Q.currency_holdings(len(wanted)),
+                                       {f"a{i}": a for i, a in enumerate(wanted)})
+        )
     ledger.source = StoreBalances(session, wanted)
     return ledger
 
@@ -373,6 +410,10 @@ def run_step(
     if actor:
         accounts.append(scope.player(actor))
     accounts += [scope.house, scope.void, scope.pool(game.id)]
+    # The currencies of the members, the house, the void and the pool, read with the
+    # locked row: used if they cover every account (a join's new player is not yet a
+    # member; a game being created has none).
+    locked = Q.balances_of_locked(game)
     seed = current_seed(game)
     rng = FairSource(
         seed.server_seed,
@@ -393,7 +434,8 @@ def run_step(
         channel=game.channel,
         now=now,
         rng=rng,
-        ledger=ledger_snapshot(conn, accounts),
+        ledger=ledger_snapshot(conn, accounts, locked if locked.covers(
+            game.id, game.parent_id, scope.name, accounts) else None),
         deadlines={name: row.due_at for name, row in pending.items()},
         scope=scope,
         parent_id=game.parent_id,
@@ -530,6 +572,8 @@ def commit_effects(
     conn = session.connection()
     staged = session.info.get(_STAGED)
     sync_players(conn, game.id, players, records.players)
+    if records.status != game.status or set(records.players) != set(players):
+        session.info[_GAMES_VERSION] = games_version(session) + 1
     apply_transfers(conn, records.transfers, now, game.id, staged=staged)
     write_deadlines(conn, game, records.deadlines, pending, owner=session)
     write_fair_source(conn, game, records.fair, now, staged=staged)

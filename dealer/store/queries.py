@@ -18,9 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import Row, Select, Update, and_, bindparam, delete, exists, func, or_, select, text, update
+from sqlalchemy import (
+    Row, Select, String, Update, and_, bindparam, delete, exists, func, literal_column, or_, select, text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -96,6 +99,46 @@ _PENDING_OF_GAME = (
     .scalar_subquery()
 )
 
+CURRENCIES = ("chips", "vertebrae")
+"""The currencies a step reads for every account at once (other items on first use)."""
+
+
+def _sql_text(value: str) -> Any:
+    """A constant string written into a statement's text (no parameter to bind or expand)."""
+    return literal_column("'" + value.replace("'", "''") + "'", String)
+
+
+_CURRENCY_NAMES = [_sql_text(item) for item in CURRENCIES]
+_NEAR_SCOPES = (func.coalesce(_games.c.parent_id.concat(_sql_text("/")), _sql_text("")),
+                _games.c.id.concat(_sql_text("/")))
+"""The prefixes of the accounts a step of a game most likely reads (see
+:data:`LOCK_GAME`): its parent's scope, or the global one for a game with no parent, and
+its own scope (a Hall cycle's)."""
+
+_member_holdings = _holdings.alias("member_holdings")
+
+_MEMBER_BALANCES = (
+    select(_json_rows(_game_players.c.player, _member_holdings.c.account,
+                      _member_holdings.c.item, _member_holdings.c.amount))
+    .select_from(_game_players.outerjoin(_member_holdings, and_(
+        _member_holdings.c.account.in_([prefix.concat(_sql_text("player:")).concat(_game_players.c.player)
+                                        for prefix in _NEAR_SCOPES]),
+        _member_holdings.c.item.in_(_CURRENCY_NAMES),
+    )))
+    .where(_game_players.c.game_id == _games.c.id)
+    .scalar_subquery()
+)
+
+_OWN_BALANCES = (
+    select(_json_rows(_holdings.c.account, _holdings.c.item, _holdings.c.amount))
+    .where(
+        _holdings.c.account.in_([prefix.concat(tail) for prefix in _NEAR_SCOPES for tail in (
+            _sql_text("house"), _sql_text("void"), _sql_text("pool:").concat(_games.c.id))]),
+        _holdings.c.item.in_(_CURRENCY_NAMES),
+    )
+    .scalar_subquery()
+)
+
 _seen = _games.alias("seen")
 
 LOCK_GAME = (
@@ -107,6 +150,7 @@ LOCK_GAME = (
         ).label("paused"),
         _seeds.c.epoch, _seeds.c.server_seed, _seeds.c.client_seeds, _seeds.c.counter,
         _seeds.c.revealed_at, _PENDING_OF_GAME.label("pending"),
+        _MEMBER_BALANCES.label("member_balances"), _OWN_BALANCES.label("own_balances"),
         select(_seen.c.next_event_seq).where(_seen.c.id == _games.c.id).scalar_subquery()
         .label("seen_seq"),
     )
@@ -123,11 +167,15 @@ LOCK_GAME = (
 newest epoch's ``epoch``, ``server_seed``, ``client_seeds``, ``counter`` and
 ``revealed_at`` (its fair source; ``epoch`` is None if it has none), and ``pending``, its
 pending deadlines (:func:`pending_of_locked`): what every step reads of its game, in one
-statement.
+statement. Beside them, the currencies of the accounts its step most likely reads
+(:func:`balances_of_locked`): those of each player in ``game_players`` and of the house,
+the void and the game's pool, in the parent's scope (the global one for a game with no
+parent) and in the game's own scope; a step whose accounts they do not cover reads its
+currencies with a statement of its own (:func:`dealer.shell.steps.ledger_snapshot`).
 
 On Postgres a statement that waited for the row's lock returns the row as the transaction
 it waited for left it, but reads everything beside it (the epoch, the pause, the
-deadlines) as it stood when the statement began. ``seen_seq`` is the row's
+deadlines, the balances) as it stood when the statement began. ``seen_seq`` is the row's
 ``next_event_seq`` as it stood then: where it differs from ``next_event_seq`` (every step
 and every admin event moves it), the rest was read from before that transaction and the
 statement is run again (:func:`dealer.shell.steps.lock_game`), now without waiting."""
@@ -138,6 +186,42 @@ def pending_of_locked(game: Row[Any]) -> list[tuple[int, str, datetime, bool, st
     name, due_at, paused, error)`` each."""
     return [(deadline_id, name, as_utc(datetime.fromisoformat(due_at)), bool(paused), error)
             for deadline_id, name, due_at, paused, error in game.pending or ()]
+
+
+@dataclass
+class LockedBalances:
+    """The currencies read with a game's locked row (:data:`LOCK_GAME`)."""
+
+    members: frozenset[str]
+    """The players in ``game_players``: each one's account was read in both scopes."""
+    amounts: dict[tuple[str, str], int]
+    """``(account, item)``: amount, for each currency held by an account read."""
+
+    def covers(self, game_id: str, parent_id: str | None, scope: str | None,
+               accounts: Iterable[str]) -> bool:
+        """Whether every account of ``accounts`` (in ledger ``scope``) was read: the scope
+        is the parent's (global for no parent) or the game's own, and each account is a
+        member's, the house, the void or the game's pool."""
+        if scope not in (game_id, parent_id):
+            return False
+        mark = "" if scope is None else scope + "/"
+        read = {mark + "house", mark + "void", mark + "pool:" + game_id}
+        read.update(mark + "player:" + name for name in self.members)
+        return read.issuperset(accounts)
+
+
+def balances_of_locked(game: Row[Any]) -> LockedBalances:
+    """The currencies read with a game's locked row (:data:`LOCK_GAME`)."""
+    amounts: dict[tuple[str, str], int] = {}
+    members = set()
+    for player, account, item, amount in game.member_balances or ():
+        members.add(player)
+        if account is not None:
+            amounts[(account, item)] = amount
+    for account, item, amount in game.own_balances or ():
+        amounts[(account, item)] = amount
+    return LockedBalances(frozenset(members), amounts)
+
 
 UPDATE_GAME = (
     update(_games)
@@ -193,9 +277,6 @@ HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).whe
     _holdings.c.account.in_(bindparam("accounts", expanding=True))
 )
 """Every balance of the ``accounts``."""
-
-CURRENCIES = ("chips", "vertebrae")
-"""The currencies a step reads for every account at once (other items on first use)."""
 
 @lru_cache(maxsize=32)
 def currency_holdings(accounts: int) -> Select[Any]:
@@ -801,22 +882,29 @@ def game_state_row(session: Session, game_id: str) -> Row[Any]:
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 
-_PLAYER_WITH_GAMES = (
-    select(_players.c.key, _players.c.name, *GAME_REF)
-    .select_from(_players)
-    .outerjoin(_members, _members.c.player == _players.c.name)
-    .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
-    .where(_players.c.key == bindparam("key"))
-    .order_by(_games.c.created_at, _games.c.id)
-)
+@lru_cache(maxsize=64)
+def _players_with_games(count: int) -> Select[Any]:
+    """The players of ``count`` keys (bound as ``k0``, ``k1``, ...) with their unfinished
+    games: one prebuilt statement per number of keys (a group has up to 50 senders)."""
+    return (
+        select(_players.c.key, _players.c.name, *GAME_REF)
+        .select_from(_players)
+        .outerjoin(_members, _members.c.player == _players.c.name)
+        .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
+        .where(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
+        .order_by(_players.c.key, _games.c.created_at, _games.c.id)
+    )
 
 
-def player_with_games(session: Session, key: str) -> list[Row[Any]]:
-    """The player ``key`` (``key``, ``name``) with each unfinished game it takes part in
-    (the game's routing columns, as :func:`player_games`), one row per game; one row whose
-    ``id`` is None among them, or alone, for none. No row: no such player."""
-    rows = list(session.execute(_PLAYER_WITH_GAMES, {"key": key}))
-    return rows if any(row.id is not None for row in rows) else rows[:1]
+def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[Row[Any]]]:
+    """Each player of ``keys`` that exists, by key: its rows (``key``, ``name``) with each
+    unfinished game it takes part in (the game's routing columns, as
+    :func:`player_games`), one row per game; one row whose ``id`` is None, alone, for
+    none. One statement for them all."""
+    found: dict[str, list[Row[Any]]] = {}
+    for row in session.execute(_players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)}):
+        found.setdefault(row.key, []).append(row)
+    return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:

@@ -1,7 +1,9 @@
 """A group of messages applied in one transaction writes its append-only rows together
 (issue 13): its steps' history events, ledger entries, draws and posts, the replies and the
 messages' outcomes are staged and written in one statement per table before the commit,
-in order; what a later message of the group reads of them it sees. On a real store."""
+in order; what a later message of the group reads of them it sees. The group reads its
+senders and their games in one statement, read again for a sender once a step of the
+group changed who plays in a game or a game's status. On a real store."""
 
 from __future__ import annotations
 
@@ -190,3 +192,152 @@ def test_a_held_game_sends_its_group_one_by_one_and_the_rest_is_applied(harness,
     new = keys(harness)[len(before):]
     assert new.count(f"in:{alice}:reply:0") == 1
     assert not [k for k in new if f"in:{carl}:" in k or f"in:{dora}:" in k]
+
+
+def texts(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every statement sent on ``engine`` from now on, its whitespace folded."""
+    sent: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        sent.append(" ".join(statement.split()).replace('"', ""))
+
+    event.listen(engine, "before_cursor_execute", seen)
+    return sent
+
+
+def test_a_group_reads_its_senders_and_their_games_once(harness) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob", "carol"):
+            add_player(session, name, T0)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob", "carol"])
+    harness.admin(setup)
+    harness.send("alice", "add 1", AT)
+    harness.send("bob", "add 2", AT + timedelta(seconds=1))
+    harness.send("alice", "add 3", AT + timedelta(seconds=2))
+    harness.send("carol", "add 1\nadd 2", AT + timedelta(seconds=3))
+    harness.send("bob", "game t1\nadd 1", AT + timedelta(seconds=4))
+    harness.send("dave", "add 1", AT + timedelta(seconds=5))  # no player
+    harness.dealer.ingest(AT)
+    sent = texts(harness.dealer.engine)
+    report = PassReport(now=AT)
+    harness.dealer.process_due(AT + timedelta(seconds=6), report)
+    assert report.messages == 6 and report.ok
+    # One statement for the group's senders and their games; none for a sender's games
+    # again (no step changed who plays in t1), none for the game a `game` line names.
+    assert len([s for s in sent if s.startswith("SELECT players.key, players.name")]) == 1
+    assert not [s for s in sent if "FROM games JOIN game_players" in s or "FROM games WHERE games.id" in s]
+    statuses = harness.admin(lambda s: [(m.status, m.game_id) for m in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert statuses == [("applied", "t1")] * 5 + [("rejected", None)]
+    totals = harness.admin(lambda s: game_view(s, "t1"))["scores"]
+    assert totals == {"alice": 4, "bob": 3, "carol": 3}
+
+
+def test_a_sender_who_joins_a_game_in_a_group_is_routed_to_it_by_the_next_message(harness) -> None:  # type: ignore[no-untyped-def]
+    # alice's games were read with the group's senders (none); her seat changes them, so
+    # her next message, a PM naming no game, goes to the table she now sits at.
+    raceway(harness)
+    harness.send("alice", "sit", AT, channel="#the-raceway")
+    harness.send("alice", "stand", AT + timedelta(seconds=1))
+    harness.dealer.ingest(AT)
+    commits: list[int] = []
+    event.listen(harness.dealer.engine, "commit", lambda _conn: commits.append(1))
+    harness.dealer.process_due(AT + timedelta(seconds=2))
+    assert len(commits) == 1  # one group
+    outcomes = harness.admin(lambda s: [(m.status, m.game_id, [e["result"] for e in m.outcome])
+                                        for m in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert outcomes == [("applied", "derby", ["applied"]), ("applied", "derby", ["applied"])]
+
+
+def test_a_player_a_match_of_the_group_took_in_is_routed_to_it(harness) -> None:  # type: ignore[no-untyped-def]
+    # bob's games were read with the group's senders (the board alone); alice's duel makes
+    # him a player of a match, so his `concede`, a match's command sent in a PM, reaches it.
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "board", "b1", T0, players=["alice", "bob"])
+    harness.admin(setup)
+    harness.send("bob", "help", AT)
+    harness.send("alice", "duel bob", AT + timedelta(seconds=1), channel="#board")
+    harness.send("bob", "concede", AT + timedelta(seconds=2))
+    harness.dealer.ingest(AT)
+    commits: list[int] = []
+    event.listen(harness.dealer.engine, "commit", lambda _conn: commits.append(1))
+    harness.dealer.process_due(AT + timedelta(seconds=3))
+    assert len(commits) == 1  # one group
+    outcomes = harness.admin(lambda s: [(m.status, m.game_id) for m in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert outcomes == [("ignored", "b1"), ("applied", "b1"), ("applied", "b1-duel-1")]
+    assert harness.admin(lambda s: game_view(s, "b1-duel-1"))["winner"] == "alice"
+
+
+def test_a_game_a_step_of_the_group_ended_is_no_longer_the_senders_game(harness) -> None:  # type: ignore[no-untyped-def]
+    # alice's games were read with the group's senders (the board, running); her `close`
+    # ends it, so her next PM has no running game to go to.
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "board", "b1", T0, players=["alice", "bob"])
+    harness.admin(setup)
+    harness.send("alice", "close", AT, channel="#board")
+    harness.send("alice", "duel bob", AT + timedelta(seconds=1))
+    harness.dealer.ingest(AT)
+    harness.dealer.process_due(AT + timedelta(seconds=2))
+    outcomes = harness.admin(lambda s: [(m.status, m.game_id, m.outcome[-1].get("detail"))
+                                        for m in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert outcomes == [
+        ("applied", "b1", None),
+        ("rejected", None, "Your game b1 has finished, and you are in no running game."),
+    ]
+    assert harness.admin(lambda s: game_view(s, "b1"))["status"] == "finished"
+
+
+def board(h) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "board", "b1", T0, players=["alice", "bob"])
+    h.admin(setup)
+
+
+def test_a_deadline_a_message_of_the_group_set_before_the_next_message_fires_between_them(harness) -> None:  # type: ignore[no-untyped-def]
+    # The duel alice opens ends an hour later (its new deadline row, kept with the group's
+    # rows, is written before the next due deadline is read): bob's concession, sent after
+    # that, finds the duel over.
+    board(harness)
+    harness.send("alice", "duel bob", AT, channel="#board")
+    harness.send("bob", "game b1-duel-1\nconcede", AT + timedelta(minutes=90))
+    harness.run(AT + timedelta(minutes=120))
+    outcomes = harness.admin(lambda s: [(m.status, m.game_id, m.outcome[-1].get("detail"))
+                                        for m in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert outcomes == [("applied", "b1", None), ("rejected", "b1-duel-1", "the duel is over")]
+    history = [e["type"] for e in harness.admin(lambda s: game_view(s, "b1-duel-1"))["history"]]
+    assert "deadline.fired" in history
+
+
+def test_a_group_writes_its_games_updates_together_and_a_read_of_a_game_sees_them(harness) -> None:  # type: ignore[no-untyped-def]
+    # Each game's new state is kept with the group's rows; the help alice asks for reads
+    # the table's state as her standing up left it (its update is written first).
+    raceway(harness)
+
+    def more(session):  # type: ignore[no-untyped-def]
+        add_player(session, "carol", T0)
+        add_player(session, "dave", T0)
+        create_game(session, "tally", "t1", T0, players=["carol", "dave"])
+    harness.admin(more)
+    harness.send("alice", "sit", AT, channel="#the-raceway")
+    harness.send("bob", "sit", AT, channel="#the-raceway")
+    harness.run(AT)
+    later = AT + timedelta(minutes=1)
+    harness.send("carol", "add 2", later)
+    harness.send("alice", "stand", later + timedelta(seconds=1))
+    harness.send("alice", "help", later + timedelta(seconds=2))
+    harness.send("dave", "add 1", later + timedelta(seconds=3))
+    harness.dealer.ingest(later)
+    sent = texts(harness.dealer.engine)
+    harness.dealer.process_due(later + timedelta(seconds=4))
+    # t1's and derby's updates written together before the help reads derby's state;
+    # t1's second one at the end.
+    assert len([s for s in sent if s.startswith("UPDATE games")]) == 2
+    help_reply = harness.admin(lambda s: s.scalars(select(Post.body).where(Post.recipient == "alice")
+                                                   .order_by(Post.id.desc())).first())
+    assert "- sit " in help_reply and "- stand " not in help_reply  # she stood up
+    assert harness.admin(lambda s: game_view(s, "t1"))["scores"] == {"carol": 2, "dave": 1}
