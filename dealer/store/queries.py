@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.types import JSON
+from sqlalchemy.types import JSON, Boolean
 
 from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
@@ -356,6 +356,71 @@ def games_of_player(session: Session, name: str) -> list[str]:
     ))
 
 
+# -- steps of several daemons --------------------------------------------------------------
+
+STEP_LOCK_KEY = 0x6465616C
+"""The Postgres advisory lock that orders steps of several daemons (see :class:`_step_lock`)."""
+
+
+class _step_lock(FunctionElement[bool]):
+    """A condition, true, that takes the step lock on Postgres before the statement it is
+    in locks any row: a statement that claims work for steps (messages, deadlines) carries
+    it, so the lock costs no round trip of its own: :class:`step_lock_alone` for a
+    transaction of several steps (several games), which takes the lock alone,
+    :class:`step_lock_shared` for a single step, which shares it.
+
+    A single step locks its game's row first, then the balances it changes in sorted
+    order, so two single steps never wait on each other in a cycle. A group takes row
+    locks step after step, in message order, across games and shared wallets: two groups
+    (or a group and a single step) on two daemons would deadlock. Ordering the games
+    alone would not do, as the wallets and the house account are shared between games.
+    Excluding the groups from each other and from single steps removes every such cycle;
+    a daemon's group waits only while another daemon's transaction runs. SQLite needs
+    nothing: one writer at a time (``BEGIN IMMEDIATE``); the condition is a plain true.
+
+    On Postgres it is ``(SELECT pg_advisory_xact_lock(KEY)) IS NOT NULL``: an uncorrelated
+    subquery, which the planner runs once as an init plan, and a condition on no row,
+    which it makes a one-time filter above the scan: the executor evaluates it (waiting
+    for the lock) before it reads the first row, so before the statement's ``FOR UPDATE``
+    locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
+    before that wait: what it reads of a row it locks is the row as the transaction it
+    waited for left it (``FOR UPDATE`` reads the newest version and checks its conditions
+    again, ``status = 'pending'`` among them), but what it reads beside without locking
+    predates that transaction; a claim reads nothing else that another step changes (a
+    deadline's game's kind never changes). Later statements of the transaction see it.
+    """
+
+    type = Boolean()
+    inherit_cache = True
+    function = ""
+
+
+class step_lock_alone(_step_lock):
+    """The step lock for a group of steps (several games): taken alone (see :class:`_step_lock`)."""
+
+    name = "step_lock_alone"
+    inherit_cache = True
+    function = "pg_advisory_xact_lock"
+
+
+class step_lock_shared(_step_lock):
+    """The step lock for a single step: shared (see :class:`_step_lock`)."""
+
+    name = "step_lock_shared"
+    inherit_cache = True
+    function = "pg_advisory_xact_lock_shared"
+
+
+@compiles(_step_lock, "postgresql")
+def _step_lock_postgres(element: _step_lock, compiler: Any, **kw: Any) -> str:
+    return f"(SELECT {element.function}({STEP_LOCK_KEY})) IS NOT NULL"
+
+
+@compiles(_step_lock)
+def _step_lock_other(element: _step_lock, compiler: Any, **kw: Any) -> str:
+    return "1"  # a true boolean without native booleans: SQLite's WHERE reads "1 = 1"
+
+
 # -- deadlines -----------------------------------------------------------------------------
 
 INSERT_DEADLINE = _deadlines.insert()
@@ -406,7 +471,7 @@ _DUE_DEADLINES = (
     .limit(bindparam("n"))
 )
 
-LOCK_DEADLINES = (
+_LOCK_DEADLINES = (
     select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.game_id,
            _deadlines.c.error, _games.c.kind)
     .join(_games, _games.c.id == _deadlines.c.game_id)
@@ -414,11 +479,17 @@ LOCK_DEADLINES = (
            _deadlines.c.status == "pending", _deadlines.c.paused.is_(False))
     .with_for_update(skip_locked=True, of=_deadlines)
 )
-"""Lock a group's deadlines that are still pending and unpaused (``ids``), passing over
-those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE`` already excludes
-every other writer): ``(id, name, due_at, game_id, error, kind)``, with the kind of the
-deadline's game (what its step input depends on) read in the same statement; the game's
-row is locked by its step."""
+LOCK_DEADLINES = _LOCK_DEADLINES.where(step_lock_alone())
+"""Take the step lock alone (:class:`step_lock_alone`: the group's steps lock several
+games), then lock a group's deadlines that are still pending and unpaused (``ids``),
+passing over those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE``
+already excludes every other writer): ``(id, name, due_at, game_id, error, kind)``, with
+the kind of the deadline's game (what its step input depends on) read in the same
+statement; the game's row is locked by its step."""
+
+LOCK_DEADLINE = _LOCK_DEADLINES.where(step_lock_shared())
+""":data:`LOCK_DEADLINES` for a group of one deadline, a single step: it shares the step
+lock (:class:`step_lock_shared`)."""
 
 MARK_FIRED = (
     update(_deadlines)
@@ -493,18 +564,21 @@ CLAIM_MESSAGE = (
         _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at, _inbound.c.source,
         _inbound.c.external_id, _inbound.c.target, _inbound.c.emoji, _inbound.c.removed,
     )
-    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
+    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending", step_lock_shared())
     .with_for_update(skip_locked=True)
 )
-"""A pending message, locked for processing (``id``); no row if another daemon has it."""
+"""A pending message, locked for processing (``id``), once the step lock is shared
+(:class:`step_lock_shared`: a single step); no row if another daemon has it."""
 
 CLAIM_MESSAGES = (
     select(*CLAIM_MESSAGE.selected_columns)
-    .where(_inbound.c.id.in_(bindparam("ids", expanding=True)), _inbound.c.status == "pending")
+    .where(_inbound.c.id.in_(bindparam("ids", expanding=True)), _inbound.c.status == "pending",
+           step_lock_alone())
     .with_for_update(skip_locked=True)
 )
-"""The pending ones of several messages (``ids``), locked for processing: one statement
-for a group (:func:`dealer.shell.passes.process_messages`)."""
+"""The pending ones of several messages (``ids``), locked for processing once the step
+lock is taken alone (:class:`step_lock_alone`: the group's steps lock several games):
+one statement for a group (:func:`dealer.shell.passes.process_messages`)."""
 
 RECORD_OUTCOME = (
     update(_inbound)
@@ -581,30 +655,6 @@ def retry_failed(ids: list[int]) -> Update:
         .where(Inbound.id.in_(ids), Inbound.status == "failed")
         .values(status="pending", error=None, outcome=None, processed_at=None)
     )
-
-
-# -- steps of several daemons --------------------------------------------------------------
-
-STEP_LOCK_KEY = 0x6465616C
-"""The Postgres advisory lock that orders steps of several daemons (see :func:`step_lock`)."""
-
-
-def step_lock(session: Session, *, group: bool) -> None:
-    """On Postgres, before a transaction that runs steps: a group of messages (several
-    steps, several games, one transaction) takes the lock alone; a single step shares it.
-
-    A single step locks its game's row first, then the balances it changes in sorted
-    order, so two single steps never wait on each other in a cycle. A group takes row
-    locks step after step, in message order, across games and shared wallets: two groups
-    (or a group and a single step) on two daemons would deadlock. Ordering the games
-    alone would not do, as the wallets and the house account are shared between games.
-    Excluding the groups from each other and from single steps removes every such cycle;
-    a daemon's group waits only while another daemon's transaction runs. SQLite needs
-    nothing: one writer at a time (``BEGIN IMMEDIATE``).
-    """
-    if session.get_bind().dialect.name == "postgresql":
-        function = "pg_advisory_xact_lock" if group else "pg_advisory_xact_lock_shared"
-        session.execute(text(f"SELECT {function}(:key)"), {"key": STEP_LOCK_KEY})
 
 
 # -- the outbox ----------------------------------------------------------------------------
