@@ -280,16 +280,17 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
     """Process stored messages and due deadlines, earliest first, until none is left.
 
     A message sent at or before a deadline is handled before it. Messages are read in
-    batches, due deadlines too; both are read again after each group, as a step may have
-    moved a deadline.
+    batches, due deadlines too, both with one statement; both are read again after each
+    group, as a step may have moved a deadline.
     """
     report = report or PassReport()
     skipped_messages: set[int] = set()  # taken by another daemon
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
     while not dealer.stopping:
         with dealer.reader.connect() as connection:
-            messages = Q.pending_messages(connection, skipped_messages, MESSAGE_BATCH)
-            deadlines = Q.due_deadlines(connection, now, skipped_deadlines, DEADLINE_GROUP)
+            due_now = Q.due_now(connection, now, skipped_messages, skipped_deadlines,
+                                MESSAGE_BATCH, DEADLINE_GROUP)
+        messages, deadlines = due_now.messages, due_now.deadlines
         if not messages and not deadlines:
             return
         if deadlines and (not messages or deadlines[0][1] < messages[0][1]):

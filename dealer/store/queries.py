@@ -21,8 +21,8 @@ from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import (
-    Row, Select, String, Update, and_, bindparam, delete, exists, func, literal_column, or_, select, text,
-    update,
+    Row, Select, String, Update, and_, bindparam, delete, exists, func, literal_column, null, or_,
+    select, text, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -452,25 +452,6 @@ def next_due_deadline(
     return None
 
 
-def due_deadlines(
-    connection: Connection, now: datetime, skipped: set[int], limit: int
-) -> list[tuple[int, datetime, str]]:
-    """Up to ``limit`` pending, unpaused deadlines due by ``now`` and not in ``skipped``, as
-    ``(id, due_at, game_id)``, earliest first (the order they fire in)."""
-    rows = connection.execute(
-        _DUE_DEADLINES, {"now": now, "n": limit + len(skipped)}
-    ).all()
-    return [(row.id, row.due_at, row.game_id) for row in rows if row.id not in skipped][:limit]
-
-
-_DUE_DEADLINES = (
-    select(_deadlines.c.id, _deadlines.c.due_at, _deadlines.c.game_id)
-    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
-           _deadlines.c.due_at <= bindparam("now"))
-    .order_by(_deadlines.c.due_at, _deadlines.c.id)
-    .limit(bindparam("n"))
-)
-
 _LOCK_DEADLINES = (
     select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.game_id,
            _deadlines.c.error, _games.c.kind)
@@ -592,22 +573,66 @@ RECORD_OUTCOME = (
 )
 
 
-def pending_messages(connection: Connection, skipped: set[int], limit: int) -> list[tuple[int, datetime]]:
-    """``(id, sent_at)`` of up to ``limit`` pending messages not in ``skipped``, in order."""
+_PENDING_MESSAGES = (
     # Messages count in the order they were sent (SR-6: a later submission replaces an
     # earlier one), to the microsecond; an exact tie goes to the one dealer received first:
     # the row id, which follows ingest order (the directory inbox reads files in arrival
     # order).
-    rows = connection.execute(_PENDING_MESSAGES, {"n": len(skipped) + limit}).all()
-    return [(row.id, row.sent_at) for row in rows if row.id not in skipped]
-
-
-_PENDING_MESSAGES = (
     select(_inbound.c.id, _inbound.c.sent_at)
     .where(_inbound.c.status == "pending")
     .order_by(_inbound.c.sent_at, _inbound.c.id)
-    .limit(bindparam("n"))
+    .limit(bindparam("messages"))
+    .subquery("pending_messages")
 )
+_DUE_DEADLINES = (
+    select(_deadlines.c.id, _deadlines.c.due_at, _deadlines.c.game_id)
+    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+           _deadlines.c.due_at <= bindparam("now"))
+    .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    .limit(bindparam("deadlines"))
+    .subquery("due_deadlines")
+)
+_DUE = (
+    union_all(
+        select(literal_column("'deadline'", String).label("what"), _DUE_DEADLINES.c.id,
+               _DUE_DEADLINES.c.due_at.label("due"), _DUE_DEADLINES.c.game_id),
+        select(literal_column("'message'", String), _PENDING_MESSAGES.c.id,
+               _PENDING_MESSAGES.c.sent_at, null()),
+    )
+    .order_by("what", "due", "id")
+)
+
+
+@dataclass
+class Due:
+    """What :func:`due_now` read: pending messages ``(id, sent_at)``, in the order they
+    count, and due deadlines ``(id, due_at, game_id)``, in the order they fire."""
+
+    messages: list[tuple[int, datetime]]
+    deadlines: list[tuple[int, datetime, str]]
+
+
+def due_now(
+    connection: Connection, now: datetime, skipped_messages: set[int], skipped_deadlines: set[int],
+    messages: int, deadlines: int,
+) -> Due:
+    """Up to ``messages`` pending messages and up to ``deadlines`` pending, unpaused
+    deadlines due by ``now``, those in the ``skipped`` sets left out, each earliest first:
+    one statement (each an index range read, whatever the number of games)."""
+    rows = connection.execute(_DUE, {
+        "now": now, "messages": messages + len(skipped_messages),
+        "deadlines": deadlines + len(skipped_deadlines),
+    }).all()
+    due = Due([], [])
+    for row in rows:
+        if row.what == "message":
+            if row.id not in skipped_messages:
+                due.messages.append((row.id, row.due))
+        elif row.id not in skipped_deadlines:
+            due.deadlines.append((row.id, row.due, row.game_id))
+    due.messages = due.messages[:messages]
+    due.deadlines = due.deadlines[:deadlines]
+    return due
 
 
 def newest_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[Inbound]:

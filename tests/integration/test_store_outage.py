@@ -287,7 +287,7 @@ def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness,
 
     setup(harness)
     errors = iter([locked(), locked(), locked(), RuntimeError("a bug in a turn")])
-    real = Q.pending_messages
+    real = Q.due_now
 
     def flaky(*args: Any, **kwargs: Any) -> Any:
         error = next(errors, None)
@@ -295,7 +295,7 @@ def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness,
             raise error
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(Q, "pending_messages", flaky)
+    monkeypatch.setattr(Q, "due_now", flaky)
     waits: list[float] = []
     harness.dealer.sleep = waits.append
 

@@ -16,7 +16,7 @@ from dealer.shell import delivery, passes
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport, deadline_group
 from dealer.store import queries as Q
-from dealer.store.models import Deadline, Event, Post
+from dealer.store.models import Deadline, Event, Inbound, Post
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 CLOSE = T0 + timedelta(hours=1)  # the tally's default length
@@ -226,6 +226,38 @@ def test_the_timer_costs_one_read_whatever_the_number_of_games(harness) -> None:
 # -- a pass's fixed costs ----------------------------------------------------------------
 
 
+def test_what_is_due_is_read_in_one_statement_each_earliest_first(harness) -> None:  # type: ignore[no-untyped-def]
+    tallies(harness, ["t0", "t1", "t2"])
+    # The deadlines' order: t1 earliest, then t0 and t2 at CLOSE (by id).
+    harness.admin(lambda s: s.execute(update(Deadline).where(Deadline.game_id == "t1").values(
+        due_at=CLOSE - timedelta(minutes=1))))
+    for n, at in enumerate([CLOSE + timedelta(minutes=1), CLOSE - timedelta(minutes=30), CLOSE]):
+        harness.send("a0", "add 1", at, game="t0", id=f"m{n}")
+    harness.dealer.ingest(CLOSE + timedelta(minutes=2))
+    external = harness.admin(lambda s: {r.id: r.external_id for r in s.scalars(select(Inbound))})
+    games = harness.admin(lambda s: {d.id: d.game_id for d in s.scalars(select(Deadline))})
+    statements: list[str] = []
+    listen = lambda _c, _cu, statement, *_a: statements.append(statement)  # noqa: E731
+    event.listen(harness.dealer.engine, "before_cursor_execute", listen)
+    try:
+        with harness.dealer.engine.connect() as connection:
+            due = Q.due_now(connection, CLOSE, set(), set(), 10, 10)
+            assert [s.split()[0] for s in statements if s.split()[0] != "BEGIN"] == ["SELECT"]
+            assert [external[i] for i, _ in due.messages] == ["m1", "m2", "m0"]
+            assert [games[i] for i, _, _ in due.deadlines] == ["t1", "t0", "t2"]
+            assert due.deadlines[0][1:] == (CLOSE - timedelta(minutes=1), "t1")
+            # Only what is due by then: t1's deadline alone a minute before CLOSE.
+            early = Q.due_now(connection, CLOSE - timedelta(minutes=1), set(), set(), 10, 10)
+            assert [games[i] for i, _, _ in early.deadlines] == ["t1"]
+            # Skipped ones are left out and each limit still counts what is left.
+            first_message, first_deadline = due.messages[0][0], due.deadlines[0][0]
+            skipping = Q.due_now(connection, CLOSE, {first_message}, {first_deadline}, 1, 1)
+            assert [external[i] for i, _ in skipping.messages] == ["m2"]
+            assert [games[i] for i, _, _ in skipping.deadlines] == ["t0"]
+    finally:
+        event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+
+
 def test_unchanged_overrides_are_not_applied_to_the_store_again(make_harness) -> None:  # type: ignore[no-untyped-def]
     h = make_harness(deadline_overrides="t1=+1h")
     tallies(h, ["t1"])
@@ -284,13 +316,13 @@ class Refusing(Publisher):
 def test_a_settled_group_of_messages_ends_the_pass_without_reading_again(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     tallies(harness, ["t1"])
     reads: list[int] = []
-    real = Q.pending_messages
+    real = Q.due_now
 
     def pending(*args, **kwargs):  # type: ignore[no-untyped-def]
         reads.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(Q, "pending_messages", pending)
+    monkeypatch.setattr(Q, "due_now", pending)
     for n in range(3):
         harness.send("a0", "add 1", T0 + timedelta(minutes=n), game="t1")
     report = harness.run(T0 + timedelta(minutes=5))
@@ -327,7 +359,7 @@ def test_a_pass_with_nothing_to_do_costs_the_same_whatever_the_number_of_games(h
     assert few == many
     # Each read is bounded: a LIMIT, or the parked posts (none here), not the games' rows.
     selects = [s for s in few if s.startswith("SELECT")]
-    assert len(selects) == 4, few
+    assert len(selects) == 3, few
     assert all(" LIMIT " in s or s.startswith("SELECT DISTINCT outbox.channel") for s in selects), selects
 
 
