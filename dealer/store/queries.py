@@ -15,22 +15,23 @@ names); functions run a query and return plain rows or values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import (
-    Row, Select, String, Update, and_, bindparam, delete, exists, func, literal_column, null, or_,
-    select, text, union_all, update,
+    Row, Select, String, Update, and_, any_, bindparam, case, delete, exists, func, literal_column,
+    null, or_, select, text, union_all, update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.types import JSON, Boolean
+from sqlalchemy.types import JSON, Boolean, Integer
 
 from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
@@ -66,6 +67,7 @@ _posts = Post.__table__
 _events = Event.__table__
 _overrides = Override.__table__
 _players = Player.__table__
+_accounts = Account.__table__
 
 # -- games ---------------------------------------------------------------------------------
 
@@ -716,24 +718,42 @@ POST_DROPPED = (
 )
 """Drop a stale pending post unsent (``post_id``, ``new_error``)."""
 
+_PARKED = (
+    select(_posts.c.channel, _posts.c.recipient).where(_posts.c.status == "failed").distinct()
+    .cte("parked").prefix_with("MATERIALIZED", dialect="postgresql")
+)
 _WINDOW_ROWS = (
     select(_posts)
-    .where(_posts.c.status == "pending", _posts.c.id > bindparam("after"))
+    .where(_posts.c.status == "pending", _posts.c.id > bindparam("after"),
+           # No post of a destination with a parked post: the parked posts are read once
+           # (a few at most: index ix_outbox_pending), not probed per pending post.
+           ~exists().where(_PARKED.c.channel == _posts.c.channel,
+                           _PARKED.c.recipient.is_not_distinct_from(_posts.c.recipient)))
     .order_by(_posts.c.id)
     .limit(bindparam("n"))
 )
 _WINDOW = _WINDOW_ROWS.with_only_columns(
-    _posts.c.id, _posts.c.channel, _posts.c.recipient, _posts.c.next_attempt_at
+    _posts.c.id, _posts.c.channel, _posts.c.recipient, _posts.c.next_attempt_at, _posts.c.mentions
 )
-_PARKED_DESTINATIONS = select(_posts.c.channel, _posts.c.recipient).where(_posts.c.status == "failed").distinct()
 _LOCK_POSTS = (
-    select(_posts)
-    .where(_posts.c.id.in_(bindparam("ids", expanding=True)), _posts.c.status == "pending")
+    select(
+        _posts,
+        # The accounts of the batch's players (keys), read with the claim's first post:
+        # once for the batch, not once per post.
+        case((_posts.c.id == bindparam("first"), select(
+            _json_rows(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id)
+        ).where(_accounts.c.player == any_(bindparam("players", type_=ARRAY(String)))).scalar_subquery()))
+        .label("accounts"),
+    )
+    .where(_posts.c.id == any_(bindparam("ids", type_=ARRAY(Integer))), _posts.c.status == "pending")
     .order_by(_posts.c.id)
     # A post another daemon holds is skipped, not waited for: its destination is then
     # left out of this claim (see claim_posts).
-    .with_for_update(skip_locked=True)
+    .with_for_update(skip_locked=True, of=_posts)
 )
+"""Postgres: the chosen posts (``ids``) that are still pending, locked; the one whose id
+is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
+``[player, platform, account_id]`` each, or None for none)."""
 
 CLAIM_WINDOW = 200
 """Pending posts read per page while looking for posts to claim (:func:`claim_posts`)."""
@@ -741,38 +761,42 @@ CLAIM_WINDOW = 200
 
 @dataclass
 class Claim:
-    """What :func:`claim_posts` took: the posts, locked, in publication order, and whether
-    they were every post then sendable (``complete``: nothing is left to claim, until a
-    post is queued or a backoff ends)."""
+    """What :func:`claim_posts` took: the posts, locked, in publication order, whether they
+    were every post then sendable (``complete``: nothing is left to claim, until a post is
+    queued or a backoff ends), and the platform accounts of every player they are
+    addressed to or mention (``accounts``: player key -> platform -> account id)."""
 
     posts: list[Row[Any]]
     complete: bool
+    accounts: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     """Up to ``limit`` posts to send in one transaction, in publication order, across
-    destinations (a destination is a channel and a PM's recipient).
+    destinations (a destination is a channel and a PM's recipient), with the accounts of
+    their players.
 
     A post may be sent only when every earlier post of its destination is delivered (or
     dropped): the pending posts are read in publication order, a page of
     :data:`CLAIM_WINDOW` at a time, and each destination contributes its posts from the
     first one on, until one waits for its backoff (that one and the rest of its
-    destination wait). A destination with a parked post sends nothing. The chosen posts
-    are then locked (``FOR UPDATE SKIP LOCKED`` on Postgres) and read again: if one is
-    held by another daemon or no longer pending, its destination keeps only the posts
-    before it, so another daemon's post in flight is passed over, not doubled or waited
-    for, and no post overtakes an earlier one. SQLite has one writer at a time: the
-    claim's transaction took the write lock when it began, so the pages' rows are the
-    posts as they are, and no second read is needed.
+    destination wait). A destination with a parked post sends nothing: the page leaves
+    its posts out. The chosen posts are then locked (``FOR UPDATE SKIP LOCKED`` on
+    Postgres) and read again, with their players' accounts: if one is held by another
+    daemon or no longer pending, its destination keeps only the posts before it, so
+    another daemon's post in flight is passed over, not doubled or waited for, and no post
+    overtakes an earlier one. SQLite has one writer at a time: the claim's transaction
+    took the write lock when it began, so the pages' rows are the posts as they are, and
+    the accounts are read on their own: a claim of one page is two statements on either
+    store (the page, then the lock or the accounts).
 
     Reading pages of plain rows replaces a per-post "no earlier post pending" probe,
     which on Postgres cost a probe of every pending post per claim, and lets one
     transaction (one commit) deliver the posts of many destinations.
     """
     sqlite = connection.dialect.name == "sqlite"
-    blocked = {(row.channel, row.recipient) for row in connection.execute(_PARKED_DESTINATIONS)}
-    chosen: dict[tuple[str, str | None], list[int]] = {}
-    read: dict[int, Row[Any]] = {}  # SQLite: the posts as read, under the write lock
+    blocked: set[tuple[str, str | None]] = set()
+    chosen: dict[tuple[str, str | None], list[Row[Any]]] = {}
     count, after, complete = 0, 0, True
     while count < limit:
         page = connection.execute(_WINDOW_ROWS if sqlite else _WINDOW,
@@ -787,9 +811,7 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
             if count == limit:
                 complete = False  # sendable, left for the next claim
                 break
-            chosen.setdefault(where, []).append(row.id)
-            if sqlite:
-                read[row.id] = row
+            chosen.setdefault(where, []).append(row)
             count += 1
         if len(page) < CLAIM_WINDOW or not complete:
             break
@@ -798,17 +820,30 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
             complete = False  # the limit fell at the end of a full page: more may follow
     if not chosen:
         return Claim([], complete)
-    locked = read or {row.id: row for row in connection.execute(
-        _LOCK_POSTS, {"ids": sorted(i for ids in chosen.values() for i in ids)})}
-    claimed: list[Row[Any]] = []
-    for ids in chosen.values():
-        for post_id in ids:
-            if post_id not in locked:
+    posts = sorted((row for rows in chosen.values() for row in rows), key=lambda row: row.id)
+    players = sorted({player_key(name) for row in posts
+                      for name in (*(row.mentions or ()), row.recipient) if name})
+    if sqlite:
+        # The pages' rows are the posts as they are (the write lock is this transaction's).
+        return Claim(posts, complete, accounts_of(connection, players))
+    locked = {row.id: row for row in connection.execute(_LOCK_POSTS, {
+        "ids": [row.id for row in posts], "first": posts[0].id, "players": players})}
+    claimed = []
+    for rows in chosen.values():
+        for row in rows:
+            if row.id not in locked:
                 complete = False  # another daemon's (or gone): this destination stops here
                 break
-            claimed.append(locked[post_id])
+            claimed.append(locked[row.id])
     claimed.sort(key=lambda row: row.id)
-    return Claim(claimed, complete)
+    if posts[0].id in locked:
+        accounts: dict[str, dict[str, str]] = {}
+        for player, platform, account_id in locked[posts[0].id].accounts or ():
+            accounts.setdefault(player, {})[platform] = account_id
+    else:
+        # The claim's first post is another daemon's (or gone), and the accounts with it.
+        accounts = accounts_of(connection, players) if claimed else {}
+    return Claim(claimed, complete, accounts)
 
 
 def count_parked(connection: Connection | Session) -> int:
@@ -1195,7 +1230,6 @@ def change_mark(session: Session) -> str:
 
 # -- platforms: linked accounts, parts of split posts, history cursors ------------------------
 
-_accounts = Account.__table__
 _parts = PostPart.__table__
 _cursors = Cursor.__table__
 
