@@ -136,6 +136,96 @@ def test_a_parked_post_holds_back_its_destination_only(harness) -> None:  # type
         assert [r.key for r in Q.claim_posts(connection, T0, 50).posts] == ["k1", "k3"]
 
 
+def test_a_parked_public_channel_holds_back_its_own_posts_only(harness) -> None:  # type: ignore[no-untyped-def]
+    # A public channel's recipient is NULL: its parked post holds back its channel, not the
+    # PMs sent through a channel of that name nor another public channel; posts queued
+    # before the parked one wait too.
+    ids = queue(harness, ("table", None), ("table", "alice"), ("table", None), ("lobby", None),
+                ("table", None), ("pm", "alice"))
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[2]).values(status="failed")))
+    with harness.dealer.engine.begin() as connection:
+        assert [r.key for r in Q.claim_posts(connection, T0, 50).posts] == ["k1", "k3", "k5"]
+
+
+def _link(h) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("Alice", "Bob", "Carol"):
+            add_player(session, name, T0)
+        Q.link_account(session, "alice", "discord", "111", T0)
+        Q.link_account(session, "alice", "email", "alice@example.org", T0)
+        Q.link_account(session, "bob", "discord", "222", T0)
+        Q.link_account(session, "carol", "discord", "333", T0)
+    h.admin(setup)
+
+
+def _mentioning(h, post_id: int, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    h.admin(lambda s: s.execute(update(Post).where(Post.id == post_id).values(mentions=names)))
+
+
+def test_a_claim_reads_the_accounts_of_its_posts_players_with_them(harness) -> None:  # type: ignore[no-untyped-def]
+    _link(harness)
+    ids = queue(harness, ("pm", "ALICE"), ("table", None), ("pm", "dave"), ("lobby", None))
+    _mentioning(harness, ids[1], ["Bob", "alice"])
+    statements: list[str] = []
+    listen = lambda _c, _cu, statement, *_a: statements.append(statement.split()[0])  # noqa: E731
+    event.listen(harness.dealer.engine, "before_cursor_execute", listen)
+    try:
+        with harness.dealer.engine.begin() as connection:
+            claim = Q.claim_posts(connection, T0, 50)
+    finally:
+        event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+    assert [r.key for r in claim.posts] == ["k0", "k1", "k2", "k3"]
+    # By player key, each player's platforms; nobody else's (carol is named by no post),
+    # nothing for a name no player has.
+    assert claim.accounts == {
+        "alice": {"discord": "111", "email": "alice@example.org"}, "bob": {"discord": "222"},
+    }
+    # The page, then the lock with the accounts (Postgres) or the accounts (SQLite).
+    assert [s for s in statements if s != "BEGIN"] == ["WITH", "SELECT"]
+    # The publisher gets each post's own players' accounts.
+    publisher = Recording()
+    harness.dealer.publisher = publisher
+    harness.dealer.deliver()
+    assert publisher.accounts == {
+        "k0": {"ALICE": {"discord": "111", "email": "alice@example.org"}},
+        "k1": {"Bob": {"discord": "222"}, "alice": {"discord": "111", "email": "alice@example.org"}},
+        "k2": {}, "k3": {},
+    }
+
+
+class Recording(Publisher):
+    """Sends every post and keeps the accounts it was given for each."""
+
+    def __init__(self) -> None:
+        self.accounts: dict[str, dict[str, dict[str, str]]] = {}
+
+    def send(self, post: OutgoingPost) -> str:
+        self.accounts[post.key] = dict(post.accounts)
+        return f"x:{post.id}"
+
+
+def test_on_postgres_a_claim_whose_first_post_is_held_reads_the_accounts_on_their_own(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a row lock held by another transaction is Postgres's (SQLite has one writer)")
+    _link(harness)
+    ids = queue(harness, ("pm", "alice"), ("pm", "bob"), ("pm", "alice"), ("table", None))
+    _mentioning(harness, ids[3], ["carol"])
+    other = harness.dealer.engine.connect()
+    other.begin()
+    # Another daemon's batch holds alice's first post, which the claim would carry the
+    # accounts with.
+    other.execute(select(Post.id).where(Post.id == ids[0]).with_for_update())
+    try:
+        with harness.dealer.engine.begin() as connection:
+            claim = Q.claim_posts(connection, T0, 50)
+        # Alice's posts wait behind the held one; the others go, with their accounts.
+        assert [r.key for r in claim.posts] == ["k1", "k3"] and not claim.complete
+        assert claim.accounts["bob"] == {"discord": "222"} and claim.accounts["carol"] == {"discord": "333"}
+    finally:
+        other.rollback()
+        other.close()
+
+
 def test_a_claim_reads_past_a_page_of_waiting_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Two pages of posts waiting for their backoff come first; the claim still finds the
     # sendable posts behind them, and stops at its limit.
