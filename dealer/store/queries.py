@@ -387,9 +387,11 @@ class _step_lock(FunctionElement[bool]):
     locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
     before that wait: what it reads of a row it locks is the row as the transaction it
     waited for left it (``FOR UPDATE`` reads the newest version and checks its conditions
-    again, ``status = 'pending'`` among them), but what it reads beside without locking
-    predates that transaction; a claim reads nothing else that another step changes (a
-    deadline's game's kind never changes). Later statements of the transaction see it.
+    again, ``status = 'pending'`` among them: a message that transaction applied is not
+    claimed again, though Postgres keeps the lock it took on it until the commit), but
+    what it reads beside without locking predates that transaction; a claim reads nothing
+    else that another step changes (a deadline's game's kind never changes). Later
+    statements of the transaction see it all.
     """
 
     type = Boolean()
