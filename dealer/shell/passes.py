@@ -288,9 +288,9 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
     while not dealer.stopping:
         with dealer.reader.connect() as connection:
-            due_now = Q.due_now(connection, now, skipped_messages, skipped_deadlines,
-                                MESSAGE_BATCH, DEADLINE_GROUP)
-        messages, deadlines = due_now.messages, due_now.deadlines
+            found = Q.due_now(connection, now, skipped_messages, skipped_deadlines,
+                              MESSAGE_BATCH, DEADLINE_GROUP)
+        messages, deadlines = found.messages, found.deadlines
         if not messages and not deadlines:
             return
         if deadlines and (not messages or deadlines[0][1] < messages[0][1]):
