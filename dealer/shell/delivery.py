@@ -124,7 +124,7 @@ def deliver(
             rows = claim.posts
             if not rows:
                 return report.delivered
-            accounts = _linked_accounts(connection, rows)
+            accounts = claim.accounts  # every player's the batch's posts name, read with it
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
             sent: list[dict[str, Any]] = []
             cut = False  # the batch ends early: the rest of the claim is claimed again
@@ -158,13 +158,6 @@ def deliver(
         if claim.complete and not cut:
             break  # the claim took every post then sendable: another claim would find none
     return report.delivered
-
-
-def _linked_accounts(connection: Connection, rows: list[Row[Any]]) -> dict[str, dict[str, str]]:
-    """The platform accounts of every player a batch's posts are addressed to or mention
-    (one query for the batch), by player key."""
-    names = {name for row in rows for name in (*(row.mentions or ()), row.recipient) if name}
-    return Q.accounts_of(connection, sorted({player_key(name) for name in names}))
 
 
 def _attempt(

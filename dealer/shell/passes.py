@@ -280,16 +280,17 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
     """Process stored messages and due deadlines, earliest first, until none is left.
 
     A message sent at or before a deadline is handled before it. Messages are read in
-    batches, due deadlines too; both are read again after each group, as a step may have
-    moved a deadline.
+    batches, due deadlines too, both with one statement; both are read again after each
+    group, as a step may have moved a deadline.
     """
     report = report or PassReport()
     skipped_messages: set[int] = set()  # taken by another daemon
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
     while not dealer.stopping:
         with dealer.reader.connect() as connection:
-            messages = Q.pending_messages(connection, skipped_messages, MESSAGE_BATCH)
-            deadlines = Q.due_deadlines(connection, now, skipped_deadlines, DEADLINE_GROUP)
+            found = Q.due_now(connection, now, skipped_messages, skipped_deadlines,
+                              MESSAGE_BATCH, DEADLINE_GROUP)
+        messages, deadlines = found.messages, found.deadlines
         if not messages and not deadlines:
             return
         if deadlines and (not messages or deadlines[0][1] < messages[0][1]):
@@ -350,7 +351,8 @@ def process_messages(
     moved = False  # a message moved a deadline
     try:
         with dealer.sessions.begin() as session:
-            Q.step_lock(session, group=True)
+            # The claim takes the step lock alone first (Q.step_lock_alone), in the same
+            # round trip.
             claimed = {row.id: row for row in session.connection().execute(
                 Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})}
             # The senders and their unfinished games, for routing: one statement for the
@@ -427,7 +429,7 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
     logs.bind(message_id=inbound_id)
     try:
         with dealer.sessions.begin() as session:
-            Q.step_lock(session, group=False)
+            # The claim shares the step lock first (Q.step_lock_shared).
             inbound = session.execute(Q.CLAIM_MESSAGE, {"id": inbound_id}).first()
             if inbound is None:
                 return None
@@ -567,8 +569,9 @@ def _fire_group(
     held = 0
     ids = [deadline_id for deadline_id, _, _ in group]
     with dealer.sessions.begin() as session:
-        Q.step_lock(session, group=len(group) > 1)
-        locked = {row.id: row for row in session.connection().execute(Q.LOCK_DEADLINES, {"ids": ids})}
+        # The lock takes the step lock first: alone for several games, shared for one.
+        lock = Q.LOCK_DEADLINES if len(group) > 1 else Q.LOCK_DEADLINE
+        locked = {row.id: row for row in session.connection().execute(lock, {"ids": ids})}
         # Without savepoints every step stands or falls with the group: their append-only
         # rows are inserted together at the end (steps.staging); if that insert fails, the
         # group is fired again with a savepoint per deadline, as if a step had failed.

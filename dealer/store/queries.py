@@ -15,22 +15,23 @@ names); functions run a query and return plain rows or values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import (
-    Row, Select, String, Update, and_, bindparam, delete, exists, func, literal_column, or_, select, text,
-    update,
+    Row, Select, String, Update, and_, any_, bindparam, case, delete, exists, func, literal_column,
+    null, or_, select, text, union_all, update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.types import JSON
+from sqlalchemy.types import JSON, Boolean, Integer
 
 from dealer.clock import as_utc, parse_time
 from dealer.store.models import (
@@ -66,6 +67,7 @@ _posts = Post.__table__
 _events = Event.__table__
 _overrides = Override.__table__
 _players = Player.__table__
+_accounts = Account.__table__
 
 # -- games ---------------------------------------------------------------------------------
 
@@ -356,6 +358,73 @@ def games_of_player(session: Session, name: str) -> list[str]:
     ))
 
 
+# -- steps of several daemons --------------------------------------------------------------
+
+STEP_LOCK_KEY = 0x6465616C
+"""The Postgres advisory lock that orders steps of several daemons (see :class:`_step_lock`)."""
+
+
+class _step_lock(FunctionElement[bool]):
+    """A condition, true, that takes the step lock on Postgres before the statement it is
+    in locks any row: a statement that claims work for steps (messages, deadlines) carries
+    it, so the lock costs no round trip of its own: :class:`step_lock_alone` for a
+    transaction of several steps (several games), which takes the lock alone,
+    :class:`step_lock_shared` for a single step, which shares it.
+
+    A single step locks its game's row first, then the balances it changes in sorted
+    order, so two single steps never wait on each other in a cycle. A group takes row
+    locks step after step, in message order, across games and shared wallets: two groups
+    (or a group and a single step) on two daemons would deadlock. Ordering the games
+    alone would not do, as the wallets and the house account are shared between games.
+    Excluding the groups from each other and from single steps removes every such cycle;
+    a daemon's group waits only while another daemon's transaction runs. SQLite needs
+    nothing: one writer at a time (``BEGIN IMMEDIATE``); the condition is a plain true.
+
+    On Postgres it is ``(SELECT pg_advisory_xact_lock(KEY)) IS NOT NULL``: an uncorrelated
+    subquery, which the planner runs once as an init plan, and a condition on no row,
+    which it makes a one-time filter above the scan: the executor evaluates it (waiting
+    for the lock) before it reads the first row, so before the statement's ``FOR UPDATE``
+    locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
+    before that wait: what it reads of a row it locks is the row as the transaction it
+    waited for left it (``FOR UPDATE`` reads the newest version and checks its conditions
+    again, ``status = 'pending'`` among them: a message that transaction applied is not
+    claimed again, though Postgres keeps the lock it took on it until the commit), but
+    what it reads beside without locking predates that transaction; a claim reads nothing
+    else that another step changes (a deadline's game's kind never changes). Later
+    statements of the transaction see it all.
+    """
+
+    type = Boolean()
+    inherit_cache = True
+    function = ""
+
+
+class step_lock_alone(_step_lock):
+    """The step lock for a group of steps (several games): taken alone (see :class:`_step_lock`)."""
+
+    name = "step_lock_alone"
+    inherit_cache = True
+    function = "pg_advisory_xact_lock"
+
+
+class step_lock_shared(_step_lock):
+    """The step lock for a single step: shared (see :class:`_step_lock`)."""
+
+    name = "step_lock_shared"
+    inherit_cache = True
+    function = "pg_advisory_xact_lock_shared"
+
+
+@compiles(_step_lock, "postgresql")
+def _step_lock_postgres(element: _step_lock, compiler: Any, **kw: Any) -> str:
+    return f"(SELECT {element.function}({STEP_LOCK_KEY})) IS NOT NULL"
+
+
+@compiles(_step_lock)
+def _step_lock_other(element: _step_lock, compiler: Any, **kw: Any) -> str:
+    return "1"  # a true boolean without native booleans: SQLite's WHERE reads "1 = 1"
+
+
 # -- deadlines -----------------------------------------------------------------------------
 
 INSERT_DEADLINE = _deadlines.insert()
@@ -387,26 +456,7 @@ def next_due_deadline(
     return None
 
 
-def due_deadlines(
-    connection: Connection, now: datetime, skipped: set[int], limit: int
-) -> list[tuple[int, datetime, str]]:
-    """Up to ``limit`` pending, unpaused deadlines due by ``now`` and not in ``skipped``, as
-    ``(id, due_at, game_id)``, earliest first (the order they fire in)."""
-    rows = connection.execute(
-        _DUE_DEADLINES, {"now": now, "n": limit + len(skipped)}
-    ).all()
-    return [(row.id, row.due_at, row.game_id) for row in rows if row.id not in skipped][:limit]
-
-
-_DUE_DEADLINES = (
-    select(_deadlines.c.id, _deadlines.c.due_at, _deadlines.c.game_id)
-    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
-           _deadlines.c.due_at <= bindparam("now"))
-    .order_by(_deadlines.c.due_at, _deadlines.c.id)
-    .limit(bindparam("n"))
-)
-
-LOCK_DEADLINES = (
+_LOCK_DEADLINES = (
     select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.game_id,
            _deadlines.c.error, _games.c.kind)
     .join(_games, _games.c.id == _deadlines.c.game_id)
@@ -414,11 +464,17 @@ LOCK_DEADLINES = (
            _deadlines.c.status == "pending", _deadlines.c.paused.is_(False))
     .with_for_update(skip_locked=True, of=_deadlines)
 )
-"""Lock a group's deadlines that are still pending and unpaused (``ids``), passing over
-those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE`` already excludes
-every other writer): ``(id, name, due_at, game_id, error, kind)``, with the kind of the
-deadline's game (what its step input depends on) read in the same statement; the game's
-row is locked by its step."""
+LOCK_DEADLINES = _LOCK_DEADLINES.where(step_lock_alone())
+"""Take the step lock alone (:class:`step_lock_alone`: the group's steps lock several
+games), then lock a group's deadlines that are still pending and unpaused (``ids``),
+passing over those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE``
+already excludes every other writer): ``(id, name, due_at, game_id, error, kind)``, with
+the kind of the deadline's game (what its step input depends on) read in the same
+statement; the game's row is locked by its step."""
+
+LOCK_DEADLINE = _LOCK_DEADLINES.where(step_lock_shared())
+""":data:`LOCK_DEADLINES` for a group of one deadline, a single step: it shares the step
+lock (:class:`step_lock_shared`)."""
 
 MARK_FIRED = (
     update(_deadlines)
@@ -493,18 +549,21 @@ CLAIM_MESSAGE = (
         _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at, _inbound.c.source,
         _inbound.c.external_id, _inbound.c.target, _inbound.c.emoji, _inbound.c.removed,
     )
-    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending")
+    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending", step_lock_shared())
     .with_for_update(skip_locked=True)
 )
-"""A pending message, locked for processing (``id``); no row if another daemon has it."""
+"""A pending message, locked for processing (``id``), once the step lock is shared
+(:class:`step_lock_shared`: a single step); no row if another daemon has it."""
 
 CLAIM_MESSAGES = (
     select(*CLAIM_MESSAGE.selected_columns)
-    .where(_inbound.c.id.in_(bindparam("ids", expanding=True)), _inbound.c.status == "pending")
+    .where(_inbound.c.id.in_(bindparam("ids", expanding=True)), _inbound.c.status == "pending",
+           step_lock_alone())
     .with_for_update(skip_locked=True)
 )
-"""The pending ones of several messages (``ids``), locked for processing: one statement
-for a group (:func:`dealer.shell.passes.process_messages`)."""
+"""The pending ones of several messages (``ids``), locked for processing once the step
+lock is taken alone (:class:`step_lock_alone`: the group's steps lock several games):
+one statement for a group (:func:`dealer.shell.passes.process_messages`)."""
 
 RECORD_OUTCOME = (
     update(_inbound)
@@ -518,22 +577,66 @@ RECORD_OUTCOME = (
 )
 
 
-def pending_messages(connection: Connection, skipped: set[int], limit: int) -> list[tuple[int, datetime]]:
-    """``(id, sent_at)`` of up to ``limit`` pending messages not in ``skipped``, in order."""
+_PENDING_MESSAGES = (
     # Messages count in the order they were sent (SR-6: a later submission replaces an
     # earlier one), to the microsecond; an exact tie goes to the one dealer received first:
     # the row id, which follows ingest order (the directory inbox reads files in arrival
     # order).
-    rows = connection.execute(_PENDING_MESSAGES, {"n": len(skipped) + limit}).all()
-    return [(row.id, row.sent_at) for row in rows if row.id not in skipped]
-
-
-_PENDING_MESSAGES = (
     select(_inbound.c.id, _inbound.c.sent_at)
     .where(_inbound.c.status == "pending")
     .order_by(_inbound.c.sent_at, _inbound.c.id)
-    .limit(bindparam("n"))
+    .limit(bindparam("messages"))
+    .subquery("pending_messages")
 )
+_DUE_DEADLINES = (
+    select(_deadlines.c.id, _deadlines.c.due_at, _deadlines.c.game_id)
+    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+           _deadlines.c.due_at <= bindparam("now"))
+    .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    .limit(bindparam("deadlines"))
+    .subquery("due_deadlines")
+)
+_DUE = (
+    union_all(
+        select(literal_column("'deadline'", String).label("what"), _DUE_DEADLINES.c.id,
+               _DUE_DEADLINES.c.due_at.label("due"), _DUE_DEADLINES.c.game_id),
+        select(literal_column("'message'", String), _PENDING_MESSAGES.c.id,
+               _PENDING_MESSAGES.c.sent_at, null()),
+    )
+    .order_by("what", "due", "id")
+)
+
+
+@dataclass
+class Due:
+    """What :func:`due_now` read: pending messages ``(id, sent_at)``, in the order they
+    count, and due deadlines ``(id, due_at, game_id)``, in the order they fire."""
+
+    messages: list[tuple[int, datetime]]
+    deadlines: list[tuple[int, datetime, str]]
+
+
+def due_now(
+    connection: Connection, now: datetime, skipped_messages: set[int], skipped_deadlines: set[int],
+    messages: int, deadlines: int,
+) -> Due:
+    """Up to ``messages`` pending messages and up to ``deadlines`` pending, unpaused
+    deadlines due by ``now``, those in the ``skipped`` sets left out, each earliest first:
+    one statement (each an index range read, whatever the number of games)."""
+    rows = connection.execute(_DUE, {
+        "now": now, "messages": messages + len(skipped_messages),
+        "deadlines": deadlines + len(skipped_deadlines),
+    }).all()
+    due = Due([], [])
+    for row in rows:
+        if row.what == "message":
+            if row.id not in skipped_messages:
+                due.messages.append((row.id, row.due))
+        elif row.id not in skipped_deadlines:
+            due.deadlines.append((row.id, row.due, row.game_id))
+    due.messages = due.messages[:messages]
+    due.deadlines = due.deadlines[:deadlines]
+    return due
 
 
 def newest_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[Inbound]:
@@ -583,30 +686,6 @@ def retry_failed(ids: list[int]) -> Update:
     )
 
 
-# -- steps of several daemons --------------------------------------------------------------
-
-STEP_LOCK_KEY = 0x6465616C
-"""The Postgres advisory lock that orders steps of several daemons (see :func:`step_lock`)."""
-
-
-def step_lock(session: Session, *, group: bool) -> None:
-    """On Postgres, before a transaction that runs steps: a group of messages (several
-    steps, several games, one transaction) takes the lock alone; a single step shares it.
-
-    A single step locks its game's row first, then the balances it changes in sorted
-    order, so two single steps never wait on each other in a cycle. A group takes row
-    locks step after step, in message order, across games and shared wallets: two groups
-    (or a group and a single step) on two daemons would deadlock. Ordering the games
-    alone would not do, as the wallets and the house account are shared between games.
-    Excluding the groups from each other and from single steps removes every such cycle;
-    a daemon's group waits only while another daemon's transaction runs. SQLite needs
-    nothing: one writer at a time (``BEGIN IMMEDIATE``).
-    """
-    if session.get_bind().dialect.name == "postgresql":
-        function = "pg_advisory_xact_lock" if group else "pg_advisory_xact_lock_shared"
-        session.execute(text(f"SELECT {function}(:key)"), {"key": STEP_LOCK_KEY})
-
-
 # -- the outbox ----------------------------------------------------------------------------
 
 INSERT_POSTS = _posts.insert()
@@ -641,24 +720,42 @@ POST_DROPPED = (
 )
 """Drop a stale pending post unsent (``post_id``, ``new_error``)."""
 
+_PARKED = (
+    select(_posts.c.channel, _posts.c.recipient).where(_posts.c.status == "failed").distinct()
+    .cte("parked").prefix_with("MATERIALIZED", dialect="postgresql")
+)
 _WINDOW_ROWS = (
     select(_posts)
-    .where(_posts.c.status == "pending", _posts.c.id > bindparam("after"))
+    .where(_posts.c.status == "pending", _posts.c.id > bindparam("after"),
+           # No post of a destination with a parked post: the parked posts are read once
+           # (a few at most: index ix_outbox_pending), not probed per pending post.
+           ~exists().where(_PARKED.c.channel == _posts.c.channel,
+                           _PARKED.c.recipient.is_not_distinct_from(_posts.c.recipient)))
     .order_by(_posts.c.id)
     .limit(bindparam("n"))
 )
 _WINDOW = _WINDOW_ROWS.with_only_columns(
-    _posts.c.id, _posts.c.channel, _posts.c.recipient, _posts.c.next_attempt_at
+    _posts.c.id, _posts.c.channel, _posts.c.recipient, _posts.c.next_attempt_at, _posts.c.mentions
 )
-_PARKED_DESTINATIONS = select(_posts.c.channel, _posts.c.recipient).where(_posts.c.status == "failed").distinct()
 _LOCK_POSTS = (
-    select(_posts)
-    .where(_posts.c.id.in_(bindparam("ids", expanding=True)), _posts.c.status == "pending")
+    select(
+        _posts,
+        # The accounts of the batch's players (keys), read with the claim's first post:
+        # once for the batch, not once per post.
+        case((_posts.c.id == bindparam("first"), select(
+            _json_rows(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id)
+        ).where(_accounts.c.player == any_(bindparam("players", type_=ARRAY(String)))).scalar_subquery()))
+        .label("accounts"),
+    )
+    .where(_posts.c.id == any_(bindparam("ids", type_=ARRAY(Integer))), _posts.c.status == "pending")
     .order_by(_posts.c.id)
     # A post another daemon holds is skipped, not waited for: its destination is then
     # left out of this claim (see claim_posts).
-    .with_for_update(skip_locked=True)
+    .with_for_update(skip_locked=True, of=_posts)
 )
+"""Postgres: the chosen posts (``ids``) that are still pending, locked; the one whose id
+is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
+``[player, platform, account_id]`` each, or None for none)."""
 
 CLAIM_WINDOW = 200
 """Pending posts read per page while looking for posts to claim (:func:`claim_posts`)."""
@@ -666,38 +763,42 @@ CLAIM_WINDOW = 200
 
 @dataclass
 class Claim:
-    """What :func:`claim_posts` took: the posts, locked, in publication order, and whether
-    they were every post then sendable (``complete``: nothing is left to claim, until a
-    post is queued or a backoff ends)."""
+    """What :func:`claim_posts` took: the posts, locked, in publication order, whether they
+    were every post then sendable (``complete``: nothing is left to claim, until a post is
+    queued or a backoff ends), and the platform accounts of every player they are
+    addressed to or mention (``accounts``: player key -> platform -> account id)."""
 
     posts: list[Row[Any]]
     complete: bool
+    accounts: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     """Up to ``limit`` posts to send in one transaction, in publication order, across
-    destinations (a destination is a channel and a PM's recipient).
+    destinations (a destination is a channel and a PM's recipient), with the accounts of
+    their players.
 
     A post may be sent only when every earlier post of its destination is delivered (or
     dropped): the pending posts are read in publication order, a page of
     :data:`CLAIM_WINDOW` at a time, and each destination contributes its posts from the
     first one on, until one waits for its backoff (that one and the rest of its
-    destination wait). A destination with a parked post sends nothing. The chosen posts
-    are then locked (``FOR UPDATE SKIP LOCKED`` on Postgres) and read again: if one is
-    held by another daemon or no longer pending, its destination keeps only the posts
-    before it, so another daemon's post in flight is passed over, not doubled or waited
-    for, and no post overtakes an earlier one. SQLite has one writer at a time: the
-    claim's transaction took the write lock when it began, so the pages' rows are the
-    posts as they are, and no second read is needed.
+    destination wait). A destination with a parked post sends nothing: the page leaves
+    its posts out. The chosen posts are then locked (``FOR UPDATE SKIP LOCKED`` on
+    Postgres) and read again, with their players' accounts: if one is held by another
+    daemon or no longer pending, its destination keeps only the posts before it, so
+    another daemon's post in flight is passed over, not doubled or waited for, and no post
+    overtakes an earlier one. SQLite has one writer at a time: the claim's transaction
+    took the write lock when it began, so the pages' rows are the posts as they are, and
+    the accounts are read on their own: a claim of one page is two statements on either
+    store (the page, then the lock or the accounts).
 
     Reading pages of plain rows replaces a per-post "no earlier post pending" probe,
     which on Postgres cost a probe of every pending post per claim, and lets one
     transaction (one commit) deliver the posts of many destinations.
     """
     sqlite = connection.dialect.name == "sqlite"
-    blocked = {(row.channel, row.recipient) for row in connection.execute(_PARKED_DESTINATIONS)}
-    chosen: dict[tuple[str, str | None], list[int]] = {}
-    read: dict[int, Row[Any]] = {}  # SQLite: the posts as read, under the write lock
+    blocked: set[tuple[str, str | None]] = set()
+    chosen: dict[tuple[str, str | None], list[Row[Any]]] = {}
     count, after, complete = 0, 0, True
     while count < limit:
         page = connection.execute(_WINDOW_ROWS if sqlite else _WINDOW,
@@ -712,9 +813,7 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
             if count == limit:
                 complete = False  # sendable, left for the next claim
                 break
-            chosen.setdefault(where, []).append(row.id)
-            if sqlite:
-                read[row.id] = row
+            chosen.setdefault(where, []).append(row)
             count += 1
         if len(page) < CLAIM_WINDOW or not complete:
             break
@@ -723,17 +822,30 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
             complete = False  # the limit fell at the end of a full page: more may follow
     if not chosen:
         return Claim([], complete)
-    locked = read or {row.id: row for row in connection.execute(
-        _LOCK_POSTS, {"ids": sorted(i for ids in chosen.values() for i in ids)})}
-    claimed: list[Row[Any]] = []
-    for ids in chosen.values():
-        for post_id in ids:
-            if post_id not in locked:
+    posts = sorted((row for rows in chosen.values() for row in rows), key=lambda row: row.id)
+    players = sorted({player_key(name) for row in posts
+                      for name in (*(row.mentions or ()), row.recipient) if name})
+    if sqlite:
+        # The pages' rows are the posts as they are (the write lock is this transaction's).
+        return Claim(posts, complete, accounts_of(connection, players))
+    locked = {row.id: row for row in connection.execute(_LOCK_POSTS, {
+        "ids": [row.id for row in posts], "first": posts[0].id, "players": players})}
+    claimed = []
+    for rows in chosen.values():
+        for row in rows:
+            if row.id not in locked:
                 complete = False  # another daemon's (or gone): this destination stops here
                 break
-            claimed.append(locked[post_id])
+            claimed.append(locked[row.id])
     claimed.sort(key=lambda row: row.id)
-    return Claim(claimed, complete)
+    if posts[0].id in locked:
+        accounts: dict[str, dict[str, str]] = {}
+        for player, platform, account_id in locked[posts[0].id].accounts or ():
+            accounts.setdefault(player, {})[platform] = account_id
+    else:
+        # The claim's first post is another daemon's (or gone), and the accounts with it.
+        accounts = accounts_of(connection, players) if claimed else {}
+    return Claim(claimed, complete, accounts)
 
 
 def count_parked(connection: Connection | Session) -> int:
@@ -1120,7 +1232,6 @@ def change_mark(session: Session) -> str:
 
 # -- platforms: linked accounts, parts of split posts, history cursors ------------------------
 
-_accounts = Account.__table__
 _parts = PostPart.__table__
 _cursors = Cursor.__table__
 

@@ -279,7 +279,7 @@ def test_on_postgres_a_post_in_flight_is_skipped_not_doubled_or_waited_for(make_
 def test_two_daemons_applying_messages_across_games_never_deadlock(make_harness, caplog) -> None:  # type: ignore[no-untyped-def]
     """Each daemon applies messages in groups (several games in one transaction); their
     games come in crossing orders. On Postgres the groups exclude each other
-    (``queries.step_lock``): no deadlock, every message applied once."""
+    (``queries.step_lock_alone``): no deadlock, every message applied once."""
     first = make_harness()
     second = make_harness()
     games = [f"t{n}" for n in range(1, 7)]

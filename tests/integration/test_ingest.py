@@ -124,3 +124,35 @@ def test_a_batch_holding_a_stored_message_is_stored_message_by_message(harness) 
     assert [m.id for m in stored.conflicts] == ["d1"]
     rows = harness.admin(lambda s: [(r.external_id, r.status) for r in s.scalars(select(Inbound).order_by(Inbound.id))])
     assert rows == [("d1", "pending"), ("d0", "pending"), ("d1#2", "rejected"), ("d2", "pending")]
+
+
+def test_one_new_message_is_a_transaction_of_its_own_statement_on_postgres(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import event
+
+    engine = harness.dealer.engine
+    autocommit: list[bool] = []
+
+    def sent(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO inbound"):
+            autocommit.append(bool(getattr(cursor.connection, "autocommit", False)))
+
+    event.listen(engine, "before_cursor_execute", sent)
+    stored = store_messages(engine, "webhook", [message("a1", "add 1", T0)], T0)
+    assert [m.id for m in stored.new] == ["a1"]
+    # On Postgres the insert commits as it returns: no BEGIN, no COMMIT round trip. SQLite
+    # keeps its transaction (its BEGIN IMMEDIATE and COMMIT cost no round trip).
+    postgres = database_url.startswith("postgresql")
+    assert autocommit == [postgres]
+    # Stored again: the insert writes nothing, and the message is sorted out in a
+    # transaction as before (a duplicate; with another text, a conflict kept apart).
+    again = store_messages(engine, "webhook", [message("a1", "add 1", T0)], T0)
+    changed = store_messages(engine, "webhook", [message("a1", "add 2", T0)], T0)
+    assert [m.id for m in again.duplicates] == ["a1"] and [m.id for m in changed.conflicts] == ["a1"]
+    # Postgres: the second and third tries first (nothing written), then the transaction's
+    # insert, the conflicting text's kept apart; SQLite: the transaction's inserts only.
+    if postgres:
+        assert autocommit == [True, True, False, True, False, False]
+    else:
+        assert autocommit == [False, False, False, False]
+    rows = harness.admin(lambda s: [(r.external_id, r.status) for r in s.scalars(select(Inbound).order_by(Inbound.id))])
+    assert rows == [("a1", "pending"), ("a1#2", "rejected")]

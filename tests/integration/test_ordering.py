@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from dealer.clock import iso_exact
-from dealer.store.queries import pending_messages
+from dealer.store.queries import due_now
 from dealer.inbox.directory import DirectoryInbox
 from dealer.shell.admin import add_player, create_game
 from dealer.store.models import Game, Inbound
@@ -32,7 +32,7 @@ def test_sent_at_keeps_its_microseconds_in_the_store(harness) -> None:  # type: 
     assert stored == {f"m{n}": at for n, at in enumerate(times)}
     # Pending messages come in sent order, to the microsecond.
     with harness.dealer.engine.connect() as connection:
-        order = [sent for _, sent in pending_messages(connection, set(), 200)]
+        order = [sent for _, sent in due_now(connection, T0, set(), set(), 200, 50).messages]
     assert order == sorted(times)
 
 
@@ -42,7 +42,7 @@ def test_an_exact_tie_goes_to_the_message_received_first(harness) -> None:  # ty
         harness.send("alice", f"message {n}", at, id=f"tie{5 - n}")  # ids sort against arrival
     harness.dealer.ingest(T0 + timedelta(minutes=1))
     with harness.dealer.engine.connect() as connection:
-        ids = [message_id for message_id, _ in pending_messages(connection, set(), 200)]
+        ids = [message_id for message_id, _ in due_now(connection, T0, set(), set(), 200, 50).messages]
     external = harness.admin(lambda s: {r.id: r.external_id for r in s.scalars(select(Inbound))})
     assert [external[i] for i in ids] == [f"tie{5 - n}" for n in range(6)]
 

@@ -92,7 +92,7 @@ def once(real: Callable[..., Any], before: Callable[[tuple[Any, ...]], None]) ->
 POINTS = {
     # name: (module, attribute) called once per pass at that point of the loop
     "overrides": (passes, "apply_overrides"),
-    "ingest": (ingest, "_insert"),
+    "ingest": (ingest, "_insert_new"),
     "message": (passes, "process_inbound"),
     "deadline": (passes, "run_step"),
     "delivery": (delivery, "fault"),
@@ -195,7 +195,7 @@ def test_ingest_keeps_the_files_when_the_store_blinks(harness, monkeypatch) -> N
     def fail(_args: tuple[Any, ...]) -> None:
         raise locked()
 
-    monkeypatch.setattr(ingest, "_insert", once(ingest._insert, fail))
+    monkeypatch.setattr(ingest, "_insert_new", once(ingest._insert_new, fail))
     with pytest.raises(sa_exc.OperationalError):
         harness.run(T0 + timedelta(minutes=10))
     assert len(list(harness.inbox_dir.glob("*.json"))) == 1
@@ -287,7 +287,7 @@ def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness,
 
     setup(harness)
     errors = iter([locked(), locked(), locked(), RuntimeError("a bug in a turn")])
-    real = Q.pending_messages
+    real = Q.due_now
 
     def flaky(*args: Any, **kwargs: Any) -> Any:
         error = next(errors, None)
@@ -295,7 +295,7 @@ def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness,
             raise error
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(Q, "pending_messages", flaky)
+    monkeypatch.setattr(Q, "due_now", flaky)
     waits: list[float] = []
     harness.dealer.sleep = waits.append
 

@@ -16,7 +16,7 @@ from dealer.shell import delivery, passes
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport, deadline_group
 from dealer.store import queries as Q
-from dealer.store.models import Deadline, Event, Post
+from dealer.store.models import Deadline, Event, Inbound, Post
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 CLOSE = T0 + timedelta(hours=1)  # the tally's default length
@@ -136,6 +136,96 @@ def test_a_parked_post_holds_back_its_destination_only(harness) -> None:  # type
         assert [r.key for r in Q.claim_posts(connection, T0, 50).posts] == ["k1", "k3"]
 
 
+def test_a_parked_public_channel_holds_back_its_own_posts_only(harness) -> None:  # type: ignore[no-untyped-def]
+    # A public channel's recipient is NULL: its parked post holds back its channel, not the
+    # PMs sent through a channel of that name nor another public channel; posts queued
+    # before the parked one wait too.
+    ids = queue(harness, ("table", None), ("table", "alice"), ("table", None), ("lobby", None),
+                ("table", None), ("pm", "alice"))
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[2]).values(status="failed")))
+    with harness.dealer.engine.begin() as connection:
+        assert [r.key for r in Q.claim_posts(connection, T0, 50).posts] == ["k1", "k3", "k5"]
+
+
+def _link(h) -> None:  # type: ignore[no-untyped-def]
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("Alice", "Bob", "Carol"):
+            add_player(session, name, T0)
+        Q.link_account(session, "alice", "discord", "111", T0)
+        Q.link_account(session, "alice", "email", "alice@example.org", T0)
+        Q.link_account(session, "bob", "discord", "222", T0)
+        Q.link_account(session, "carol", "discord", "333", T0)
+    h.admin(setup)
+
+
+def _mentioning(h, post_id: int, names: list[str]) -> None:  # type: ignore[no-untyped-def]
+    h.admin(lambda s: s.execute(update(Post).where(Post.id == post_id).values(mentions=names)))
+
+
+def test_a_claim_reads_the_accounts_of_its_posts_players_with_them(harness) -> None:  # type: ignore[no-untyped-def]
+    _link(harness)
+    ids = queue(harness, ("pm", "ALICE"), ("table", None), ("pm", "dave"), ("lobby", None))
+    _mentioning(harness, ids[1], ["Bob", "alice"])
+    statements: list[str] = []
+    listen = lambda _c, _cu, statement, *_a: statements.append(statement.split()[0])  # noqa: E731
+    event.listen(harness.dealer.engine, "before_cursor_execute", listen)
+    try:
+        with harness.dealer.engine.begin() as connection:
+            claim = Q.claim_posts(connection, T0, 50)
+    finally:
+        event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+    assert [r.key for r in claim.posts] == ["k0", "k1", "k2", "k3"]
+    # By player key, each player's platforms; nobody else's (carol is named by no post),
+    # nothing for a name no player has.
+    assert claim.accounts == {
+        "alice": {"discord": "111", "email": "alice@example.org"}, "bob": {"discord": "222"},
+    }
+    # The page, then the lock with the accounts (Postgres) or the accounts (SQLite).
+    assert [s for s in statements if s != "BEGIN"] == ["WITH", "SELECT"]
+    # The publisher gets each post's own players' accounts.
+    publisher = Recording()
+    harness.dealer.publisher = publisher
+    harness.dealer.deliver()
+    assert publisher.accounts == {
+        "k0": {"ALICE": {"discord": "111", "email": "alice@example.org"}},
+        "k1": {"Bob": {"discord": "222"}, "alice": {"discord": "111", "email": "alice@example.org"}},
+        "k2": {}, "k3": {},
+    }
+
+
+class Recording(Publisher):
+    """Sends every post and keeps the accounts it was given for each."""
+
+    def __init__(self) -> None:
+        self.accounts: dict[str, dict[str, dict[str, str]]] = {}
+
+    def send(self, post: OutgoingPost) -> str:
+        self.accounts[post.key] = dict(post.accounts)
+        return f"x:{post.id}"
+
+
+def test_on_postgres_a_claim_whose_first_post_is_held_reads_the_accounts_on_their_own(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a row lock held by another transaction is Postgres's (SQLite has one writer)")
+    _link(harness)
+    ids = queue(harness, ("pm", "alice"), ("pm", "bob"), ("pm", "alice"), ("table", None))
+    _mentioning(harness, ids[3], ["carol"])
+    other = harness.dealer.engine.connect()
+    other.begin()
+    # Another daemon's batch holds alice's first post, which the claim would carry the
+    # accounts with.
+    other.execute(select(Post.id).where(Post.id == ids[0]).with_for_update())
+    try:
+        with harness.dealer.engine.begin() as connection:
+            claim = Q.claim_posts(connection, T0, 50)
+        # Alice's posts wait behind the held one; the others go, with their accounts.
+        assert [r.key for r in claim.posts] == ["k1", "k3"] and not claim.complete
+        assert claim.accounts["bob"] == {"discord": "222"} and claim.accounts["carol"] == {"discord": "333"}
+    finally:
+        other.rollback()
+        other.close()
+
+
 def test_a_claim_reads_past_a_page_of_waiting_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Two pages of posts waiting for their backoff come first; the claim still finds the
     # sendable posts behind them, and stops at its limit.
@@ -226,6 +316,38 @@ def test_the_timer_costs_one_read_whatever_the_number_of_games(harness) -> None:
 # -- a pass's fixed costs ----------------------------------------------------------------
 
 
+def test_what_is_due_is_read_in_one_statement_each_earliest_first(harness) -> None:  # type: ignore[no-untyped-def]
+    tallies(harness, ["t0", "t1", "t2"])
+    # The deadlines' order: t1 earliest, then t0 and t2 at CLOSE (by id).
+    harness.admin(lambda s: s.execute(update(Deadline).where(Deadline.game_id == "t1").values(
+        due_at=CLOSE - timedelta(minutes=1))))
+    for n, at in enumerate([CLOSE + timedelta(minutes=1), CLOSE - timedelta(minutes=30), CLOSE]):
+        harness.send("a0", "add 1", at, game="t0", id=f"m{n}")
+    harness.dealer.ingest(CLOSE + timedelta(minutes=2))
+    external = harness.admin(lambda s: {r.id: r.external_id for r in s.scalars(select(Inbound))})
+    games = harness.admin(lambda s: {d.id: d.game_id for d in s.scalars(select(Deadline))})
+    statements: list[str] = []
+    listen = lambda _c, _cu, statement, *_a: statements.append(statement)  # noqa: E731
+    event.listen(harness.dealer.engine, "before_cursor_execute", listen)
+    try:
+        with harness.dealer.engine.connect() as connection:
+            due = Q.due_now(connection, CLOSE, set(), set(), 10, 10)
+            assert [s.split()[0] for s in statements if s.split()[0] != "BEGIN"] == ["SELECT"]
+            assert [external[i] for i, _ in due.messages] == ["m1", "m2", "m0"]
+            assert [games[i] for i, _, _ in due.deadlines] == ["t1", "t0", "t2"]
+            assert due.deadlines[0][1:] == (CLOSE - timedelta(minutes=1), "t1")
+            # Only what is due by then: t1's deadline alone a minute before CLOSE.
+            early = Q.due_now(connection, CLOSE - timedelta(minutes=1), set(), set(), 10, 10)
+            assert [games[i] for i, _, _ in early.deadlines] == ["t1"]
+            # Skipped ones are left out and each limit still counts what is left.
+            first_message, first_deadline = due.messages[0][0], due.deadlines[0][0]
+            skipping = Q.due_now(connection, CLOSE, {first_message}, {first_deadline}, 1, 1)
+            assert [external[i] for i, _ in skipping.messages] == ["m2"]
+            assert [games[i] for i, _, _ in skipping.deadlines] == ["t0"]
+    finally:
+        event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+
+
 def test_unchanged_overrides_are_not_applied_to_the_store_again(make_harness) -> None:  # type: ignore[no-untyped-def]
     h = make_harness(deadline_overrides="t1=+1h")
     tallies(h, ["t1"])
@@ -284,13 +406,13 @@ class Refusing(Publisher):
 def test_a_settled_group_of_messages_ends_the_pass_without_reading_again(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     tallies(harness, ["t1"])
     reads: list[int] = []
-    real = Q.pending_messages
+    real = Q.due_now
 
     def pending(*args, **kwargs):  # type: ignore[no-untyped-def]
         reads.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(Q, "pending_messages", pending)
+    monkeypatch.setattr(Q, "due_now", pending)
     for n in range(3):
         harness.send("a0", "add 1", T0 + timedelta(minutes=n), game="t1")
     report = harness.run(T0 + timedelta(minutes=5))
@@ -325,10 +447,11 @@ def test_a_pass_with_nothing_to_do_costs_the_same_whatever_the_number_of_games(h
     tallies(harness, [f"t{i}" for i in range(2, 40)], first=2)
     many = idle_statements(T0 + timedelta(minutes=1))
     assert few == many
-    # Each read is bounded: a LIMIT, or the parked posts (none here), not the games' rows.
-    selects = [s for s in few if s.startswith("SELECT")]
-    assert len(selects) == 4, few
-    assert all(" LIMIT " in s or s.startswith("SELECT DISTINCT outbox.channel") for s in selects), selects
+    # Two reads, each bounded by a LIMIT, not the games' rows: what is due (messages and
+    # deadlines together) and the outbox's first page (the parked posts read with it).
+    selects = [s for s in few if s.startswith(("SELECT", "WITH"))]
+    assert len(selects) == 2, few
+    assert all(" LIMIT " in s for s in selects), selects
 
 
 def test_a_claim_that_fills_up_at_the_end_of_a_page_is_not_complete(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
