@@ -20,6 +20,7 @@ This module is pure: no store, clock or network.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from typing import Any, Literal, Mapping
 
@@ -181,7 +182,8 @@ class DeadlineChange:
 class StepRecords:
     """Everything one accepted step keeps, as plain data."""
 
-    state: dict[str, Any]
+    new_state: GameState
+    """The state after the step (:attr:`state` is what the store keeps of it)."""
     status: str
     players: list[str]
     transfers: list[Transfer]
@@ -192,6 +194,13 @@ class StepRecords:
     deadlines: list[DeadlineChange]
     fair: FairChanges
     posts: list[PostDraft]
+
+    @cached_property
+    def state(self) -> dict[str, Any]:
+        """The new state as stored (JSON), dumped when first asked for: the shell writes
+        the text of :attr:`new_state` instead (``model_dump_json``, which costs a third of
+        dumping it and encoding the result)."""
+        return self.new_state.model_dump(mode="json")
 
 
 def collect(
@@ -219,7 +228,7 @@ def collect(
     ]
     events: list[HistoryEvent] = [*ctx.events, *children, *deadline_events, *fair_events]
     return StepRecords(
-        state=state.model_dump(mode="json"),
+        new_state=state,
         status=summary.status,
         players=list(summary.players),
         transfers=list(ctx.ledger.staged),

@@ -40,7 +40,7 @@ from dealer.store import queries as Q
 from dealer.render import render_post
 from dealer.text import escape_post
 from dealer.views import ledger_scope
-from dealer.store.models import Game
+from dealer.store.models import Game, JsonText
 
 log = logging.getLogger(__name__)
 
@@ -580,7 +580,7 @@ def commit_effects(
     first_seq = game.next_event_seq or 1
     append_events(conn, game.id, first_seq, now, records.events, staged=staged)
     values = {
-        "state": records.state,
+        "state": JsonText(records.new_state.model_dump_json()),
         "status": records.status,
         "updated_at": now,
         "next_event_seq": first_seq + len(records.events),
@@ -591,7 +591,7 @@ def commit_effects(
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
-            set_committed_value(loaded, key, value)
+            set_committed_value(loaded, key, records.state if key == "state" else value)
     queue_posts(conn, records.posts, now, game.id, origin, staged=staged)
 
 
