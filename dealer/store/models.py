@@ -53,6 +53,32 @@ class UtcDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         return None if value is None else as_utc(value)
 
+    # On SQLite each value passes three functions (this decorator's, the impl's, and ours),
+    # the bound one a ``%`` format of seven fields besides: a message binds about ten
+    # times and reads about twenty-five. The two below do the same in one call each.
+
+    def bind_processor(self, dialect: Any) -> Any:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+
+        def process(value: datetime | None) -> str | None:
+            # The text SQLAlchemy's SQLite DATETIME writes: 2026-12-01 10:00:00.000000.
+            if value is None:
+                return None
+            return as_utc(value).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+        return process
+
+    def result_processor(self, dialect: Any, coltype: Any) -> Any:
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+        parse = datetime.fromisoformat  # what SQLAlchemy's SQLite DATETIME reads with
+
+        def process(value: str | None) -> datetime | None:
+            return None if value is None else as_utc(parse(value))
+
+        return process
+
 
 class JsonText:
     """A value of a JSON column already written as JSON text (pydantic's
