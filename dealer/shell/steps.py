@@ -227,8 +227,9 @@ def load_state(game: Game | Row[Any]) -> tuple[Rules, GameState]:
 
 
 def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
-    """Like :func:`load_state`, but a game being created has no state yet."""
-    if not game.state:
+    """Like :func:`load_state`, but a game being created has no state yet (``{}``, or its
+    text: :data:`Q.LOCK_GAME` reads the state as text)."""
+    if not game.state or game.state == "{}":
         return rules_for(game.kind), None
     return load_state(game)
 
