@@ -187,10 +187,12 @@ class StepRecords:
     status: str
     players: list[str]
     transfers: list[Transfer]
-    events: list[tuple[str, dict[str, Any]]]
-    """The history entries as stored, ``(type, data)``: the input first, completed with the
-    balances the step read and the fair source's position; then the rules' events, the
-    child games opened, the deadline changes and the fair source's."""
+    input: tuple[str, dict[str, Any]]
+    """The step's input as stored, ``(type, data)``, completed with the balances the step
+    read and the fair source's position: the first history entry."""
+    history: list[HistoryEvent]
+    """The history entries after it: the rules' events, the child games opened, the
+    deadline changes and the fair source's."""
     deadlines: list[DeadlineChange]
     fair: FairChanges
     posts: list[PostDraft]
@@ -201,6 +203,12 @@ class StepRecords:
         the text of :attr:`new_state` instead (``model_dump_json``, which costs a third of
         dumping it and encoding the result)."""
         return self.new_state.model_dump(mode="json")
+
+    @cached_property
+    def events(self) -> list[tuple[str, dict[str, Any]]]:
+        """The history entries as stored, ``(type, data)``: :attr:`input`, then
+        :attr:`history` (dumped when first asked for; the shell writes their text)."""
+        return [self.input, *(event.stored() for event in self.history)]
 
 
 def collect(
@@ -232,7 +240,8 @@ def collect(
         status=summary.status,
         players=list(summary.players),
         transfers=list(ctx.ledger.staged),
-        events=[(step.type, completed), *(event.stored() for event in events)],
+        input=(step.type, completed),
+        history=events,
         deadlines=deadlines,
         fair=changes,
         posts=list(ctx.posts),

@@ -216,7 +216,6 @@ class StepResult:
 
     summary: Summary
     posts: int
-    events: list[tuple[str, dict[str, Any]]]
     deadlines_changed: bool
 
 
@@ -471,7 +470,7 @@ def run_step(
     # stepped (the parent told of a child's action or end).
     told_parent = bool(game.parent_id and (ctx.parent_actions or summary.status == "finished"))
     moved = bool(records.deadlines or ctx.children or told_parent)
-    return StepResult(summary, len(records.posts), records.events, moved)
+    return StepResult(summary, len(records.posts), moved)
 
 
 class ChildRefused(RuntimeError):
@@ -579,12 +578,13 @@ def commit_effects(
     write_deadlines(conn, game, records.deadlines, pending, owner=session)
     write_fair_source(conn, game, records.fair, now, staged=staged)
     first_seq = game.next_event_seq or 1
-    append_events(conn, game.id, first_seq, now, records.events, staged=staged)
+    events = [records.input, *((event.type, _event_data(event)) for event in records.history)]
+    append_events(conn, game.id, first_seq, now, events, staged=staged)
     values = {
         "state": JsonText(records.new_state.model_dump_json()),
         "status": records.status,
         "updated_at": now,
-        "next_event_seq": first_seq + len(records.events),
+        "next_event_seq": first_seq + len(events),
     }
     update = {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}}
     if not stage_step_write(session, game.id, Q.UPDATE_GAME, [update]):
@@ -594,6 +594,14 @@ def commit_effects(
         for key, value in values.items():
             set_committed_value(loaded, key, records.state if key == "state" else value)
     queue_posts(conn, records.posts, now, game.id, origin, staged=staged)
+
+
+def _event_data(event: HistoryEvent) -> Any:
+    """An event's data as the store keeps it: pydantic's JSON text of it (a third of the
+    cost of dumping it and encoding the dump), unless its class writes its data itself."""
+    if type(event).data is HistoryEvent.data:
+        return JsonText(event.model_dump_json(by_alias=True))
+    return event.data()
 
 
 def sync_players(session: Executor, game_id: str, before: list[str], after: list[str]) -> None:
@@ -659,11 +667,12 @@ def append_events(
     game_id: str,
     first_seq: int,
     at: datetime,
-    events: list[tuple[str, dict[str, Any]]],
+    events: list[tuple[str, dict[str, Any] | JsonText]],
     *,
     staged: StagedRows | None = None,
 ) -> None:
-    """Insert events numbered from ``first_seq`` into the game's history."""
+    """Insert events numbered from ``first_seq`` into the game's history (``(type,
+    data)``, the data as a dict or as its JSON text)."""
     if not events:
         return
     _insert(
