@@ -6,7 +6,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from dealer.text import clean_line, command_lines, escape_post, plural
+from dealer.text import _needs_escape, clean_line, command_lines, escape_post, plural
 
 MARKUP = set("\\`*_~|[]<>")
 
@@ -23,6 +23,17 @@ def test_escaped_text_mentions_nobody_and_carries_no_markup(text: str) -> None:
     # no line starts a heading, list or quote
     for line in out.split("\n"):
         assert not re.match(r"[#+\-=]|\d+\.", line), (text, out)
+
+
+_ANY_SPECIAL = re.compile(r"[\\`*_~|\[\]<>@]|^[#+\-=]|^\d+\.", re.MULTILINE)
+"""What escape_post tested in one search before it split the test in two."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab @#-+=1٣².\\`*_~|[]<>\n\r ")) | st.characters(), max_size=40))
+def test_text_with_nothing_to_escape_is_told_apart_as_by_one_search(text: str) -> None:
+    assert _needs_escape(text) == (_ANY_SPECIAL.search(text) is not None), text
+    assert (escape_post(text) != text) <= _needs_escape(text)
 
 
 def test_examples() -> None:
