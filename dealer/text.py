@@ -19,14 +19,19 @@ MAX_LINE_CHARS = 300
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
 
 
+_SPACES = re.compile(r" {2,}")
+
+
 def clean_line(text: str) -> str:
     """Drop control and invisible characters and squeeze runs of spaces.
 
     Keeps every printable character, in any script; tabs become spaces.
     """
-    text = _INVISIBLE.sub("", text.replace("\t", " "))
-    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
-    return re.sub(r" {2,}", " ", text).strip()
+    if not (text.isascii() and text.isprintable()):
+        # Printable ASCII (nearly every line) has no control character, invisible one or tab.
+        text = _INVISIBLE.sub("", text.replace("\t", " "))
+        text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    return _SPACES.sub(" ", text).strip() if "  " in text else text.strip()
 
 
 def command_lines(body: str) -> list[str]:

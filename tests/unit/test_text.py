@@ -43,6 +43,17 @@ def test_examples() -> None:
     assert escape_post("- 1. T-1") == "\\- 1. T-1"
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab \t\x07\x7f\u200b\u00e9\n")) | st.characters(), max_size=40))
+def test_a_line_is_cleaned_as_by_the_character_by_character_filter(text: str) -> None:
+    import unicodedata
+    slow = re.sub(r" {2,}", " ", "".join(
+        ch for ch in re.sub("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]", "",
+                            text.replace("\t", " "))
+        if unicodedata.category(ch)[0] != "C")).strip()
+    assert clean_line(text) == slow
+
+
 def test_cleaning_drops_invisible_and_control_characters() -> None:
     assert clean_line("  bet\u200b gold\t30\x07  ") == "bet gold 30"
     assert command_lines("bet gold 40\n\n \u200b \nprepare gold gold 30 silver 10\r\n") == [
