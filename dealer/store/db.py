@@ -38,7 +38,8 @@ def normalise_url(url: str) -> str:
 
 def json_dumps(value: Any) -> str:
     """How the store writes a JSON column's value: :func:`json.dumps`, unless the value
-    is JSON text already (:class:`~dealer.store.models.JsonText`: a step's new state)."""
+    is JSON text already (:class:`~dealer.store.models.JsonText`: a step's new state, its
+    history events)."""
     return value.text if type(value) is JsonText else json.dumps(value)
 
 
