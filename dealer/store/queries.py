@@ -944,7 +944,9 @@ GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _game
 
 _GAME_BY_ID = select(*GAME_REF).where(_games.c.id == bindparam("game_id"))
 _GAME_BY_ID_ANY_CASE = select(*GAME_REF).where(func.lower(_games.c.id) == bindparam("game_id"))
-_GAME_STATE = select(_games.c.kind, _games.c.state).where(_games.c.id == bindparam("game_id"))
+_GAME_STATE = select(_games.c.kind, cast(_games.c.state, Text).label("state")).where(
+    _games.c.id == bindparam("game_id")
+)
 _GAMES_OF_PLAYER = (
     select(*GAME_REF)
     .join(_members, _members.c.game_id == _games.c.id)
@@ -999,7 +1001,8 @@ def game_by_id(session: Session, game_id: str) -> Row[Any] | None:
 
 
 def game_state_row(session: Session, game_id: str) -> Row[Any]:
-    """The game's ``kind`` and stored ``state``."""
+    """The game's ``kind`` and stored ``state``, as JSON text (``GameState.from_stored``
+    has pydantic parse it, as a step's locked read does)."""
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 
