@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 UTC = timezone.utc
 
@@ -36,7 +37,12 @@ def parse_time(text: str) -> datetime:
 
 def format_utc(value: datetime) -> str:
     """``2026-12-01 10:00 UTC``: how posts show an absolute time."""
-    return as_utc(value).strftime("%Y-%m-%d %H:%M UTC")
+    value = as_utc(value)
+    if value.year < 1000:
+        return value.strftime("%Y-%m-%d %H:%M UTC")  # the platform's %Y, as it always was
+    # The same text without strftime, which costs several times as much (every
+    # confirmation and round post shows two or more times).
+    return f"{value.year}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d} UTC"
 
 
 def iso(value: datetime) -> str:
@@ -63,6 +69,7 @@ _SPELLED = (
 )
 
 
+@lru_cache(maxsize=1024)
 def format_duration(value: timedelta, *, units: int | None = None, smallest: str = "second") -> str:
     """A duration as people write it: ``1 day``, ``2 hours``, ``1 day 3 h``, ``23 h 59 min``.
 
@@ -84,6 +91,9 @@ def format_duration(value: timedelta, *, units: int | None = None, smallest: str
       the one time a 0 is written.
 
     A negative duration is refused; :func:`format_relative` writes the direction.
+
+    Cached: posts repeat a few durations (a setting, the time left in a phase), and a
+    deadline burst renders the same ones for every game.
     """
     if value < timedelta(0):
         raise ValueError(f"a duration cannot be negative: {value}")
@@ -123,7 +133,8 @@ def format_relative(target: datetime, now: datetime) -> str:
         return "now"
     if abs(seconds) < 60:
         return "in less than a minute" if seconds > 0 else "less than a minute ago"
-    text = format_duration(timedelta(seconds=abs(seconds)), units=2, smallest="minute")
+    # Whole minutes (what is shown): the same few durations hit format_duration's cache.
+    text = format_duration(timedelta(minutes=abs(seconds) // 60), units=2, smallest="minute")
     return f"in {text}" if seconds > 0 else f"{text} ago"
 
 

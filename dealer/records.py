@@ -20,6 +20,7 @@ This module is pure: no store, clock or network.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from typing import Any, Literal, Mapping
 
@@ -181,17 +182,33 @@ class DeadlineChange:
 class StepRecords:
     """Everything one accepted step keeps, as plain data."""
 
-    state: dict[str, Any]
+    new_state: GameState
+    """The state after the step (:attr:`state` is what the store keeps of it)."""
     status: str
     players: list[str]
     transfers: list[Transfer]
-    events: list[tuple[str, dict[str, Any]]]
-    """The history entries as stored, ``(type, data)``: the input first, completed with the
-    balances the step read and the fair source's position; then the rules' events, the
-    child games opened, the deadline changes and the fair source's."""
+    input: tuple[str, dict[str, Any]]
+    """The step's input as stored, ``(type, data)``, completed with the balances the step
+    read and the fair source's position: the first history entry."""
+    history: list[HistoryEvent]
+    """The history entries after it: the rules' events, the child games opened, the
+    deadline changes and the fair source's."""
     deadlines: list[DeadlineChange]
     fair: FairChanges
     posts: list[PostDraft]
+
+    @cached_property
+    def state(self) -> dict[str, Any]:
+        """The new state as stored (JSON), dumped when first asked for: the shell writes
+        the text of :attr:`new_state` instead (``model_dump_json``, which costs a third of
+        dumping it and encoding the result)."""
+        return self.new_state.model_dump(mode="json")
+
+    @cached_property
+    def events(self) -> list[tuple[str, dict[str, Any]]]:
+        """The history entries as stored, ``(type, data)``: :attr:`input`, then
+        :attr:`history` (dumped when first asked for; the shell writes their text)."""
+        return [self.input, *(event.stored() for event in self.history)]
 
 
 def collect(
@@ -219,11 +236,12 @@ def collect(
     ]
     events: list[HistoryEvent] = [*ctx.events, *children, *deadline_events, *fair_events]
     return StepRecords(
-        state=state.model_dump(mode="json"),
+        new_state=state,
         status=summary.status,
         players=list(summary.players),
         transfers=list(ctx.ledger.staged),
-        events=[(step.type, completed), *(event.stored() for event in events)],
+        input=(step.type, completed),
+        history=events,
         deadlines=deadlines,
         fair=changes,
         posts=list(ctx.posts),

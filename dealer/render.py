@@ -139,7 +139,7 @@ def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup
 
 def _short(value: str) -> Markup:
     text = str(value)
-    if len(text) <= SHORT_HASH or not all(c in "0123456789abcdef" for c in text):
+    if len(text) <= SHORT_HASH or text.strip("0123456789abcdef"):  # not all hex digits
         return Markup(escape_post(text))
     return Markup(text[:SHORT_HASH] + "…")
 

@@ -19,14 +19,19 @@ MAX_LINE_CHARS = 300
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
 
 
+_SPACES = re.compile(r" {2,}")
+
+
 def clean_line(text: str) -> str:
     """Drop control and invisible characters and squeeze runs of spaces.
 
     Keeps every printable character, in any script; tabs become spaces.
     """
-    text = _INVISIBLE.sub("", text.replace("\t", " "))
-    text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
-    return re.sub(r" {2,}", " ", text).strip()
+    if not (text.isascii() and text.isprintable()):
+        # Printable ASCII (nearly every line) has no control character, invisible one or tab.
+        text = _INVISIBLE.sub("", text.replace("\t", " "))
+        text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
+    return _SPACES.sub(" ", text).strip() if "  " in text else text.strip()
 
 
 def command_lines(body: str) -> list[str]:
@@ -40,7 +45,21 @@ _MARKUP = re.compile(r"([\\`*_~|\[\]<>])")
 _LINE_START = re.compile(r"^([#+\-=])", re.MULTILINE)
 _NUMBERED = re.compile(r"^(\d+)\.", re.MULTILINE)
 _MENTION = re.compile(r"@")
-_ANY_SPECIAL = re.compile(r"[\\`*_~|\[\]<>@]|^[#+\-=]|^\d+\.", re.MULTILINE)
+_SPECIAL_CHAR = re.compile(r"[\\`*_~|\[\]<>@]")
+_SPECIAL_LINE_START = re.compile(r"^(?:[#+\-=]|\d+\.)", re.MULTILINE)
+
+
+def _needs_escape(text: str) -> bool:
+    """Whether ``text`` holds anything :func:`escape_post` changes. Two plain searches,
+    the line starts only looked at where a line can start with one: one search with
+    line-start alternatives costs the regex engine several times as much per character
+    (every value a post prints is tested)."""
+    if _SPECIAL_CHAR.search(text):
+        return True
+    first = text[:1]
+    if first and (first in "#+-=" or first.isdigit()) or "\n" in text:
+        return _SPECIAL_LINE_START.search(text) is not None
+    return False
 
 
 def escape_post(value: object) -> str:
@@ -50,7 +69,7 @@ def escape_post(value: object) -> str:
     it, so ``@everyone``, ``@here`` and ``<@123>`` are shown but mention nobody.
     """
     text = str(value)
-    if not _ANY_SPECIAL.search(text):
+    if not _needs_escape(text):
         return text  # the common case: plain words and numbers need nothing
     text = _MARKUP.sub(r"\\\1", text)
     text = _LINE_START.sub(r"\\\1", text)

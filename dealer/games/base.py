@@ -126,7 +126,10 @@ class GameState(BaseModel):
 
     @classmethod
     def from_stored(cls, data: Any) -> "GameState":
-        """The state from the JSON the store holds, written by this or an older version."""
+        """The state from the JSON the store holds, written by this or an older version:
+        parsed, or its text (validated as pydantic parses it, without ``json.loads``)."""
+        if isinstance(data, str):
+            return cls.model_validate_json(data, context=STORED)
         return cls.model_validate(data, context=STORED)
 
 

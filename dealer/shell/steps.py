@@ -40,7 +40,7 @@ from dealer.store import queries as Q
 from dealer.render import render_post
 from dealer.text import escape_post
 from dealer.views import ledger_scope
-from dealer.store.models import Game
+from dealer.store.models import Game, JsonText
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +216,6 @@ class StepResult:
 
     summary: Summary
     posts: int
-    events: list[tuple[str, dict[str, Any]]]
     deadlines_changed: bool
 
 
@@ -227,8 +226,9 @@ def load_state(game: Game | Row[Any]) -> tuple[Rules, GameState]:
 
 
 def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
-    """Like :func:`load_state`, but a game being created has no state yet."""
-    if not game.state:
+    """Like :func:`load_state`, but a game being created has no state yet (``{}``, or its
+    text: :data:`Q.LOCK_GAME` reads the state as text)."""
+    if not game.state or game.state == "{}":
         return rules_for(game.kind), None
     return load_state(game)
 
@@ -470,7 +470,7 @@ def run_step(
     # stepped (the parent told of a child's action or end).
     told_parent = bool(game.parent_id and (ctx.parent_actions or summary.status == "finished"))
     moved = bool(records.deadlines or ctx.children or told_parent)
-    return StepResult(summary, len(records.posts), records.events, moved)
+    return StepResult(summary, len(records.posts), moved)
 
 
 class ChildRefused(RuntimeError):
@@ -578,12 +578,13 @@ def commit_effects(
     write_deadlines(conn, game, records.deadlines, pending, owner=session)
     write_fair_source(conn, game, records.fair, now, staged=staged)
     first_seq = game.next_event_seq or 1
-    append_events(conn, game.id, first_seq, now, records.events, staged=staged)
+    events = [records.input, *((event.type, _event_data(event)) for event in records.history)]
+    append_events(conn, game.id, first_seq, now, events, staged=staged)
     values = {
-        "state": records.state,
+        "state": JsonText(records.new_state.model_dump_json()),
         "status": records.status,
         "updated_at": now,
-        "next_event_seq": first_seq + len(records.events),
+        "next_event_seq": first_seq + len(events),
     }
     update = {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}}
     if not stage_step_write(session, game.id, Q.UPDATE_GAME, [update]):
@@ -591,8 +592,16 @@ def commit_effects(
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
-            set_committed_value(loaded, key, value)
+            set_committed_value(loaded, key, records.state if key == "state" else value)
     queue_posts(conn, records.posts, now, game.id, origin, staged=staged)
+
+
+def _event_data(event: HistoryEvent) -> Any:
+    """An event's data as the store keeps it: pydantic's JSON text of it (a third of the
+    cost of dumping it and encoding the dump), unless its class writes its data itself."""
+    if type(event).data is HistoryEvent.data:
+        return JsonText(event.model_dump_json(by_alias=True))
+    return event.data()
 
 
 def sync_players(session: Executor, game_id: str, before: list[str], after: list[str]) -> None:
@@ -658,11 +667,12 @@ def append_events(
     game_id: str,
     first_seq: int,
     at: datetime,
-    events: list[tuple[str, dict[str, Any]]],
+    events: list[tuple[str, dict[str, Any] | JsonText]],
     *,
     staged: StagedRows | None = None,
 ) -> None:
-    """Insert events numbered from ``first_seq`` into the game's history."""
+    """Insert events numbered from ``first_seq`` into the game's history (``(type,
+    data)``, the data as a dict or as its JSON text)."""
     if not events:
         return
     _insert(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -12,6 +14,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from dealer.store.models import JsonText
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -32,6 +36,13 @@ def normalise_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+def json_dumps(value: Any) -> str:
+    """How the store writes a JSON column's value: :func:`json.dumps`, unless the value
+    is JSON text already (:class:`~dealer.store.models.JsonText`: a step's new state, its
+    history events)."""
+    return value.text if type(value) is JsonText else json.dumps(value)
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; a SQLite file's folder is created, WAL and foreign keys on."""
     url = normalise_url(url)
@@ -40,7 +51,7 @@ def make_engine(url: str) -> Engine:
         database = parsed.database
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=json_dumps)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
@@ -60,7 +71,7 @@ def make_engine(url: str) -> Engine:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    engine = create_engine(url)
+    engine = create_engine(url, json_serializer=json_dumps)
     ping_when_idle(engine)
     return engine
 
@@ -110,7 +121,7 @@ def reading_engine(engine: Engine) -> Engine:
     """
     if engine.dialect.name != "sqlite":
         return engine.execution_options(isolation_level="AUTOCOMMIT")
-    return create_engine(engine.url, connect_args={"timeout": 30})
+    return create_engine(engine.url, connect_args={"timeout": 30}, json_serializer=json_dumps)
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:

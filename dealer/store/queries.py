@@ -21,8 +21,8 @@ from functools import lru_cache
 from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import (
-    Row, Select, String, Update, and_, any_, bindparam, case, delete, exists, func, literal_column,
-    null, or_, select, text, union_all, update,
+    Row, Select, String, Text, Update, and_, any_, bindparam, case, cast, delete, exists, func,
+    literal_column, null, or_, select, text, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -143,9 +143,14 @@ _OWN_BALANCES = (
 
 _seen = _games.alias("seen")
 
+_LOCKED_COLUMNS = [column for column in _games.c if column.key not in ("state", "settings")]
+"""What a step reads of its game's row: every column but the settings (they are in the
+state too) and the state, which it reads as text (:data:`LOCK_GAME`)."""
+
 LOCK_GAME = (
     select(
-        _games,
+        *_LOCKED_COLUMNS,
+        cast(_games.c.state, Text).label("state"),
         exists().where(
             _overrides.c.game_id == _games.c.id, _overrides.c.value == "pause",
             _overrides.c.deadline_name.is_(None),
@@ -164,7 +169,9 @@ LOCK_GAME = (
     .where(_games.c.id == bindparam("id"))
     .with_for_update(of=_games)
 )
-"""The game's row, locked for the step (``id``), with ``paused``: whether an active
+"""The game's row, locked for the step (``id``), its ``state`` as JSON text (parsed by
+pydantic straight from the text: half the cost of ``json.loads`` and validating the
+dict), with ``paused``: whether an active
 ``pause`` override holds it (the deadlines the step creates are created paused), and its
 newest epoch's ``epoch``, ``server_seed``, ``client_seeds``, ``counter`` and
 ``revealed_at`` (its fair source; ``epoch`` is None if it has none), and ``pending``, its
@@ -285,10 +292,12 @@ def currency_holdings(accounts: int) -> Select[Any]:
     """The currencies held by ``accounts`` accounts, bound as ``a0``, ``a1``, ...
 
     One prebuilt statement per number of accounts (a step has a handful): an ``expanding``
-    parameter would have SQLAlchemy render the statement's text again on every call."""
+    parameter would have SQLAlchemy render the statement's text again on every call. The
+    currencies too are bound one by one (the same SQL): a plain list of values is an
+    expanding parameter, expanded again on every call."""
     return select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
         _holdings.c.account.in_([bindparam(f"a{i}") for i in range(accounts)]),
-        _holdings.c.item.in_(CURRENCIES),
+        _holdings.c.item.in_([bindparam(f"currency{i}", item) for i, item in enumerate(CURRENCIES)]),
     )
 
 BALANCE = select(_holdings.c.amount).where(
@@ -935,7 +944,9 @@ GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _game
 
 _GAME_BY_ID = select(*GAME_REF).where(_games.c.id == bindparam("game_id"))
 _GAME_BY_ID_ANY_CASE = select(*GAME_REF).where(func.lower(_games.c.id) == bindparam("game_id"))
-_GAME_STATE = select(_games.c.kind, _games.c.state).where(_games.c.id == bindparam("game_id"))
+_GAME_STATE = select(_games.c.kind, cast(_games.c.state, Text).label("state")).where(
+    _games.c.id == bindparam("game_id")
+)
 _GAMES_OF_PLAYER = (
     select(*GAME_REF)
     .join(_members, _members.c.game_id == _games.c.id)
@@ -990,7 +1001,8 @@ def game_by_id(session: Session, game_id: str) -> Row[Any] | None:
 
 
 def game_state_row(session: Session, game_id: str) -> Row[Any]:
-    """The game's ``kind`` and stored ``state``."""
+    """The game's ``kind`` and stored ``state``, as JSON text (``GameState.from_stored``
+    has pydantic parse it, as a step's locked read does)."""
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 

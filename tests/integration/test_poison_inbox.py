@@ -214,6 +214,20 @@ def test_waiting_lists_a_link_but_reading_never_follows_it(tmp_path) -> None:  #
     assert [type(item) for item in inbox.fetch(NOW)] == [tuple]
 
 
+def test_a_file_is_read_whole_and_moved_beside_one_of_the_same_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    inbox = DirectoryInbox(tmp_path / "in", max_bytes=200_000)
+    body = "bet gold 40\n" + "x" * 150_000  # more than one read of the file may return
+    (inbox.path / "m.json").write_text(message("m", body), encoding="utf-8")
+    (inbox.processed / "m.json").write_text("an earlier file of that name", encoding="utf-8")
+    (inbox.processed / "m.1.json").write_text("and another", encoding="utf-8")
+    [item] = inbox.fetch(NOW)
+    assert item.message.body == body
+    inbox.done(item.handle)
+    assert not (inbox.path / "m.json").exists()
+    assert (inbox.processed / "m.2.json").read_text(encoding="utf-8") == item.raw
+    assert (inbox.processed / "m.json").read_text(encoding="utf-8") == "an earlier file of that name"
+
+
 def test_a_message_sent_before_its_game_existed_is_refused_with_why(harness) -> None:  # type: ignore[no-untyped-def]
     setup_tally(harness)
     drop(harness, "old.json", message("o1", body="add 3", sent_at="0001-01-01T00:00:00Z"))

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dealer.clock import format_duration, format_relative, iso_exact, parse_time
+from dealer.clock import format_duration, format_relative, format_utc, iso_exact, parse_time
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 SECONDS = {"day": 86400, "days": 86400, "hour": 3600, "hours": 3600, "h": 3600,
@@ -132,3 +132,15 @@ def test_iso_exact_round_trips_to_the_microsecond(value: datetime) -> None:
 def test_iso_exact_writes_a_fraction_only_when_there_is_one() -> None:
     assert iso_exact(datetime(2026, 12, 1, 10, tzinfo=timezone.utc)) == "2026-12-01T10:00:00Z"
     assert iso_exact(datetime(2026, 12, 1, 10, 0, 0, 7, tzinfo=timezone.utc)) == "2026-12-01T10:00:00.000007Z"
+
+
+@given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31),
+                    timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-5))])))
+def test_format_utc_writes_what_strftime_writes(value: datetime) -> None:
+    # format_utc builds the text itself (strftime is slow); it must not differ from it.
+    try:
+        utc = value.astimezone(timezone.utc)
+    except OverflowError:
+        return
+    assert format_utc(value) == utc.strftime("%Y-%m-%d %H:%M UTC")
+    assert format_utc(datetime(2026, 12, 1, 9, 5, tzinfo=timezone.utc)) == "2026-12-01 09:05 UTC"

@@ -35,6 +35,8 @@ def test_filters() -> None:
     assert one_off("{{ h|short }}", h="ab" * 32) == "abababababab…"
     # Only a hex hash is shortened; anything else is printed whole, escaped.
     assert one_off("{{ h|short }}", h="not_a_hash") == "not\\_a\\_hash"
+    assert one_off("{{ h|short }}", h="ab" * 31 + "aG") == "ab" * 31 + "aG"
+    assert one_off("{{ h|short }}", h="Ab" * 32) == "Ab" * 32  # upper case: no hash of ours
 
 
 def test_no_template_prints_a_count_before_a_fixed_plural() -> None:

@@ -6,7 +6,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from dealer.text import clean_line, command_lines, escape_post, plural
+from dealer.text import _needs_escape, clean_line, command_lines, escape_post, plural
 
 MARKUP = set("\\`*_~|[]<>")
 
@@ -25,11 +25,33 @@ def test_escaped_text_mentions_nobody_and_carries_no_markup(text: str) -> None:
         assert not re.match(r"[#+\-=]|\d+\.", line), (text, out)
 
 
+_ANY_SPECIAL = re.compile(r"[\\`*_~|\[\]<>@]|^[#+\-=]|^\d+\.", re.MULTILINE)
+"""What escape_post tested in one search before it split the test in two."""
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab @#-+=1٣².\\`*_~|[]<>\n\r ")) | st.characters(), max_size=40))
+def test_text_with_nothing_to_escape_is_told_apart_as_by_one_search(text: str) -> None:
+    assert _needs_escape(text) == (_ANY_SPECIAL.search(text) is not None), text
+    assert (escape_post(text) != text) <= _needs_escape(text)
+
+
 def test_examples() -> None:
     assert escape_post("@everyone") == "@\u2060everyone"
     assert escape_post("**bold** [url=x]y[/url]") == "\\*\\*bold\\*\\* \\[url=x\\]y\\[/url\\]"
     assert escape_post("Thunder Hooves") == "Thunder Hooves"
     assert escape_post("- 1. T-1") == "\\- 1. T-1"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab \t\x07\x7f\u200b\u00e9\n")) | st.characters(), max_size=40))
+def test_a_line_is_cleaned_as_by_the_character_by_character_filter(text: str) -> None:
+    import unicodedata
+    slow = re.sub(r" {2,}", " ", "".join(
+        ch for ch in re.sub("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]", "",
+                            text.replace("\t", " "))
+        if unicodedata.category(ch)[0] != "C")).strip()
+    assert clean_line(text) == slow
 
 
 def test_cleaning_drops_invisible_and_control_characters() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 
@@ -71,6 +72,9 @@ def test_a_state_stored_by_an_older_version_loads() -> None:
     state = type(sh.state).from_stored(stored)
     assert state.settings.round_length == timedelta(hours=24)
     assert state.settings.preparation_length == timedelta(hours=1)
+    # A step reads the stored text and has pydantic parse it: the same state.
+    assert type(sh.state).from_stored(json.dumps(stored)) == state
+    assert type(sh.state).from_stored(sh.state.model_dump_json()) == sh.state
     with pytest.raises(ValidationError):
         type(sh.state).model_validate(stored)  # outside the store, a number is refused
 
