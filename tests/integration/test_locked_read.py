@@ -29,6 +29,39 @@ def _blocked(harness, pid: int) -> bool:  # type: ignore[no-untyped-def]
         ).scalar())
 
 
+def _bobs_step_after(harness, first) -> None:  # type: ignore[no-untyped-def]
+    """Run bob's step (a client seed for game t1) in a transaction of its own, wait until
+    its lock statement waits for ``first``'s lock on the game (its snapshot is taken),
+    then commit ``first`` and let bob's step finish."""
+    second_pid: list[int] = []
+    errors: list[BaseException] = []
+    started = threading.Event()
+
+    def second_step() -> None:
+        try:
+            with harness.dealer.sessions.begin() as session:
+                second_pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar())
+                started.set()
+                run_step(session, "t1", AT, ClientSeedAdded(player="bob", seed="bob: two"),
+                         origin="x:2", actor="bob")
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=second_step)
+    thread.start()
+    assert started.wait(timeout=30)
+    for _ in range(3000):
+        if _blocked(harness, second_pid[0]):
+            break
+        threading.Event().wait(0.01)
+    else:
+        pytest.fail("the second step never waited for the game's lock")
+    first.commit()
+    first.close()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and not errors
+
+
 def test_a_step_that_waited_for_its_game_sees_what_the_step_before_it_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no step waits for a row lock")
@@ -45,35 +78,7 @@ def test_a_step_that_waited_for_its_game_sees_what_the_step_before_it_wrote(harn
              actor="alice")
     # The first step also moves the game's deadline, as a later step of a real game may.
     first.execute(text("UPDATE deadlines SET due_at = due_at + interval '1 hour' WHERE game_id = 't1'"))
-    second_pid: list[int] = []
-    errors: list[BaseException] = []
-
-    def second_step() -> None:
-        try:
-            with harness.dealer.sessions.begin() as session:
-                second_pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar())
-                started.set()
-                run_step(session, "t1", AT, ClientSeedAdded(player="bob", seed="bob: two"),
-                         origin="x:2", actor="bob")
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-
-    started = threading.Event()
-    thread = threading.Thread(target=second_step)
-    thread.start()
-    assert started.wait(timeout=30)
-    # Wait until the second step's statement waits for the lock (its snapshot is taken),
-    # then let the first one commit.
-    for _ in range(3000):
-        if _blocked(harness, second_pid[0]):
-            break
-        threading.Event().wait(0.01)
-    else:
-        pytest.fail("the second step never waited for the game's lock")
-    first.commit()
-    first.close()
-    thread.join(timeout=30)
-    assert not thread.is_alive() and not errors
+    _bobs_step_after(harness, first)
     seeds = harness.admin(lambda s: s.scalars(select(Seed.client_seeds).where(Seed.game_id == "t1")).one())
     # Both seeds are kept: the second step read the epoch as the first one left it.
     assert seeds == ["alice: one", "bob: two"]
@@ -198,33 +203,7 @@ def test_a_step_that_waited_for_its_game_sees_the_balances_the_step_before_it_ch
     # The first transaction also pays bob 4 of alice's chips, holding the game's lock.
     first.execute(text("UPDATE holdings SET amount = amount - 4 WHERE account = 'player:alice'"))
     first.execute(text("UPDATE holdings SET amount = amount + 4 WHERE account = 'player:bob'"))
-    second_pid: list[int] = []
-    errors: list[BaseException] = []
-    started = threading.Event()
-
-    def second_step() -> None:
-        try:
-            with harness.dealer.sessions.begin() as session:
-                second_pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar())
-                started.set()
-                run_step(session, "t1", AT, ClientSeedAdded(player="bob", seed="bob: two"),
-                         origin="x:2", actor="bob")
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=second_step)
-    thread.start()
-    assert started.wait(timeout=30)
-    for _ in range(3000):
-        if _blocked(harness, second_pid[0]):
-            break
-        threading.Event().wait(0.01)
-    else:
-        pytest.fail("the second step never waited for the game's lock")
-    first.commit()
-    first.close()
-    thread.join(timeout=30)
-    assert not thread.is_alive() and not errors
+    _bobs_step_after(harness, first)
     # The second step's currencies, read with its row, are those the first one left.
     used, ledger, stored = seen[-1]
     assert used and ledger == stored == {("player:alice", "chips"): 6, ("player:bob", "chips"): 7}
