@@ -13,6 +13,7 @@ from sqlalchemy import event, select
 
 import board
 import tally
+from sqlcount import statements
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport
 from dealer.shell.steps import load_state
@@ -21,17 +22,6 @@ from dealer.store.models import Deadline, Event, Game, Holding
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 OPENED = T0 + timedelta(minutes=1)  # the duels open; they end an hour later
 END = OPENED + timedelta(hours=1)
-
-
-def statements(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def]
-    """Every statement sent on ``engine`` from now on: (its first words, executemany)."""
-    sent: list[tuple[str, bool]] = []
-
-    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        sent.append((" ".join(statement.split()[:3]), executemany))
-
-    event.listen(engine, "before_cursor_execute", seen)
-    return sent
 
 
 def deadlines(h, game_id: str) -> list[tuple[str, str, datetime]]:  # type: ignore[no-untyped-def]

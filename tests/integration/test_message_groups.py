@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from sqlalchemy import event, select
 
 import tally
+from sqlcount import statements
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport
 from dealer.store.models import Event, Inbound, Post
@@ -20,17 +21,6 @@ from dealer.views import game_view
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 AT = T0 + timedelta(minutes=30)  # a tally closes at T0 + 1 h
 STRANGER = "discord:80351110224678912"
-
-
-def statements(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def]
-    """Every statement sent on ``engine`` from now on: (its first words, executemany)."""
-    sent: list[tuple[str, bool]] = []
-
-    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        sent.append((" ".join(statement.split()[:3]), executemany))
-
-    event.listen(engine, "before_cursor_execute", seen)
-    return sent
 
 
 def keys(h) -> list[str]:  # type: ignore[no-untyped-def]
