@@ -848,9 +848,7 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
             claimed.append(locked[row.id])
     claimed.sort(key=lambda row: row.id)
     if posts[0].id in locked:
-        accounts: dict[str, dict[str, str]] = {}
-        for player, platform, account_id in locked[posts[0].id].accounts or ():
-            accounts.setdefault(player, {})[platform] = account_id
+        accounts = _by_player(locked[posts[0].id].accounts or ())
     else:
         # The claim's first post is another daemon's (or gone), and the accounts with it.
         accounts = accounts_of(connection, players) if claimed else {}
@@ -1280,10 +1278,16 @@ def player_of_sender(connection: Connection | Session, platform: str, account_id
 
 def accounts_of(connection: Connection | Session, players: Sequence[str]) -> dict[str, dict[str, str]]:
     """Each of ``players`` (keys) with its accounts, platform -> account id (one query)."""
+    if not players:
+        return {}
+    return _by_player(connection.execute(_ACCOUNTS_OF_PLAYERS, {"players": list(players)}))
+
+
+def _by_player(rows: Iterable[Sequence[Any]]) -> dict[str, dict[str, str]]:
+    """``(player, platform, account_id)`` rows as player -> platform -> account id."""
     found: dict[str, dict[str, str]] = {}
-    if players:
-        for row in connection.execute(_ACCOUNTS_OF_PLAYERS, {"players": list(players)}):
-            found.setdefault(row.player, {})[row.platform] = row.account_id
+    for player, platform, account_id in rows:
+        found.setdefault(player, {})[platform] = account_id
     return found
 
 
