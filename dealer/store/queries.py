@@ -713,6 +713,38 @@ DELIVERED = (
 """Mark a post sent, only if it is still pending (``post_id``, ``new_external_id``,
 ``new_delivered_at``): a post is delivered once, whoever sent it."""
 
+class _without_flush_wait(FunctionElement[bool]):
+    """A condition, true, that lets the transaction of the statement it is in commit
+    without waiting for its WAL to reach the disk, on Postgres: ``(SELECT
+    set_config('synchronous_commit', 'off', true)) IS NOT NULL``, ``SET LOCAL
+    synchronous_commit TO off`` in the statement's own round trip (an uncorrelated
+    subquery, run once as an init plan: see :class:`_step_lock`). The commit is then
+    visible at once but may be lost if the server crashes within a fraction of a second;
+    a later commit that waits for the flush (any other) makes it durable too, the WAL
+    being written in order. SQLite: a plain true (its WAL commits are not flushed
+    either, ``synchronous=NORMAL``)."""
+
+    type = Boolean()
+    inherit_cache = True
+    name = "without_flush_wait"
+
+
+@compiles(_without_flush_wait, "postgresql")
+def _without_flush_wait_postgres(element: _without_flush_wait, compiler: Any, **kw: Any) -> str:
+    return "(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL"
+
+
+@compiles(_without_flush_wait)
+def _without_flush_wait_other(element: _without_flush_wait, compiler: Any, **kw: Any) -> str:
+    return "1"
+
+
+DELIVERED_UNFLUSHED = DELIVERED.where(_without_flush_wait())
+""":data:`DELIVERED`, and the transaction's commit does not wait for the flush to disk:
+for the marks of posts whose transport drops a repeat (:func:`dealer.shell.delivery.deliver`
+says why that keeps every guarantee)."""
+
+
 POST_NOT_DELIVERED = (
     update(_posts)
     .where(_posts.c.id == bindparam("post_id"), _posts.c.status == "pending")

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
@@ -422,3 +422,55 @@ def test_which_transports_drop_a_repeat() -> None:
     assert not DiscoursePublisher("http://forum.example", "key", "dealer", client=object()).dedupes(post)
     assert not SmtpPublisher("127.0.0.1", 25, sender="dealer@example.org").dedupes(post)
     assert not StdoutPublisher().dedupes(post)
+
+
+# -- commits that need not wait for the disk (Postgres) -----------------------------------
+
+
+def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    """``synchronous_commit`` as each transaction on ``engine`` that wrote commits, from
+    now on: "on" waits for the flush to disk, "off" does not (one that wrote nothing has
+    nothing to flush)."""
+    seen: list[str] = []
+
+    def committing(connection):  # type: ignore[no-untyped-def]
+        setting, wrote = connection.connection.driver_connection.execute(
+            "SELECT current_setting('synchronous_commit'), txid_current_if_assigned() IS NOT NULL"
+        ).fetchone()
+        if wrote:
+            seen.append(setting)
+
+    event.listen(engine, "commit", committing)
+    return seen
+
+
+@pytest.mark.parametrize("dedupe, failing, commits", [
+    (True, {}, ["off"]),  # one batch; a loss re-sends both posts, which their platform drops
+    (False, {}, ["on", "on"]),  # each post committed alone after its send, durably
+    (True, {"table": None}, ["on"]),  # a refusal (it may have recorded parts) in the batch
+])
+def test_on_postgres_marks_of_posts_whose_platform_drops_a_repeat_commit_without_waiting_for_the_disk(  # type: ignore[no-untyped-def]
+    make_harness, database_url, dedupe, failing, commits
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's (SQLite's WAL commits are not flushed)")
+    h = make_harness()
+    h.dealer.publisher = DyingPublisher(dedupe=dedupe, failing=failing)
+    queue(h, ("pm", "alice"), ("table", None))
+    seen = commit_settings(h.dealer.engine)
+    h.run(T0)
+    assert seen == commits
+    assert statuses(h) == {"k0": "delivered", "k1": "pending" if failing else "delivered"}
+
+
+def test_on_postgres_a_message_is_applied_durably_and_its_reply_marked_without_waiting(  # type: ignore[no-untyped-def]
+    harness, database_url
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's")
+    seen = commit_settings(harness.dealer.engine)
+    harness.send("stranger", "hello", T0)
+    report = harness.run(T0 + timedelta(minutes=1))
+    assert report.messages == 1 and report.delivered == 1
+    # The message itself was stored in autocommit, at the server's setting ("on").
+    assert seen == ["on", "off"]  # its step (and reply) durably; the reply's mark not
