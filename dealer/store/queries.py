@@ -540,17 +540,30 @@ def overrides(session: Session) -> list[Override]:
 # -- inbound messages ----------------------------------------------------------------------
 
 
-def insert_message(dialect: str):  # type: ignore[no-untyped-def]
-    """INSERT a message unless its (source, external id) is stored; RETURNING its id."""
+def insert_message(dialect: str, flush: bool = True):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id.
+
+    Without ``flush``, on Postgres, a message inserted also sets ``synchronous_commit``
+    off for its transaction (``set_config`` returned with its row, run only for a row
+    inserted): its commit does not wait for the flush to disk (see
+    :class:`_without_flush_wait`; :func:`dealer.shell.ingest.ingest` says when that is
+    allowed)."""
     insert = postgres_insert if dialect == "postgresql" else sqlite_insert
+    returned = [_inbound.c.id]
+    if dialect == "postgresql" and not flush:
+        returned.append(func.set_config("synchronous_commit", "off", True))
     return (
         insert(_inbound)
         .on_conflict_do_nothing(index_elements=["source", "external_id"])
-        .returning(_inbound.c.id)
+        .returning(*returned)
     )
 
 
 INSERT_MESSAGE = _inbound.insert()
+
+FLUSH_COMMITTED = select(func.txid_current())
+"""Gives the transaction an id, so that its commit writes a record and waits for the flush
+to disk, which makes every transaction committed before it durable too (Postgres)."""
 
 CLAIM_MESSAGE = (
     select(

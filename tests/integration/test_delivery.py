@@ -11,13 +11,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.delivery import BACKOFF_CAP, NotParked, backoff, retry_posts
 from dealer.store.models import Post
+
+from sqlcount import commit_settings
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 
@@ -425,23 +427,6 @@ def test_which_transports_drop_a_repeat() -> None:
 
 
 # -- commits that need not wait for the disk (Postgres) -----------------------------------
-
-
-def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
-    """``synchronous_commit`` as each transaction on ``engine`` that wrote commits, from
-    now on: "on" waits for the flush to disk, "off" does not (one that wrote nothing has
-    nothing to flush)."""
-    seen: list[str] = []
-
-    def committing(connection):  # type: ignore[no-untyped-def]
-        setting, wrote = connection.connection.driver_connection.execute(
-            "SELECT current_setting('synchronous_commit'), txid_current_if_assigned() IS NOT NULL"
-        ).fetchone()
-        if wrote:
-            seen.append(setting)
-
-    event.listen(engine, "commit", committing)
-    return seen
 
 
 @pytest.mark.parametrize("dedupe, failing, commits", [
