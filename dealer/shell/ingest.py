@@ -2,8 +2,8 @@
 
 A pulling inbox (the directory inbox) is drained by :func:`ingest`: its messages are stored
 in batches, and each is acknowledged to the inbox only once it is committed (in a pass on
-Postgres, once a later commit has waited for the flush to disk: see :func:`ingest`). A push adapter
-(a webhook, a gateway connection) that already holds parsed messages calls
+Postgres, once a later commit has waited for the flush to disk: see :func:`ingest`). A push
+adapter (a webhook, a gateway connection) that already holds parsed messages calls
 :func:`store_messages` directly and learns which were new and which were duplicates. Either
 way a message is identified by its source and its own id: delivering it again is a no-op.
 Nothing here applies a message; the pass does (:mod:`dealer.shell.passes`).

@@ -726,6 +726,7 @@ DELIVERED = (
 """Mark a post sent, only if it is still pending (``post_id``, ``new_external_id``,
 ``new_delivered_at``): a post is delivered once, whoever sent it."""
 
+
 class _without_flush_wait(FunctionElement[bool]):
     """A condition, true, that lets the transaction of the statement it is in commit
     without waiting for its WAL to reach the disk, on Postgres: ``(SELECT

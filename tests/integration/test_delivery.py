@@ -429,23 +429,31 @@ def test_which_transports_drop_a_repeat() -> None:
 # -- commits that need not wait for the disk (Postgres) -----------------------------------
 
 
-@pytest.mark.parametrize("dedupe, failing, commits", [
-    (True, {}, ["off"]),  # one batch; a loss re-sends both posts, which their platform drops
-    (False, {}, ["on", "on"]),  # each post committed alone after its send, durably
-    (True, {"table": None}, ["on"]),  # a refusal (it may have recorded parts) in the batch
+@pytest.mark.parametrize("dedupe, failing, unrecorded, sent, commits", [
+    # One batch; a loss re-sends both posts, which their platform drops.
+    (True, {}, {}, ["k0", "k1"], ["off"]),
+    # Each post committed alone after its send, durably.
+    (False, {}, {}, ["k0", "k1"], ["on", "on"]),
+    # A refusal in the batch (it may have recorded parts of its post).
+    (True, {"table": None}, {}, ["k0"], ["on"]),
+    # A send of an earlier transaction, marked now (the process would not send it again).
+    (True, {}, {"k0": "x:1"}, ["k1"], ["on"]),
 ])
 def test_on_postgres_marks_of_posts_whose_platform_drops_a_repeat_commit_without_waiting_for_the_disk(  # type: ignore[no-untyped-def]
-    make_harness, database_url, dedupe, failing, commits
+    make_harness, database_url, dedupe, failing, unrecorded, sent, commits
 ) -> None:
     if not database_url.startswith("postgresql"):
         pytest.skip("synchronous_commit is Postgres's (SQLite's WAL commits are not flushed)")
     h = make_harness()
-    h.dealer.publisher = DyingPublisher(dedupe=dedupe, failing=failing)
+    publisher = DyingPublisher(dedupe=dedupe, failing=failing)
+    h.dealer.publisher = publisher
+    h.dealer.unrecorded_sends.update(unrecorded)
     queue(h, ("pm", "alice"), ("table", None))
     seen = commit_settings(h.dealer.engine)
     h.run(T0)
     assert seen == commits
     assert statuses(h) == {"k0": "delivered", "k1": "pending" if failing else "delivered"}
+    assert publisher.sent == sent
 
 
 def test_on_postgres_a_message_is_applied_durably_and_its_reply_marked_without_waiting(  # type: ignore[no-untyped-def]

@@ -161,9 +161,9 @@ def test_one_new_message_is_a_transaction_of_its_own_statement_on_postgres(harne
     assert rows == [("a1", "pending"), ("a1#2", "rejected")]
 
 
-def acknowledged_after(harness, monkeypatch) -> tuple[list[str], list[list[str]]]:  # type: ignore[no-untyped-def]
-    """The commits (:func:`commit_settings`) from now on, and for each message the inbox is
-    told is stored, the commits made before it was told."""
+def acknowledged_after(harness, monkeypatch) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """For each message the inbox is told is stored from now on, the commits
+    (:func:`commit_settings`) made before it was told."""
     seen = commit_settings(harness.dealer.engine)
     told: list[list[str]] = []
     inbox = harness.dealer.inbox
@@ -174,7 +174,7 @@ def acknowledged_after(harness, monkeypatch) -> tuple[list[str], list[list[str]]
         done(handle)
 
     monkeypatch.setattr(inbox, "done", acknowledged)
-    return seen, told
+    return told
 
 
 def test_on_postgres_a_message_is_acknowledged_once_a_commit_flushed_it(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -183,7 +183,7 @@ def test_on_postgres_a_message_is_acknowledged_once_a_commit_flushed_it(harness,
     if not database_url.startswith("postgresql"):
         pytest.skip("synchronous_commit is Postgres's (SQLite's WAL commits are not flushed)")
     setup_tally(harness)
-    seen, told = acknowledged_after(harness, monkeypatch)
+    told = acknowledged_after(harness, monkeypatch)
     harness.send("alice", "add 3", T0 + timedelta(minutes=1))
     assert harness.run(T0 + timedelta(minutes=2)).messages == 1
     assert told == [["on"]]  # after the step's commit, which waited for the flush
@@ -196,7 +196,7 @@ def test_on_postgres_a_message_left_pending_is_flushed_before_it_is_acknowledged
     if not database_url.startswith("postgresql"):
         pytest.skip("synchronous_commit is Postgres's")
     setup_tally(harness)
-    seen, told = acknowledged_after(harness, monkeypatch)
+    told = acknowledged_after(harness, monkeypatch)
     monkeypatch.setattr(passes, "process_due", lambda dealer, now, report: None)
     harness.send("alice", "add 3", T0 + timedelta(minutes=1))
     assert harness.run(T0 + timedelta(minutes=2)).messages == 0
