@@ -61,8 +61,9 @@ a send and the commit re-sends at most this many posts, each with its idempotenc
 post whose transport cannot drop a repeat (:meth:`Publisher.dedupes` False: a Discord
 webhook, Discourse, mail) ends its batch: it is committed alone, right after its send."""
 
-SENT, SENT_NOT_DEDUPED, REFUSED = "sent", "sent, not deduped", "refused"
-"""What :func:`_attempt` did with a post (a drop or a mark of an earlier send is ``SENT``)."""
+SENT, SENT_NOT_DEDUPED, REFUSED, MARKED = "sent", "sent, not deduped", "refused", "marked"
+"""What :func:`_attempt` did with a post (a drop is ``SENT``; ``MARKED``: a send this
+process made before, whose mark was lost with the connection, recorded now)."""
 
 BACKOFF_CAP = 3600.0
 """The longest wait, in seconds, between two attempts at a post (before any "retry after")."""
@@ -128,6 +129,7 @@ def deliver(
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
             sent: list[dict[str, Any]] = []
             cut = False  # the batch ends early: the rest of the claim is claimed again
+            flush = False  # the commit must wait for the flush to disk (see below)
             for row in rows:
                 where = (row.channel, row.recipient)
                 if where in held:
@@ -137,6 +139,7 @@ def deliver(
                 with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
                     outcome = _attempt(connection, publisher, row, report, retries, first_backoff,
                                        now, clock, sent, unrecorded, accounts)
+                flush |= outcome != SENT
                 if outcome == REFUSED:
                     held.add(where)
                 elif outcome == SENT_NOT_DEDUPED:
@@ -148,7 +151,16 @@ def deliver(
                 # One statement marks the batch's sent posts delivered, each only if still
                 # pending (the rows are this transaction's: it always is).
                 marks = [{k: v for k, v in mark.items() if k != "key"} for mark in sent]
-                done = connection.execute(Q.DELIVERED, marks).rowcount
+                # A batch whose every post went through a transport that drops a repeat
+                # (and nothing else happened in it) commits without waiting for the flush
+                # to disk (Postgres: `synchronous_commit` off for this transaction alone).
+                # A server crash may then lose its marks, and the next pass sends those
+                # posts again with the same keys, which their platforms drop: what a crash
+                # between the sends and the commit does anyway. A batch with a send the
+                # platform would show twice (or a send of an earlier transaction recorded
+                # now, or a refusal, which may have recorded parts) waits for the flush.
+                done = connection.execute(Q.DELIVERED if flush else Q.DELIVERED_UNFLUSHED,
+                                          marks).rowcount
                 report.delivered += done
                 for _ in range(done):
                     METRICS.post("delivered")
@@ -177,13 +189,14 @@ def _attempt(
     refusal or a drop at once, a send appended to ``sent`` (the caller marks the batch's
     sent posts delivered in one statement). Returns :data:`REFUSED` if the transport
     refused it (its destination's later posts wait), :data:`SENT_NOT_DEDUPED` for a send
-    its transport could not drop if repeated, else :data:`SENT`."""
+    its transport could not drop if repeated, :data:`MARKED` for a send made before and
+    recorded now, else :data:`SENT`."""
     if row.key in unrecorded:
         # Sent by this process already; only its mark was lost with the connection.
         log.info("post %s was sent before the store blinked: marked delivered, not re-sent",
                  row.key)
         sent.append(_mark(row, unrecorded[row.key], clock))
-        return SENT
+        return MARKED
     if row.stale_after is not None and row.stale_after <= now:
         why = f"stale: it had to go out before {format_utc(row.stale_after)}"
         connection.execute(Q.POST_DROPPED, {"post_id": row.id, "new_error": why})

@@ -1,8 +1,9 @@
 """Ingest: store inbound messages raw, exactly once, before anything reads them.
 
 A pulling inbox (the directory inbox) is drained by :func:`ingest`: its messages are stored
-in batches, and each is acknowledged to the inbox only once it is committed. A push adapter
-(a webhook, a gateway connection) that already holds parsed messages calls
+in batches, and each is acknowledged to the inbox only once it is committed (in a pass on
+Postgres, once a later commit has waited for the flush to disk: see :func:`ingest`). A push
+adapter (a webhook, a gateway connection) that already holds parsed messages calls
 :func:`store_messages` directly and learns which were new and which were duplicates. Either
 way a message is identified by its source and its own id: delivering it again is a no-op.
 Nothing here applies a message; the pass does (:mod:`dealer.shell.passes`).
@@ -102,12 +103,22 @@ def store_messages(
     return result
 
 
-def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) -> int:
+def ingest(
+    inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts,
+    unflushed: list[Any] | None = None,
+) -> int:
     """Store every message waiting in ``inbox``; return how many were new (in ``report``).
 
     An unreadable message, or one refused, is rejected to the inbox with why; a message is
     acknowledged (``done``) only once it is committed. No single message stops the loop:
     whatever its handling raises, it is set aside and the next is read.
+
+    With ``unflushed`` (a list; the pass's, on Postgres) the messages are committed
+    without waiting for the flush to disk and are not acknowledged here: their handles
+    are appended to ``unflushed``, for the caller to acknowledge (:func:`acknowledge`)
+    once a later commit has waited for the flush, which makes them durable too (the
+    server writes its log in order). Until then a server crash may lose them, and the
+    inbox, which still holds them, gives them again.
     """
     batch: list[Delivery] = []
     for item in inbox.fetch(now):
@@ -119,11 +130,20 @@ def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) ->
             continue
         batch.append(item)
         if len(batch) >= INGEST_BATCH:
-            _ingest_batch(inbox, engine, batch, now, report)
+            _ingest_batch(inbox, engine, batch, now, report, unflushed)
             batch = []
     if batch:
-        _ingest_batch(inbox, engine, batch, now, report)
+        _ingest_batch(inbox, engine, batch, now, report, unflushed)
     return report.ingested
+
+
+def acknowledge(inbox: Inbox, handle: Any) -> None:
+    """Tell ``inbox`` a message is stored (durably); should that fail, log it and go on
+    (the message is given again and found stored: a duplicate)."""
+    try:
+        inbox.done(handle)
+    except Exception:
+        log.exception("inbox message %s is stored but could not be acknowledged", handle)
 
 
 def _reject(inbox: Inbox, handle: Any, why: str) -> None:
@@ -135,9 +155,11 @@ def _reject(inbox: Inbox, handle: Any, why: str) -> None:
 
 
 def _ingest_batch(
-    inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts
+    inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts,
+    unflushed: list[Any] | None,
 ) -> None:
-    outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now)
+    outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now,
+                            flush=unflushed is None)
     fault("after-ingest-commit")
     for item, outcome in zip(batch, outcomes):
         if isinstance(outcome, Refused):
@@ -151,10 +173,11 @@ def _ingest_batch(
         else:
             report.duplicates += 1
             log.info("message %s from %s already stored; ignored", item.message.id, inbox.source)
-        try:
-            inbox.done(item.handle)
-        except Exception:  # stored: read again, it is a duplicate
-            log.exception("inbox message %s is stored but could not be acknowledged", item.handle)
+        if unflushed is None:
+            acknowledge(inbox, item.handle)
+        else:
+            # A duplicate too: the copy stored may be another daemon's, not yet flushed.
+            unflushed.append(item.handle)
 
 
 @dataclass(frozen=True)
@@ -176,10 +199,13 @@ def too_far_ahead(message: InboxMessage, now: datetime) -> str | None:
 
 
 def _store_batch(
-    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime
+    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
+    flush: bool = True,
 ) -> list[Kept | Refused]:
     """Insert a batch in one transaction: per message what became of it, or why it was
-    refused. A passing database error is raised (nothing is refused because of it)."""
+    refused. A passing database error is raised (nothing is refused because of it).
+    Without ``flush`` (Postgres), a transaction that stores a new message commits without
+    waiting for the flush to disk (:func:`ingest` says when that is allowed)."""
     checked: list[Refused | None] = []
     for message, _ in batch:
         why = too_far_ahead(message, now)
@@ -187,12 +213,12 @@ def _store_batch(
             log.warning("message %s from %s refused: %s", message.id, source, why)
         checked.append(Refused(why) if why else None)
     try:
-        kept = _store_new(engine, source, batch, checked, now)
+        kept = _store_new(engine, source, batch, checked, now, flush)
         if kept is not None:
             return kept
         with engine.begin() as connection:
             return [
-                refused or _insert(connection, source, message, raw, now)
+                refused or _insert(connection, source, message, raw, now, flush)
                 for (message, raw), refused in zip(batch, checked)
             ]
     except Exception as exc:
@@ -206,7 +232,7 @@ def _store_batch(
             continue
         try:
             with engine.begin() as connection:
-                outcomes.append(_insert(connection, source, message, raw, now))
+                outcomes.append(_insert(connection, source, message, raw, now, flush))
         except Exception as exc:
             if is_transient(exc):
                 raise
@@ -215,21 +241,21 @@ def _store_batch(
     return outcomes
 
 
-_INSERT_STATEMENTS: dict[str, Any] = {}
+_INSERT_STATEMENTS: dict[tuple[str, bool], Any] = {}
 
 
-def _insert_statement(connection: Connection) -> Any:
+def _insert_statement(connection: Connection, flush: bool) -> Any:
     """The dialect's insert of a message unless stored (:func:`Q.insert_message`), built once."""
-    dialect = connection.dialect.name
-    statement = _INSERT_STATEMENTS.get(dialect)
+    key = (connection.dialect.name, flush)
+    statement = _INSERT_STATEMENTS.get(key)
     if statement is None:
-        statement = _INSERT_STATEMENTS[dialect] = Q.insert_message(dialect)
+        statement = _INSERT_STATEMENTS[key] = Q.insert_message(*key)
     return statement
 
 
 def _store_new(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
-    checked: list[Refused | None], now: datetime,
+    checked: list[Refused | None], now: datetime, flush: bool,
 ) -> list[Kept | Refused] | None:
     """The common case of :func:`_store_batch`: every message of the batch is new, and all
     are inserted with one statement, in the batch's order (their ids follow it, as if each
@@ -245,30 +271,33 @@ def _store_new(
             for (message, raw), refused in zip(batch, checked) if refused is None]
     if len(rows) == 1 and engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            if not _insert_new(connection, rows[0]):
+            if not _insert_new(connection, rows[0], flush):
                 return None
         return [refused or "new" for refused in checked]
     if len(rows) < 2:
         return None
     with engine.connect() as connection:
         with connection.begin() as transaction:
-            stored = connection.execute(_insert_statement(connection), rows).all()
+            stored = connection.execute(_insert_statement(connection, flush), rows).all()
             if len(stored) < len(rows):
                 transaction.rollback()
                 return None
     return [refused or "new" for refused in checked]
 
 
-def _insert_new(connection: Connection, values: dict[str, Any]) -> bool:
+def _insert_new(connection: Connection, values: dict[str, Any], flush: bool = True) -> bool:
     """Insert one message (its :func:`_values`) unless its (source, id) is stored already;
     whether it was new."""
-    return connection.execute(_insert_statement(connection), values).first() is not None
+    return connection.execute(_insert_statement(connection, flush), values).first() is not None
 
 
-def _insert(connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime) -> Kept:
+def _insert(
+    connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
+    flush: bool = True,
+) -> Kept:
     """Insert one message unless its (source, id) is stored already."""
     values = _values(source, message, raw, now)
-    if _insert_new(connection, values):
+    if _insert_new(connection, values, flush):
         return "new"
     base = message.id[:CONFLICT_BASE]
     stored = Q.messages_sharing_id(connection, source, message.id, base)

@@ -540,17 +540,30 @@ def overrides(session: Session) -> list[Override]:
 # -- inbound messages ----------------------------------------------------------------------
 
 
-def insert_message(dialect: str):  # type: ignore[no-untyped-def]
-    """INSERT a message unless its (source, external id) is stored; RETURNING its id."""
+def insert_message(dialect: str, flush: bool = True):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id.
+
+    Without ``flush``, on Postgres, a message inserted also sets ``synchronous_commit``
+    off for its transaction (``set_config`` returned with its row, run only for a row
+    inserted): its commit does not wait for the flush to disk (see
+    :class:`_without_flush_wait`; :func:`dealer.shell.ingest.ingest` says when that is
+    allowed)."""
     insert = postgres_insert if dialect == "postgresql" else sqlite_insert
+    returned = [_inbound.c.id]
+    if dialect == "postgresql" and not flush:
+        returned.append(func.set_config("synchronous_commit", "off", True))
     return (
         insert(_inbound)
         .on_conflict_do_nothing(index_elements=["source", "external_id"])
-        .returning(_inbound.c.id)
+        .returning(*returned)
     )
 
 
 INSERT_MESSAGE = _inbound.insert()
+
+FLUSH_COMMITTED = select(func.txid_current())
+"""Gives the transaction an id, so that its commit writes a record and waits for the flush
+to disk, which makes every transaction committed before it durable too (Postgres)."""
 
 CLAIM_MESSAGE = (
     select(
@@ -712,6 +725,39 @@ DELIVERED = (
 )
 """Mark a post sent, only if it is still pending (``post_id``, ``new_external_id``,
 ``new_delivered_at``): a post is delivered once, whoever sent it."""
+
+
+class _without_flush_wait(FunctionElement[bool]):
+    """A condition, true, that lets the transaction of the statement it is in commit
+    without waiting for its WAL to reach the disk, on Postgres: ``(SELECT
+    set_config('synchronous_commit', 'off', true)) IS NOT NULL``, ``SET LOCAL
+    synchronous_commit TO off`` in the statement's own round trip (an uncorrelated
+    subquery, run once as an init plan: see :class:`_step_lock`). The commit is then
+    visible at once but may be lost if the server crashes within a fraction of a second;
+    a later commit that waits for the flush (any other) makes it durable too, the WAL
+    being written in order. SQLite: a plain true (its WAL commits are not flushed
+    either, ``synchronous=NORMAL``)."""
+
+    type = Boolean()
+    inherit_cache = True
+    name = "without_flush_wait"
+
+
+@compiles(_without_flush_wait, "postgresql")
+def _without_flush_wait_postgres(element: _without_flush_wait, compiler: Any, **kw: Any) -> str:
+    return "(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL"
+
+
+@compiles(_without_flush_wait)
+def _without_flush_wait_other(element: _without_flush_wait, compiler: Any, **kw: Any) -> str:
+    return "1"
+
+
+DELIVERED_UNFLUSHED = DELIVERED.where(_without_flush_wait())
+""":data:`DELIVERED`, and the transaction's commit does not wait for the flush to disk:
+for the marks of posts whose transport drops a repeat (:func:`dealer.shell.delivery.deliver`
+says why that keeps every guarantee)."""
+
 
 POST_NOT_DELIVERED = (
     update(_posts)

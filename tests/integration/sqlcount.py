@@ -1,4 +1,5 @@
-"""Counting the SQL statements a piece of work sends (the group tests of issue 13)."""
+"""Counting the SQL statements a piece of work sends (the group tests of issue 13), and how
+its transactions commit."""
 
 from __future__ import annotations
 
@@ -14,3 +15,20 @@ def statements(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def
 
     event.listen(engine, "before_cursor_execute", seen)
     return sent
+
+
+def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    """``synchronous_commit`` as each transaction on ``engine`` that wrote commits, from
+    now on (Postgres): "on" waits for the flush to disk, "off" does not (one that wrote
+    nothing has nothing to flush)."""
+    seen: list[str] = []
+
+    def committing(connection):  # type: ignore[no-untyped-def]
+        setting, wrote = connection.connection.driver_connection.execute(
+            "SELECT current_setting('synchronous_commit'), txid_current_if_assigned() IS NOT NULL"
+        ).fetchone()
+        if wrote:
+            seen.append(setting)
+
+    event.listen(engine, "commit", committing)
+    return seen

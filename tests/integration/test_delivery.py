@@ -19,6 +19,8 @@ from dealer.shell.admin import add_player, create_game
 from dealer.shell.delivery import BACKOFF_CAP, NotParked, backoff, retry_posts
 from dealer.store.models import Post
 
+from sqlcount import commit_settings
+
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 
 
@@ -422,3 +424,46 @@ def test_which_transports_drop_a_repeat() -> None:
     assert not DiscoursePublisher("http://forum.example", "key", "dealer", client=object()).dedupes(post)
     assert not SmtpPublisher("127.0.0.1", 25, sender="dealer@example.org").dedupes(post)
     assert not StdoutPublisher().dedupes(post)
+
+
+# -- commits that need not wait for the disk (Postgres) -----------------------------------
+
+
+@pytest.mark.parametrize("dedupe, failing, unrecorded, sent, commits", [
+    # One batch; a loss re-sends both posts, which their platform drops.
+    (True, {}, {}, ["k0", "k1"], ["off"]),
+    # Each post committed alone after its send, durably.
+    (False, {}, {}, ["k0", "k1"], ["on", "on"]),
+    # A refusal in the batch (it may have recorded parts of its post).
+    (True, {"table": None}, {}, ["k0"], ["on"]),
+    # A send of an earlier transaction, marked now (the process would not send it again).
+    (True, {}, {"k0": "x:1"}, ["k1"], ["on"]),
+])
+def test_on_postgres_marks_of_posts_whose_platform_drops_a_repeat_commit_without_waiting_for_the_disk(  # type: ignore[no-untyped-def]
+    make_harness, database_url, dedupe, failing, unrecorded, sent, commits
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's (SQLite's WAL commits are not flushed)")
+    h = make_harness()
+    publisher = DyingPublisher(dedupe=dedupe, failing=failing)
+    h.dealer.publisher = publisher
+    h.dealer.unrecorded_sends.update(unrecorded)
+    queue(h, ("pm", "alice"), ("table", None))
+    seen = commit_settings(h.dealer.engine)
+    h.run(T0)
+    assert seen == commits
+    assert statuses(h) == {"k0": "delivered", "k1": "pending" if failing else "delivered"}
+    assert publisher.sent == sent
+
+
+def test_on_postgres_a_message_is_applied_durably_and_its_reply_marked_without_waiting(  # type: ignore[no-untyped-def]
+    harness, database_url
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's")
+    seen = commit_settings(harness.dealer.engine)
+    harness.send("stranger", "hello", T0)
+    report = harness.run(T0 + timedelta(minutes=1))
+    assert report.messages == 1 and report.delivered == 1
+    # The message itself was stored in autocommit, at the server's setting ("on").
+    assert seen == ["on", "off"]  # its step (and reply) durably; the reply's mark not

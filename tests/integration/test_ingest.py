@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from sqlalchemy import select
 
+from sqlcount import commit_settings
 from dealer.inbox.base import InboxMessage
+from dealer.shell import passes
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.ingest import INGEST_BATCH, store_messages
 from dealer.store.models import Inbound
@@ -156,3 +159,47 @@ def test_one_new_message_is_a_transaction_of_its_own_statement_on_postgres(harne
         assert autocommit == [False, False, False, False]
     rows = harness.admin(lambda s: [(r.external_id, r.status) for r in s.scalars(select(Inbound).order_by(Inbound.id))])
     assert rows == [("a1", "pending"), ("a1#2", "rejected")]
+
+
+def acknowledged_after(harness, monkeypatch) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """For each message the inbox is told is stored from now on, the commits
+    (:func:`commit_settings`) made before it was told."""
+    seen = commit_settings(harness.dealer.engine)
+    told: list[list[str]] = []
+    inbox = harness.dealer.inbox
+    done = inbox.done
+
+    def acknowledged(handle):  # type: ignore[no-untyped-def]
+        told.append(list(seen))
+        done(handle)
+
+    monkeypatch.setattr(inbox, "done", acknowledged)
+    return told
+
+
+def test_on_postgres_a_message_is_acknowledged_once_a_commit_flushed_it(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The pass stores a message without waiting for the flush to disk and tells its inbox
+    only after a later commit waited for it: here the message's own step."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's (SQLite's WAL commits are not flushed)")
+    setup_tally(harness)
+    told = acknowledged_after(harness, monkeypatch)
+    harness.send("alice", "add 3", T0 + timedelta(minutes=1))
+    assert harness.run(T0 + timedelta(minutes=2)).messages == 1
+    assert told == [["on"]]  # after the step's commit, which waited for the flush
+    assert list(harness.inbox_dir.glob("*.json")) == []
+
+
+def test_on_postgres_a_message_left_pending_is_flushed_before_it_is_acknowledged(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No step ran in the pass (its game held, another daemon's, the daemon stopping): a
+    commit is made for the message before its inbox is told it is stored."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's")
+    setup_tally(harness)
+    told = acknowledged_after(harness, monkeypatch)
+    monkeypatch.setattr(passes, "process_due", lambda dealer, now, report: None)
+    harness.send("alice", "add 3", T0 + timedelta(minutes=1))
+    assert harness.run(T0 + timedelta(minutes=2)).messages == 0
+    assert told == [["on"]]
+    rows = harness.admin(lambda s: [(r.external_id, r.status) for r in s.scalars(select(Inbound))])
+    assert [status for _, status in rows] == ["pending"]
