@@ -131,7 +131,7 @@ class DirectoryInbox(Inbox):
         """Move the file to ``rejected/`` and write the reason beside it."""
         target = _move(handle, self.rejected)
         if target is not None:
-            target.with_name(target.name + ".why").write_text(why + "\n", encoding="utf-8")
+            Path(target + ".why").write_text(why + "\n", encoding="utf-8")
 
 
 def _read_no_follow(file: Path, limit: int) -> bytes:
@@ -154,8 +154,11 @@ def _read_no_follow(file: Path, limit: int) -> bytes:
         os.close(descriptor)
 
 
-def _move(file: Path, folder: Path) -> Path | None:
-    # os.path on strings: pathlib's joins and checks cost more than the rename itself.
+def _move(file: Path, folder: Path) -> str | None:
+    """Move ``file`` into ``folder`` under a name not taken there; where it went, or None
+    if it was gone (taken by another daemon meanwhile)."""
+    # os.path on strings, and the target returned as one (no Path for each message
+    # stored): pathlib's joins, checks and objects cost more than the rename itself.
     target = os.path.join(folder, file.name)
     counter = 1
     while os.path.exists(target):
@@ -165,4 +168,4 @@ def _move(file: Path, folder: Path) -> Path | None:
         os.replace(file, target)
     except FileNotFoundError:
         return None
-    return Path(target)
+    return target

@@ -813,7 +813,8 @@ is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts
 ``[player, platform, account_id]`` each, or None for none)."""
 
 CLAIM_WINDOW = 200
-"""Pending posts read per page while looking for posts to claim (:func:`claim_posts`)."""
+"""Pending posts read per page, after the first, while looking for posts to claim
+(:func:`claim_posts`)."""
 
 
 @dataclass
@@ -834,8 +835,8 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     their players.
 
     A post may be sent only when every earlier post of its destination is delivered (or
-    dropped): the pending posts are read in publication order, a page of
-    :data:`CLAIM_WINDOW` at a time, and each destination contributes its posts from the
+    dropped): the pending posts are read in publication order, a page (see below) at
+    a time, and each destination contributes its posts from the
     first one on, until one waits for its backoff (that one and the rest of its
     destination wait). A destination with a parked post sends nothing: the page leaves
     its posts out. The chosen posts are then locked (``FOR UPDATE SKIP LOCKED`` on
@@ -847,6 +848,13 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     the accounts are read on their own: a claim of one page is two statements on either
     store (the page, then the lock or the accounts).
 
+    The first page holds one post more than ``limit``: when no destination waits (the
+    usual case) the claim reads only the posts it takes and the one that says whether
+    another claim would find any; the pages after it hold :data:`CLAIM_WINDOW` posts.
+    On SQLite a page's rows are whole posts, each column converted as it is read (the
+    times, the mentions' JSON): a first page of :data:`CLAIM_WINDOW` converted four
+    times the posts a batch takes.
+
     Reading pages of plain rows replaces a per-post "no earlier post pending" probe,
     which on Postgres cost a probe of every pending post per claim, and lets one
     transaction (one commit) deliver the posts of many destinations.
@@ -855,9 +863,10 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     blocked: set[tuple[str, str | None]] = set()
     chosen: dict[tuple[str, str | None], list[Row[Any]]] = {}
     count, after, complete = 0, 0, True
+    size = limit + 1
     while count < limit:
         page = connection.execute(_WINDOW_ROWS if sqlite else _WINDOW,
-                                  {"after": after, "n": CLAIM_WINDOW}).all()
+                                  {"after": after, "n": size}).all()
         for row in page:
             where = (row.channel, row.recipient)
             if where in blocked:
@@ -870,9 +879,9 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
                 break
             chosen.setdefault(where, []).append(row)
             count += 1
-        if len(page) < CLAIM_WINDOW or not complete:
+        if len(page) < size or not complete:
             break
-        after = page[-1].id
+        after, size = page[-1].id, CLAIM_WINDOW
         if count == limit:
             complete = False  # the limit fell at the end of a full page: more may follow
     if not chosen:

@@ -226,6 +226,25 @@ def test_on_postgres_a_claim_whose_first_post_is_held_reads_the_accounts_on_thei
         other.close()
 
 
+def test_a_claim_with_no_post_waiting_reads_one_post_more_than_it_takes(harness) -> None:  # type: ignore[no-untyped-def]
+    # Its first page is the batch and the post that says another claim would find one, not
+    # a page of CLAIM_WINDOW posts (each converted as it is read, on SQLite).
+    queue(harness, *[("table", None)] * 10)
+    pages: list[int] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if " LIMIT " in statement:
+            pages.append(context.compiled_parameters[0]["n"])
+
+    event.listen(harness.dealer.engine, "before_cursor_execute", seen)
+    with harness.dealer.engine.begin() as connection:
+        claim = Q.claim_posts(connection, T0, 3)
+        assert [r.key for r in claim.posts] == ["k0", "k1", "k2"] and not claim.complete
+        claim = Q.claim_posts(connection, T0, 10)
+        assert len(claim.posts) == 10 and claim.complete
+    assert pages == [4, 11]
+
+
 def test_a_claim_reads_past_a_page_of_waiting_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Two pages of posts waiting for their backoff come first; the claim still finds the
     # sendable posts behind them, and stops at its limit.

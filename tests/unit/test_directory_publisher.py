@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from dealer.clock import iso
 from dealer.publish import directory
 from dealer.publish.base import OutgoingPost
 from dealer.publish.directory import DirectoryPublisher
@@ -58,3 +59,25 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: py
     with pytest.raises(DeliveryFailed, match="No space left on device"):
         DirectoryPublisher(tmp_path).send(POST)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_post_file_is_the_json_of_its_fields_with_an_indent_of_two(tmp_path: Path) -> None:
+    """The file is built without json.dumps (its indent takes the pure-Python encoder): it
+    stays, character for character, what json.dumps(..., ensure_ascii=False, indent=2) wrote."""
+    odd = 'a "quote", a \\ and \n\t\x01\x1f\x7f, é 日本 😀 \u2028 </script>'
+    posts = [
+        POST,
+        OutgoingPost(123456789012, odd, odd, None, None, odd, odd, odd * 3,
+                     datetime(2026, 12, 1, 12, 30, 5, 678, tzinfo=timezone(timedelta(hours=2)))),
+        OutgoingPost(1, "", "", "", "", "", "", "", datetime(2026, 1, 1)),
+    ]
+    publisher = DirectoryPublisher(tmp_path)
+    for post in posts:
+        fields = {"id": post.id, "key": post.key, "channel": post.channel, "recipient": post.recipient,
+                  "game": post.game, "kind": post.kind, "subject": post.subject, "body": post.body,
+                  "created_at": iso(post.created_at)}
+        written = (tmp_path / publisher.send(post)).read_bytes()
+        assert written == (json.dumps(fields, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "000000000001-20260101T000000.json", "000000000007-20261201T100000.json",
+        "123456789012-20261201T123005.json"]  # the post's own time, as strftime wrote it
