@@ -783,6 +783,13 @@ _LOCK_POSTS = (
 is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
 ``[player, platform, account_id]`` each, or None for none)."""
 
+PagePost = _row_type("PagePost", _WINDOW_ROWS)
+"""A pending post of a page (SQLite: the posts :func:`claim_posts` takes)."""
+_PagePostShort = _row_type("PagePostShort", _WINDOW)
+"""Postgres: a pending post of a page, the columns the choice reads (:data:`_WINDOW`)."""
+LockedPost = _row_type("LockedPost", _LOCK_POSTS)
+"""A post :func:`claim_posts` took on Postgres (:data:`_LOCK_POSTS`)."""
+
 CLAIM_WINDOW = 200
 """Pending posts read per page while looking for posts to claim (:func:`claim_posts`)."""
 
@@ -794,7 +801,7 @@ class Claim:
     queued or a backoff ends), and the platform accounts of every player they are
     addressed to or mention (``accounts``: player key -> platform -> account id)."""
 
-    posts: list[Row[Any]]
+    posts: list[PagePost] | list[LockedPost]
     complete: bool
     accounts: dict[str, dict[str, str]] = field(default_factory=dict)
 
@@ -824,11 +831,11 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     """
     sqlite = connection.dialect.name == "sqlite"
     blocked: set[tuple[str, str | None]] = set()
-    chosen: dict[tuple[str, str | None], list[Row[Any]]] = {}
+    chosen: dict[tuple[str, str | None], list[Any]] = {}
+    window, page_row = (_WINDOW_ROWS, PagePost._make) if sqlite else (_WINDOW, _PagePostShort._make)
     count, after, complete = 0, 0, True
     while count < limit:
-        page = connection.execute(_WINDOW_ROWS if sqlite else _WINDOW,
-                                  {"after": after, "n": CLAIM_WINDOW}).all()
+        page = list(map(page_row, connection.execute(window, {"after": after, "n": CLAIM_WINDOW})))
         for row in page:
             where = (row.channel, row.recipient)
             if where in blocked:
@@ -854,8 +861,8 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     if sqlite:
         # The pages' rows are the posts as they are (the write lock is this transaction's).
         return Claim(posts, complete, accounts_of(connection, players))
-    locked = {row.id: row for row in connection.execute(_LOCK_POSTS, {
-        "ids": [row.id for row in posts], "first": posts[0].id, "players": players})}
+    locked = {row.id: row for row in map(LockedPost._make, connection.execute(_LOCK_POSTS, {
+        "ids": [row.id for row in posts], "first": posts[0].id, "players": players}))}
     claimed = []
     for rows in chosen.values():
         for row in rows:
