@@ -498,6 +498,9 @@ already excludes every other writer): ``(id, name, due_at, game_id, error, kind)
 the kind of the deadline's game (what its step input depends on) read in the same
 statement; the game's row is locked by its step."""
 
+LockedDeadline = _row_type("LockedDeadline", _LOCK_DEADLINES)
+"""A row of :data:`LOCK_DEADLINES` or :data:`LOCK_DEADLINE`."""
+
 LOCK_DEADLINE = _LOCK_DEADLINES.where(step_lock_shared())
 """:data:`LOCK_DEADLINES` for a group of one deadline, a single step: it shares the step
 lock (:class:`step_lock_shared`)."""
@@ -591,6 +594,10 @@ CLAIM_MESSAGES = (
 lock is taken alone (:class:`step_lock_alone`: the group's steps lock several games):
 one statement for a group (:func:`dealer.shell.passes.process_messages`)."""
 
+ClaimedMessage = _row_type("ClaimedMessage", CLAIM_MESSAGE)
+"""A row of :data:`CLAIM_MESSAGE` or :data:`CLAIM_MESSAGES` (the message's handling reads
+its fields again and again)."""
+
 RECORD_OUTCOME = (
     update(_inbound)
     .where(_inbound.c.id == bindparam("inbound_id"))
@@ -652,14 +659,14 @@ def due_now(
     rows = connection.execute(_DUE, {
         "now": now, "messages": messages + len(skipped_messages),
         "deadlines": deadlines + len(skipped_deadlines),
-    }).all()
+    })
     due = Due([], [])
-    for row in rows:
-        if row.what == "message":
-            if row.id not in skipped_messages:
-                due.messages.append((row.id, row.due))
-        elif row.id not in skipped_deadlines:
-            due.deadlines.append((row.id, row.due, row.game_id))
+    for what, row_id, due_at, game_id in rows:
+        if what == "message":
+            if row_id not in skipped_messages:
+                due.messages.append((row_id, due_at))
+        elif row_id not in skipped_deadlines:
+            due.deadlines.append((row_id, due_at, game_id))
     due.messages = due.messages[:messages]
     due.deadlines = due.deadlines[:deadlines]
     return due
@@ -1042,13 +1049,18 @@ def _players_with_games(count: int) -> Select[Any]:
     )
 
 
-def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[Row[Any]]]:
+PlayerGame = _row_type("PlayerGame", _players_with_games(1))
+"""A row of :func:`players_with_games` (routing reads its game's fields again and again)."""
+
+
+def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[PlayerGame]]:
     """Each player of ``keys`` that exists, by key: its rows (``key``, ``name``) with each
     unfinished game it takes part in (the game's routing columns, as
     :func:`player_games`), one row per game; one row whose ``id`` is None, alone, for
     none. One statement for them all."""
-    found: dict[str, list[Row[Any]]] = {}
-    for row in session.execute(_players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)}):
+    found: dict[str, list[PlayerGame]] = {}
+    for row in map(PlayerGame._make, session.execute(
+            _players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)})):
         found.setdefault(row.key, []).append(row)
     return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
