@@ -842,8 +842,8 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     window, page_row = (_WINDOW_ROWS, PagePost._make) if sqlite else (_WINDOW, _PagePostShort._make)
     count, after, complete = 0, 0, True
     while count < limit:
-        page = list(map(page_row, connection.execute(window, {"after": after, "n": CLAIM_WINDOW})))
-        for row in page:
+        page = connection.execute(window, {"after": after, "n": CLAIM_WINDOW}).all()
+        for row in map(page_row, page):  # only the rows looked at (a claim may stop early)
             where = (row.channel, row.recipient)
             if where in blocked:
                 continue
