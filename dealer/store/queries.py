@@ -205,8 +205,9 @@ statement is run again (:func:`dealer.shell.steps.lock_game`), now without waiti
 
 It runs as a lambda statement: SQLAlchemy finds its compiled form by the lambda's code,
 not by hashing the statement's whole structure on every execution, as it does for a
-plain statement (a nested tuple of hundreds of elements here: about 15 µs a step). The
-lambda names the statement as a global, which SQLAlchemy leaves out of the key."""
+plain statement (a nested tuple of hundreds of elements here: about 50,000 instructions
+a step). The lambda names the statement as a global, which SQLAlchemy leaves out of the
+key."""
 
 LockedGame = _row_type("LockedGame", _LOCK_GAME)
 """A row of :data:`LOCK_GAME` (:func:`dealer.shell.steps.lock_game` reads dozens of its
