@@ -352,8 +352,9 @@ def process_messages(
         with dealer.sessions.begin() as session:
             # The claim takes the step lock alone first (Q.step_lock_alone), in the same
             # round trip.
-            claimed = {row.id: row for row in map(Q.ClaimedMessage._make, session.connection().execute(
-                Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]}))}
+            rows = session.connection().execute(
+                Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})
+            claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
             # The senders and their unfinished games, for routing: one statement for the
             # group, kept while no step changes whose games they are (a join, a game over).
             read_senders(session, [row.sender for row in claimed.values()])
