@@ -50,9 +50,15 @@ from dealer.text import (
 
 log = logging.getLogger(__name__)
 
-GameRef = Row[Any]
+GameRef = Row[Any] | queries.PlayerGame
 """A game as routing found it: a row with ``id``, ``kind``, ``status``, ``channel``,
 ``parent_id`` and ``created_at``."""
+
+PlayerRef = Row[Any] | queries.PlayerGame
+"""A player as routing found it: a row with ``key`` and ``name``."""
+
+InboundRef = Inbound | queries.ClaimedMessage
+"""A stored message being handled."""
 
 
 _GAME_LINE = re.compile(r"^game\s+(\S+)$", re.IGNORECASE)
@@ -147,7 +153,7 @@ class _Senders:
 
     version: int
     """:func:`~dealer.shell.steps.games_version` when ``games`` were read."""
-    players: dict[str, Row[Any] | None] = field(default_factory=dict)
+    players: dict[str, PlayerRef | None] = field(default_factory=dict)
     """By sender as stored: the player (``key``, ``name``), or None for no player."""
     games: dict[str, list[GameRef]] = field(default_factory=dict)
     """By player name: the unfinished games the player takes part in."""
@@ -184,7 +190,7 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
             senders.games[rows[0].name] = [row for row in rows if row.id is not None]
 
 
-def _find_sender(session: Session, name: str) -> Row[Any] | None:
+def _find_sender(session: Session, name: str) -> PlayerRef | None:
     """:func:`find_player`, reading the player's unfinished games in the same statement
     (nearly every message needs them to be routed), unless read already
     (:func:`read_senders`)."""
@@ -197,7 +203,7 @@ def _find_sender(session: Session, name: str) -> Row[Any] | None:
     return senders.players[name]
 
 
-def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outcome, origin: str) -> None:
+def _unknown_sender(session: Session, inbound: InboundRef, outcome: Outcome, origin: str) -> None:
     """Refuse the message of a sender who is no player, and say how to be added: once for
     an unlinked platform account (its first message), every time for a named sender."""
     outcome.status = "rejected"
@@ -223,7 +229,7 @@ def _unknown_sender(session: Session, inbound: Inbound | Row[Any], outcome: Outc
     _flush(session, outcome, inbound, origin, inbound.sender)
 
 
-def process_inbound(session: Session, inbound: Inbound | Row[Any]) -> Outcome:
+def process_inbound(session: Session, inbound: InboundRef) -> Outcome:
     """Apply a stored message (an ``inbound`` row); the caller records the outcome and
     commits."""
     outcome = Outcome(now=inbound.sent_at)
@@ -339,7 +345,7 @@ _SHELL_WORDS = frozenset({"help", "commands", "game", "seed"})
 
 
 def _flush(
-    session: Session, outcome: Outcome, inbound: Inbound | Row[Any], origin: str, recipient: str
+    session: Session, outcome: Outcome, inbound: InboundRef, origin: str, recipient: str
 ) -> None:
     """Queue the message's one reply (nothing when there is nothing to tell the sender)."""
     told = [s for s in outcome.sections if s.verdict != "routed"]
@@ -431,7 +437,7 @@ class _Answer:
 
 
 def _no_command(
-    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], lines: list[str],
+    session: Session, inbound: InboundRef, sender: PlayerRef, lines: list[str],
     outcome: Outcome, game: GameRef | None,
 ) -> None:
     """A PM none of whose lines is a command: one error, with the commands valid now."""
@@ -458,7 +464,7 @@ def player_games(session: Session, name: str) -> list[Row[Any]]:
 
 
 def _route(
-    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], chosen: str | None
+    session: Session, inbound: InboundRef, sender: PlayerRef, chosen: str | None
 ) -> tuple[GameRef | None, str | None]:
     """The game a line is for, or ``(None, why)``."""
     if chosen:
@@ -506,7 +512,7 @@ def _route(
 
 
 def _match_route(
-    session: Session, sender: Row[Any], line: str, route: tuple[GameRef | None, str | None],
+    session: Session, sender: PlayerRef, line: str, route: tuple[GameRef | None, str | None],
     public: bool,
 ) -> tuple[GameRef | None, str | None]:
     """A match's command sent where its parent game is reached (the Hall's channel, or a PM
@@ -543,8 +549,8 @@ def _match_route(
 
 def _run_line(
     session: Session,
-    inbound: Inbound | Row[Any],
-    sender: Row[Any],
+    inbound: InboundRef,
+    sender: PlayerRef,
     line: str,
     route: tuple[GameRef | None, str | None],
     public: bool,
@@ -601,7 +607,7 @@ def _run_line(
     return "applied"
 
 
-def _before_game(session: Session, game: GameRef, inbound: Inbound | Row[Any]) -> str | None:
+def _before_game(session: Session, game: GameRef, inbound: InboundRef) -> str | None:
     """Why a message sent before its game began is refused (else None); a game begins when
     it is created, or at the start it was given if that is earlier.
 
@@ -630,7 +636,7 @@ def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
 
 def _refused(
     session: Session,
-    rules: Rules, game: GameRef, sender: Row[Any], line: str, exc: Rejected, outcome: Outcome
+    rules: Rules, game: GameRef, sender: PlayerRef, line: str, exc: Rejected, outcome: Outcome
 ) -> str:
     allowed = exc.allowed
     if not allowed:
@@ -641,7 +647,7 @@ def _refused(
     return "rejected"
 
 
-def _help_context(session: Session, sender: Row[Any], game: GameRef | None) -> dict[str, Any]:
+def _help_context(session: Session, sender: PlayerRef, game: GameRef | None) -> dict[str, Any]:
     """What ``common/help.txt`` shows: the game's commands valid now and the sender's games."""
     context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": [], "family": []}
     mine = player_games(session, sender.name)
@@ -660,7 +666,7 @@ def _help_context(session: Session, sender: Row[Any], game: GameRef | None) -> d
 
 
 def _answer_help(
-    session: Session, sender: Row[Any], game: GameRef | None, line: str, outcome: Outcome
+    session: Session, sender: PlayerRef, game: GameRef | None, line: str, outcome: Outcome
 ) -> None:
     """Add the commands valid now to the reply."""
     text = outcome.render("common/help.txt", **_help_context(session, sender, game))
@@ -672,7 +678,7 @@ def _answer_help(
 def _add_client_seed(
     session: Session,
     game: GameRef,
-    sender: Row[Any],
+    sender: PlayerRef,
     text: str,
     line: str,
     sent_at: datetime,
@@ -699,8 +705,8 @@ def _overrides(rules: Rules, hook: str) -> bool:
 
 def _offer_message(
     session: Session,
-    inbound: Inbound | Row[Any],
-    sender: Row[Any],
+    inbound: InboundRef,
+    sender: PlayerRef,
     lines: list[str],
     game: GameRef | None,
     origin: str,
@@ -745,8 +751,8 @@ def _offer_message(
 
 def _offer_shared(
     session: Session,
-    inbound: Inbound | Row[Any],
-    sender: Row[Any],
+    inbound: InboundRef,
+    sender: PlayerRef,
     lines: list[str],
     route: tuple[GameRef | None, str | None],
     origin: str,
@@ -804,7 +810,7 @@ _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reacti
 
 
 def _inbound_event(
-    inbound: Inbound | Row[Any], sender: str, target_ref: str | None = None
+    inbound: InboundRef, sender: str, target_ref: str | None = None
 ) -> EditSent | DeletionSent | ReactionSent:
     """The step input of a stored edit, deletion or reaction (the rules get it as a typed
     :class:`~dealer.games.base.Edit`, :class:`~dealer.games.base.Deletion` or
@@ -819,7 +825,7 @@ def _inbound_event(
                         target_ref=target_ref, **common)
 
 
-def _describe_event(inbound: Inbound | Row[Any]) -> str:
+def _describe_event(inbound: InboundRef) -> str:
     """How the reply quotes an edit, a deletion or a reaction."""
     if inbound.kind == "reaction":
         verb = "took back" if inbound.removed else "reacted"
@@ -828,7 +834,7 @@ def _describe_event(inbound: Inbound | Row[Any]) -> str:
 
 
 def _process_event(
-    session: Session, inbound: Inbound | Row[Any], sender: Row[Any], outcome: Outcome, origin: str
+    session: Session, inbound: InboundRef, sender: PlayerRef, outcome: Outcome, origin: str
 ) -> None:
     """An edit, a deletion or a reaction: hand it to the game of the message it targets (a
     player's message: the game it was applied to; one of dealer's posts: the game that

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
-from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from dealer.clock import utcnow
@@ -376,8 +375,9 @@ def process_messages(
         with dealer.sessions.begin() as session:
             # The claim takes the step lock alone first (Q.step_lock_alone), in the same
             # round trip.
-            claimed = {row.id: row for row in session.connection().execute(
-                Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})}
+            rows = session.connection().execute(
+                Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})
+            claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
             # The senders and their unfinished games, for routing: one statement for the
             # group, kept while no step changes whose games they are (a join, a game over).
             read_senders(session, [row.sender for row in claimed.values()])
@@ -453,9 +453,10 @@ def process_message(dealer: Dealer, inbound_id: int, report: PassReport | None =
     try:
         with dealer.sessions.begin() as session:
             # The claim shares the step lock first (Q.step_lock_shared).
-            inbound = session.execute(Q.CLAIM_MESSAGE, {"id": inbound_id}).first()
-            if inbound is None:
+            row = session.execute(Q.CLAIM_MESSAGE, {"id": inbound_id}).first()
+            if row is None:
                 return None
+            inbound = Q.ClaimedMessage._make(row)
             outcome = process_inbound(session, inbound)
             _record(dealer, session, inbound_id, outcome)
         METRICS.message(outcome.status)
@@ -594,7 +595,8 @@ def _fire_group(
     with dealer.sessions.begin() as session:
         # The lock takes the step lock first: alone for several games, shared for one.
         lock = Q.LOCK_DEADLINES if len(group) > 1 else Q.LOCK_DEADLINE
-        locked = {row.id: row for row in session.connection().execute(lock, {"ids": ids})}
+        locked = {row.id: row for row in map(
+            Q.LockedDeadline._make, session.connection().execute(lock, {"ids": ids}))}
         # Without savepoints every step stands or falls with the group: their append-only
         # rows are inserted together at the end (steps.staging); if that insert fails, the
         # group is fired again with a savepoint per deadline, as if a step had failed.
@@ -634,7 +636,7 @@ def _fire_group(
     return missed, fired, crashes, held
 
 
-def _fire(dealer: Dealer, session: Session, row: Row[Any]) -> datetime | None:
+def _fire(dealer: Dealer, session: Session, row: Q.LockedDeadline) -> datetime | None:
     """Mark one locked deadline (a row of ``Q.LOCK_DEADLINES``) fired and run its step;
     return when it fired, or None if it no longer stands as it was locked."""
     fired_at = dealer.clock()

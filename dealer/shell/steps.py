@@ -219,13 +219,13 @@ class StepResult:
     deadlines_changed: bool
 
 
-def load_state(game: Game | Row[Any]) -> tuple[Rules, GameState]:
+def load_state(game: Game | Row[Any] | Q.LockedGame) -> tuple[Rules, GameState]:
     """The ruleset of ``game`` (a Game or a games row) and its state, parsed."""
     rules = rules_for(game.kind)
     return rules, rules.State.from_stored(game.state)
 
 
-def _state_or_none(game: Game | Row[Any]) -> tuple[Rules, GameState | None]:
+def _state_or_none(game: Game | Q.LockedGame) -> tuple[Rules, GameState | None]:
     """Like :func:`load_state`, but a game being created has no state yet (``{}``, or its
     text: :data:`Q.LOCK_GAME` reads the state as text)."""
     if not game.state or game.state == "{}":
@@ -291,7 +291,7 @@ class SeedRow:
     revealed: bool
 
 
-def current_seed(game: Row[Any]) -> SeedRow:
+def current_seed(game: Q.LockedGame) -> SeedRow:
     """The game's newest epoch (its fair source's seed), read with its locked row
     (:data:`dealer.store.queries.LOCK_GAME`)."""
     if game.epoch is None:
@@ -324,15 +324,15 @@ class PendingDeadline:
     error: str | None = None  # why its step last crashed
 
 
-def lock_game(connection: Connection, game_id: str) -> Row[Any]:
+def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
     """The game's row, locked, with what a step reads beside it (:data:`Q.LOCK_GAME`).
 
     If the statement waited for another transaction's lock on the row (Postgres), it read
     the epoch, the pause and the pending deadlines as they stood before that transaction
     committed: it is run again, now that the row is this transaction's (no wait)."""
-    game = connection.execute(Q.LOCK_GAME, {"id": game_id}).one()
+    game = Q.LockedGame._make(connection.execute(Q.LOCK_GAME, {"id": game_id}).one())
     if game.seen_seq != game.next_event_seq:
-        game = connection.execute(Q.LOCK_GAME, {"id": game_id}).one()
+        game = Q.LockedGame._make(connection.execute(Q.LOCK_GAME, {"id": game_id}).one())
     return game
 
 
@@ -556,7 +556,7 @@ def open_game(
 
 def commit_effects(
     session: Session,
-    game: Row[Any],
+    game: Q.LockedGame,
     records: StepRecords,
     now: datetime,
     origin: str,
@@ -687,7 +687,7 @@ def append_events(
 
 def write_deadlines(
     session: Executor,
-    game: Row[Any],
+    game: Q.LockedGame,
     changes: list[DeadlineChange],
     pending: dict[str, PendingDeadline],
     *,
@@ -716,7 +716,7 @@ def write_deadlines(
 
 
 def write_fair_source(
-    session: Executor, game: Row[Any], fair: FairChanges, now: datetime,
+    session: Executor, game: Q.LockedGame, fair: FairChanges, now: datetime,
     *, staged: StagedRows | None = None,
 ) -> None:
     """Persist the fair source: its draws, counter and client seeds, rotations and reveals."""
