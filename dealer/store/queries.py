@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import (
     Row, Select, String, Text, Update, and_, any_, bindparam, case, cast, delete, exists, func,
-    lambda_stmt, literal_column, null, or_, select, text, union_all, update,
+    lambda_stmt, literal_column, null, or_, select, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
