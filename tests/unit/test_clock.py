@@ -95,7 +95,7 @@ def test_duration_precision_and_refusals() -> None:
         format_duration(value, smallest="week")
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.integers(min_value=0, max_value=400 * 86400))
 def test_an_exact_duration_reads_back_to_itself(seconds: int) -> None:
     text = format_duration(timedelta(seconds=seconds))
@@ -104,7 +104,7 @@ def test_an_exact_duration_reads_back_to_itself(seconds: int) -> None:
         assert not re.search(r"\b0 ", text)  # never a 0 part
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.integers(min_value=-400 * 86400, max_value=400 * 86400),
        st.integers(min_value=0, max_value=3 * 86400))
 def test_relative_times_are_truthful_and_monotone(seconds: int, more: int) -> None:

@@ -25,7 +25,7 @@ class Untouchable:
 header_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=80)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(body=st.binary(max_size=300), stamp=header_text, delivery=header_text, forged=header_text)
 def test_the_inbox_refuses_what_is_not_signed_with_its_secret(body: bytes, stamp: str, delivery: str, forged: str) -> None:
     door = WebhookInbox(Untouchable(), "the-secret", clock=lambda: NOW)  # type: ignore[arg-type]
@@ -38,7 +38,7 @@ def test_the_inbox_refuses_what_is_not_signed_with_its_secret(body: bytes, stamp
     assert door.receive(headers, body).status == 401
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(body=st.binary(max_size=300), forged=header_text, event=header_text)
 def test_discourse_deliveries_not_signed_with_its_secret_are_refused(body: bytes, forged: str, event: str) -> None:
     hooks = DiscourseHooks(Untouchable(), "the-secret", {}, "dealer_bot", clock=lambda: NOW)  # type: ignore[arg-type]
