@@ -393,11 +393,34 @@ def games_of_player(session: Session, name: str) -> list[str]:
 
 # -- steps of several daemons --------------------------------------------------------------
 
+class _postgres_first(FunctionElement[bool]):
+    """A condition, true, that runs ``call`` on Postgres once, before the statement it is
+    in reads any row: ``(SELECT <call>) IS NOT NULL``, an uncorrelated subquery, which the
+    planner runs once as an init plan, and a condition on no row, which it makes a
+    one-time filter above the scan (the executor evaluates it before it reads, or locks,
+    the first row). What the call does then costs no round trip of its own. Elsewhere a
+    plain true (SQLite: ``1``)."""
+
+    type = Boolean()
+    inherit_cache = True
+    call = ""
+
+
+@compiles(_postgres_first, "postgresql")
+def _postgres_first_postgres(element: _postgres_first, compiler: Any, **kw: Any) -> str:
+    return f"(SELECT {element.call}) IS NOT NULL"
+
+
+@compiles(_postgres_first)
+def _postgres_first_other(element: _postgres_first, compiler: Any, **kw: Any) -> str:
+    return "1"  # a true boolean without native booleans: SQLite's WHERE reads "1 = 1"
+
+
 STEP_LOCK_KEY = 0x6465616C
 """The Postgres advisory lock that orders steps of several daemons (see :class:`_step_lock`)."""
 
 
-class _step_lock(FunctionElement[bool]):
+class _step_lock(_postgres_first):
     """A condition, true, that takes the step lock on Postgres before the statement it is
     in locks any row: a statement that claims work for steps (messages, deadlines) carries
     it, so the lock costs no round trip of its own: :class:`step_lock_alone` for a
@@ -413,11 +436,9 @@ class _step_lock(FunctionElement[bool]):
     a daemon's group waits only while another daemon's transaction runs. SQLite needs
     nothing: one writer at a time (``BEGIN IMMEDIATE``); the condition is a plain true.
 
-    On Postgres it is ``(SELECT pg_advisory_xact_lock(KEY)) IS NOT NULL``: an uncorrelated
-    subquery, which the planner runs once as an init plan, and a condition on no row,
-    which it makes a one-time filter above the scan: the executor evaluates it (waiting
-    for the lock) before it reads the first row, so before the statement's ``FOR UPDATE``
-    locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
+    On Postgres it is ``(SELECT pg_advisory_xact_lock(KEY)) IS NOT NULL``
+    (:class:`_postgres_first`): the executor evaluates it (waiting for the lock) before it
+    reads the first row, so before the statement's ``FOR UPDATE`` locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
     before that wait: what it reads of a row it locks is the row as the transaction it
     waited for left it (``FOR UPDATE`` reads the newest version and checks its conditions
     again, ``status = 'pending'`` among them: a message that transaction applied is not
@@ -427,9 +448,7 @@ class _step_lock(FunctionElement[bool]):
     statements of the transaction see it all.
     """
 
-    type = Boolean()
     inherit_cache = True
-    function = ""
 
 
 class step_lock_alone(_step_lock):
@@ -437,7 +456,7 @@ class step_lock_alone(_step_lock):
 
     name = "step_lock_alone"
     inherit_cache = True
-    function = "pg_advisory_xact_lock"
+    call = f"pg_advisory_xact_lock({STEP_LOCK_KEY})"
 
 
 class step_lock_shared(_step_lock):
@@ -445,17 +464,7 @@ class step_lock_shared(_step_lock):
 
     name = "step_lock_shared"
     inherit_cache = True
-    function = "pg_advisory_xact_lock_shared"
-
-
-@compiles(_step_lock, "postgresql")
-def _step_lock_postgres(element: _step_lock, compiler: Any, **kw: Any) -> str:
-    return f"(SELECT {element.function}({STEP_LOCK_KEY})) IS NOT NULL"
-
-
-@compiles(_step_lock)
-def _step_lock_other(element: _step_lock, compiler: Any, **kw: Any) -> str:
-    return "1"  # a true boolean without native booleans: SQLite's WHERE reads "1 = 1"
+    call = f"pg_advisory_xact_lock_shared({STEP_LOCK_KEY})"
 
 
 # -- deadlines -----------------------------------------------------------------------------
@@ -758,30 +767,18 @@ DELIVERED = (
 ``new_delivered_at``): a post is delivered once, whoever sent it."""
 
 
-class _without_flush_wait(FunctionElement[bool]):
+class _without_flush_wait(_postgres_first):
     """A condition, true, that lets the transaction of the statement it is in commit
-    without waiting for its WAL to reach the disk, on Postgres: ``(SELECT
-    set_config('synchronous_commit', 'off', true)) IS NOT NULL``, ``SET LOCAL
-    synchronous_commit TO off`` in the statement's own round trip (an uncorrelated
-    subquery, run once as an init plan: see :class:`_step_lock`). The commit is then
-    visible at once but may be lost if the server crashes within a fraction of a second;
-    a later commit that waits for the flush (any other) makes it durable too, the WAL
-    being written in order. SQLite: a plain true (its WAL commits are not flushed
-    either, ``synchronous=NORMAL``)."""
+    without waiting for its WAL to reach the disk, on Postgres: ``SET LOCAL
+    synchronous_commit TO off`` in the statement's own round trip (:class:`_postgres_first`).
+    The commit is then visible at once but may be lost if the server crashes within a
+    fraction of a second; a later commit that waits for the flush (any other) makes it
+    durable too, the WAL being written in order. SQLite: a plain true (its WAL commits are
+    not flushed either, ``synchronous=NORMAL``)."""
 
-    type = Boolean()
-    inherit_cache = True
     name = "without_flush_wait"
-
-
-@compiles(_without_flush_wait, "postgresql")
-def _without_flush_wait_postgres(element: _without_flush_wait, compiler: Any, **kw: Any) -> str:
-    return "(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL"
-
-
-@compiles(_without_flush_wait)
-def _without_flush_wait_other(element: _without_flush_wait, compiler: Any, **kw: Any) -> str:
-    return "1"
+    inherit_cache = True
+    call = "set_config('synchronous_commit', 'off', true)"
 
 
 DELIVERED_UNFLUSHED = DELIVERED.where(_without_flush_wait())
