@@ -285,7 +285,7 @@ def _store_new(
     return [refused or "new" for refused in checked]
 
 
-def _insert_new(connection: Connection, values: dict[str, Any], flush: bool = True) -> bool:
+def _insert_new(connection: Connection, values: dict[str, Any], flush: bool) -> bool:
     """Insert one message (its :func:`_values`) unless its (source, id) is stored already;
     whether it was new."""
     return connection.execute(_insert_statement(connection, flush), values).first() is not None
@@ -293,7 +293,7 @@ def _insert_new(connection: Connection, values: dict[str, Any], flush: bool = Tr
 
 def _insert(
     connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
-    flush: bool = True,
+    flush: bool,
 ) -> Kept:
     """Insert one message unless its (source, id) is stored already."""
     values = _values(source, message, raw, now)

@@ -576,7 +576,7 @@ def overrides(session: Session) -> list[Override]:
 # -- inbound messages ----------------------------------------------------------------------
 
 
-def insert_message(dialect: str, flush: bool = True):  # type: ignore[no-untyped-def]
+def insert_message(dialect: str, flush: bool):  # type: ignore[no-untyped-def]
     """INSERT a message unless its (source, external id) is stored; RETURNING its id.
 
     Without ``flush``, on Postgres, a message inserted also sets ``synchronous_commit``
