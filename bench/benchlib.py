@@ -404,6 +404,27 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def median(values: list[float]) -> float:
+    """The middle value of the runs (of an even number, the upper of the middle two: use
+    an odd ``--repeat``), which the targets are judged on."""
+    return sorted(values)[len(values) // 2]
+
+
+def spread(label: str, values: list[float], unit: str, digits: int = 2) -> str:
+    """``label: min .., median .. (each run in order)``: a figure over ``--repeat`` runs."""
+    ordered = sorted(values)
+    each = ", ".join(f"{v:.{digits}f}" for v in values)
+    return (f"{label + ':':17} min {ordered[0]:.{digits}f}{unit}, median {median(values):.{digits}f}{unit}"
+            f"  ({each})")
+
+
+def repeat_argument(parser: argparse.ArgumentParser) -> None:
+    """``--repeat N``: independent runs (a fresh store each), min and median printed."""
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="independent runs, each on a fresh store; min and median printed, "
+                        "the target judged on the median (default 3)")
+
+
 def stage_line(stages: dict[str, float]) -> str:
     return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in stages.items())
 
@@ -425,5 +446,6 @@ def step(label: str) -> Iterator[None]:
 
 __all__ = [
     "Bench", "DAY", "Deadline", "Inbound", "Post", "SqlCounter", "Store", "T0", "TimedPass",
-    "common_arguments", "machine_line", "stage_line", "step", "timed_pass", "verdict",
+    "common_arguments", "machine_line", "median", "repeat_argument", "spread", "stage_line",
+    "step", "timed_pass", "verdict",
 ]

@@ -43,6 +43,9 @@ from benchlib import (  # noqa: E402
     common_arguments,
     prepare_line,
     machine_line,
+    median,
+    repeat_argument,
+    spread,
     stage_line,
     step,
     timed_pass,
@@ -73,8 +76,7 @@ BETS = [
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=TARGET_GAMES, help="games (default 1000)")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="independent runs (set-up, timed pass, baseline); min and median printed")
+    repeat_argument(parser)
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip the baseline (bench/baseline.py) run beside each timed pass")
     common_arguments(parser)
@@ -84,17 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     print("=== summary ===")
     print(f"runs:             {len(runs)} of {args.games} games on {runs[0][4]}")
     for label, index in (("dealer pass", 1), ("dealer firing", 2), ("baseline", 3)):
-        values = sorted(run[index] for run in runs if run[index] is not None)
+        values = [run[index] for run in runs if run[index] is not None]
         if values:
-            print(f"{label + ':':17} min {values[0]:.2f} s, median {values[len(values) // 2]:.2f} s  "
-                  f"({', '.join(f'{v:.2f}' for v in (run[index] for run in runs))})")
+            print(spread(label, values, " s"))
     if not args.no_baseline:
-        ratios = sorted(run[1] / run[3] for run in runs)
-        firing = sorted(run[2] / run[3] for run in runs)
-        print(f"ratio pass/baseline:   min {ratios[0]:.1f}x, median {ratios[len(ratios) // 2]:.1f}x "
+        ratios = [run[1] / run[3] for run in runs]
+        firing = [run[2] / run[3] for run in runs]
+        print(f"ratio pass/baseline:   min {min(ratios):.1f}x, median {median(ratios):.1f}x "
               f"(target <= {TARGET_RATIO:.0f}x)")
-        print(f"ratio firing/baseline: min {firing[0]:.1f}x, median {firing[len(firing) // 2]:.1f}x")
-        ok = ok and ratios[len(ratios) // 2] <= TARGET_RATIO
+        print(f"ratio firing/baseline: min {min(firing):.1f}x, median {median(firing):.1f}x")
+        ok = ok and median(ratios) <= TARGET_RATIO
     print(f"result:           {verdict(ok)}")
     return 0 if ok else 1
 
