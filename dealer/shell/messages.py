@@ -39,7 +39,8 @@ from dealer.history import (
 from dealer.records import NotTaken
 from dealer.render import render, render_post
 from dealer.shell.steps import (
-    games_version, load_state, queue_posts, run_step, staged_rows, write_kept_steps, write_staged,
+    games_version, kept_game, load_state, queue_posts, run_step, staged_rows, write_kept_steps,
+    write_staged,
 )
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
@@ -630,6 +631,9 @@ def _before_game(session: Session, game: GameRef, inbound: InboundRef) -> str | 
 
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
+    kept = kept_game(session, game.id)  # as a step of the group left it
+    if kept is not None:
+        return load_state(kept)
     write_kept_steps(session, game.id)  # a step of the group may have kept its new state
     return load_state(queries.game_state_row(session, game.id))
 

@@ -385,8 +385,9 @@ def process_messages(
             # ledger entries, draws, posts and replies, in order), the messages' outcomes
             # and the steps' own writes (the games' new states and deadline rows) are
             # written together before its commit (steps.staging), each kept row of a game
-            # before anything reads that game again.
-            with staging(session, steps=True):
+            # before anything reads that game again. A game a step of the group locked is
+            # not read again by the next step of it (steps.KeptGame).
+            with staging(session, steps=True, reuse=True):
                 for reached, (message_id, _) in enumerate(messages):
                     logs.bind(message_id=message_id, game_id=None)
                     inbound = claimed.get(message_id)
