@@ -39,7 +39,7 @@ from dealer.history import (
 from dealer.records import NotTaken
 from dealer.render import render, render_post
 from dealer.shell.steps import (
-    games_version, kept_game, load_state, queue_posts, run_step, staged_rows, write_kept_steps,
+    games_version, keep_games, kept_game, load_state, queue_posts, run_step, staged_rows, write_kept_steps,
     write_staged,
 )
 from dealer.store import queries
@@ -189,6 +189,13 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
         senders.players[name] = rows[0] if rows else None
         if rows:
             senders.games[rows[0].name] = [row for row in rows if row.id is not None]
+
+
+def keep_senders_games(session: Session) -> None:
+    """Lock and read, in one statement, the unfinished games of the senders routing read
+    in the current group of messages (:func:`~dealer.shell.steps.keep_games`): nearly
+    every step of the group goes to one of them."""
+    keep_games(session, [game.id for games in _senders(session).games.values() for game in games])
 
 
 def _find_sender(session: Session, name: str) -> PlayerRef | None:

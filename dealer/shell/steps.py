@@ -452,6 +452,39 @@ def _locked_game(session: Session, conn: Connection, game_id: str, firing: int |
     return read
 
 
+def keep_games(session: Session, game_ids: Iterable[str]) -> None:
+    """Lock and read games ``game_ids`` in one statement, for the steps of the current
+    group of messages (:class:`KeptGame`), those it kept already aside: a group reads
+    the games of its senders at once (its messages' steps mostly go to them).
+
+    As :func:`lock_game`: where the statement waited for another transaction's lock on a
+    row (Postgres), what it read beside the rows predates that transaction, and it is run
+    again, now without waiting."""
+    staged = session.info.get(_STAGED)
+    kept = staged.kept if staged is not None else None
+    if kept is None:
+        return
+    wanted = sorted(set(game_ids) - kept.keys())
+    if not wanted:
+        return
+    _read_games(session, wanted)
+    conn = session.connection()
+    params = {f"g{i}": game_id for i, game_id in enumerate(wanted)}
+    rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
+    if any(row.seen_seq != row.next_event_seq for row in rows):
+        rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
+    for row in rows:
+        kept[row.id] = KeptGame.read(row)
+
+
+def _read_games(session: Session, game_ids: list[str]) -> None:
+    """Before games ``game_ids`` are read (:func:`keep_games`): write the group's kept step
+    rows if some concern them."""
+    staged = session.info.get(_STAGED)
+    if staged is not None and not staged.games.keys().isdisjoint(game_ids):
+        staged.write(session.connection(), own=True)
+
+
 def kept_game(session: Session, game_id: str) -> Q.LockedGame | None:
     """Game ``game_id``'s row as a step of the current group of messages left it (its
     ``kind`` and ``state`` as text among the rest), or None if no step of it kept one."""

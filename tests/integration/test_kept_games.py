@@ -6,12 +6,14 @@ difference; the outcomes are asserted besides. On a real store."""
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, text
 
 import board as board_rules
+from dealer.history import ClientSeedAdded
 from dealer.shell import steps
 from dealer.shell.admin import add_player, create_game
 from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Seed
@@ -203,3 +205,66 @@ def test_a_step_that_sets_a_deadline_has_its_game_read_again(harness, monkeypatc
     reviews = harness.admin(lambda s: [(d.status, d.due_at) for d in s.scalars(
         select(Deadline).where(Deadline.game_id == "b1").order_by(Deadline.id))])
     assert reviews == [("pending", AT + timedelta(seconds=1, days=1))]
+
+
+def test_a_game_read_with_the_groups_senders_follows_what_another_game_moved_before_its_step(harness) -> None:  # type: ignore[no-untyped-def]
+    # The board and its duel are read when the group begins; bob's concession (a step of
+    # the duel) pays alice the pool in the board's scope before the board's first step of
+    # the group (told of the duel's end), which reads her balance as it then stands.
+    board(harness)
+    harness.send("alice", "duel bob", AT, channel="#board")
+    harness.run(AT + timedelta(seconds=1))
+    reads = locked_reads(harness)
+    harness.send("bob", "game b1-duel-1\nconcede", AT + timedelta(seconds=2))
+    harness.send("alice", "duel bob", AT + timedelta(seconds=3), channel="#board")
+    harness.dealer.ingest(AT + timedelta(seconds=4))
+    committed = commits(harness)
+    harness.dealer.process_due(AT + timedelta(seconds=4))
+    assert len(committed) == 1
+    assert outcomes(harness)[-2:] == [("applied", "b1-duel-1"), ("applied", "b1")]
+    assert chips(harness, "b1/player:alice") == board_rules.START_CHIPS - 2 + 4 + board_rules.BONUS - 2
+    assert reads[0] == "b1" and reads[1] == "b1-duel-1"  # one statement for both, in id order
+
+
+def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
+    board(harness)
+    first = harness.dealer.sessions()
+    first.begin()
+    # Another transaction holds the board's row lock, adds a client seed and moves chips.
+    steps.run_step(first, "b1", AT, ClientSeedAdded(player="alice", seed="alice: one"),
+                   origin="x:1", actor="alice")
+    first.execute(text("UPDATE holdings SET amount = amount + 7 WHERE account = 'b1/player:bob'"))
+    kept: list[steps.KeptGame] = []
+    errors: list[BaseException] = []
+    started = threading.Event()
+    pid: list[int] = []
+
+    def group() -> None:
+        try:
+            with harness.dealer.sessions.begin() as session, steps.staging(session, steps=True, reuse=True):
+                pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar())
+                started.set()
+                steps.keep_games(session, ["b1"])
+                kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=group)
+    thread.start()
+    assert started.wait(timeout=30)
+    for _ in range(3000):
+        with harness.dealer.engine.connect() as connection:
+            if connection.execute(text("SELECT count(*) FROM pg_locks WHERE pid = :pid AND NOT granted"),
+                                  {"pid": pid[0]}).scalar():
+                break
+        threading.Event().wait(0.01)
+    else:
+        pytest.fail("the read never waited for the board's lock")
+    first.commit()
+    first.close()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and not errors
+    assert kept[0].row.client_seeds == ["alice: one"]
+    assert kept[0].balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
