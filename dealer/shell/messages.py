@@ -39,8 +39,8 @@ from dealer.history import (
 from dealer.records import NotTaken
 from dealer.render import render, render_post
 from dealer.shell.steps import (
-    games_version, keep_games, kept_game, load_state, queue_posts, run_step, staged_rows, write_kept_steps,
-    write_staged,
+    games_version, keep_games, kept_game, load_state, queue_posts, run_step, staged_rows,
+    write_kept_steps, write_staged,
 )
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player

@@ -97,7 +97,6 @@ class StagedRows:
             del self.rows[statement]
         self.games.clear()
 
-
     def keep_step(self, game: Q.LockedGame, records: StepRecords, players: list[str],
                   moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:
         """Follow in what the group keeps (:class:`KeptGame`) what a step of game
