@@ -39,7 +39,8 @@ from dealer.history import (
 from dealer.records import NotTaken
 from dealer.render import render, render_post
 from dealer.shell.steps import (
-    games_version, load_state, queue_posts, run_step, staged_rows, write_kept_steps, write_staged,
+    games_version, keep_games, kept_game, load_state, queue_posts, run_step, staged_rows,
+    write_kept_steps, write_staged,
 )
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
@@ -188,6 +189,13 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
         senders.players[name] = rows[0] if rows else None
         if rows:
             senders.games[rows[0].name] = [row for row in rows if row.id is not None]
+
+
+def keep_senders_games(session: Session) -> None:
+    """Lock and read, in one statement, the unfinished games of the senders routing read
+    in the current group of messages (:func:`~dealer.shell.steps.keep_games`): nearly
+    every step of the group goes to one of them."""
+    keep_games(session, [game.id for games in _senders(session).games.values() for game in games])
 
 
 def _find_sender(session: Session, name: str) -> PlayerRef | None:
@@ -630,6 +638,9 @@ def _before_game(session: Session, game: GameRef, inbound: InboundRef) -> str | 
 
 def _current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
+    kept = kept_game(session, game.id)  # as a step of the group left it
+    if kept is not None:
+        return load_state(kept)
     write_kept_steps(session, game.id)  # a step of the group may have kept its new state
     return load_state(queries.game_state_row(session, game.id))
 

@@ -46,7 +46,7 @@ from dealer.settings import Settings
 from dealer.shell import delivery, discourse, ingest, mailing, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
-from dealer.shell.messages import Outcome, process_inbound, read_senders
+from dealer.shell.messages import Outcome, keep_senders_games, process_inbound, read_senders
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
 from dealer.shell.steps import (
     GameHeld, run_step, stage_step_write, staged_rows, staging, write_kept_steps,
@@ -385,8 +385,10 @@ def process_messages(
             # ledger entries, draws, posts and replies, in order), the messages' outcomes
             # and the steps' own writes (the games' new states and deadline rows) are
             # written together before its commit (steps.staging), each kept row of a game
-            # before anything reads that game again.
-            with staging(session, steps=True):
+            # before anything reads that game again. A game a step of the group locked is
+            # not read again by the next step of it (steps.KeptGame).
+            with staging(session, steps=True, reuse=True):
+                keep_senders_games(session)  # their games, locked and read at once
                 for reached, (message_id, _) in enumerate(messages):
                     logs.bind(message_id=message_id, game_id=None)
                     inbound = claimed.get(message_id)

@@ -65,9 +65,12 @@ class StagedRows:
     steps before it left it, and so does any other read of a game's row or deadlines
     during the group (:func:`write_kept_steps`: routing reads a game's status or state)."""
 
-    def __init__(self, *, steps: bool = False) -> None:
+    def __init__(self, *, steps: bool = False, reuse: bool = False) -> None:
         self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
         self.steps = steps
+        self.kept: dict[str, KeptGame] | None = {} if reuse else None
+        """With ``reuse`` (a group of messages): each game a step of the group locked, as
+        the group's steps left it (:class:`KeptGame`)."""
         self.games: dict[str, int | None] = {}
         """The games with rows kept (``steps``): the id of the deadline whose fired mark
         alone is kept for the game, or None once anything else of it is."""
@@ -94,6 +97,36 @@ class StagedRows:
             del self.rows[statement]
         self.games.clear()
 
+    def keep_step(self, game: Q.LockedGame, records: StepRecords, players: list[str],
+                  moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:
+        """Follow in what the group keeps (:class:`KeptGame`) what a step of game
+        ``game.id`` (read as ``game``, with ``players``) just wrote: the balances it
+        ``moved``, in every kept game that read them, and its game's new row ``values``
+        (:func:`commit_effects`); or drop its game where it changed what is not followed."""
+        kept = self.kept
+        assert kept is not None
+        for key, delta in moved.items():
+            if key[1] in Q.CURRENCIES:
+                for each in kept.values():
+                    if key[0] in each.accounts:
+                        each.balances.amounts[key] = each.balances.amounts.get(key, 0) + delta
+        own = kept.get(game.id)
+        fair = records.fair
+        if own is None:
+            return
+        if (records.deadlines or set(records.players) != set(players) or fair.retired
+                or fair.new_epoch is not None or fair.reveal is not None
+                or (fair.current is not None and fair.current[0] != game.epoch)):
+            del kept[game.id]  # its deadlines, members or epoch: read again
+            return
+        row = own.row._replace(state=values["state"].text, status=values["status"],
+                               updated_at=values["updated_at"],
+                               next_event_seq=values["next_event_seq"])
+        if fair.current is not None:
+            _, counter, client_seeds = fair.current
+            row = row._replace(counter=counter, client_seeds=list(client_seeds))
+        kept[game.id] = KeptGame(row, own.balances, own.pending, own.accounts)
+
 
 class StaleRows(RuntimeError):
     """A kept update changed fewer rows than kept (:class:`StagedRows`): a row changed
@@ -106,7 +139,7 @@ _STAGED = "dealer.staged_rows"
 
 
 @contextmanager
-def staging(session: Session, *, steps: bool = False) -> Iterator[None]:
+def staging(session: Session, *, steps: bool = False, reuse: bool = False) -> Iterator[None]:
     """Stage the append-only rows of the steps run in the block (:class:`StagedRows`) and
     insert them at its end, in the block's transaction.
 
@@ -114,9 +147,12 @@ def staging(session: Session, *, steps: bool = False) -> Iterator[None]:
     without savepoints, a group of messages): a step rolled back alone to its savepoint
     would leave its rows staged. With ``steps``, the steps' own writes are kept too
     (:class:`StagedRows`): only for a group whose every read of a game's row or deadlines
-    outside :func:`run_step` writes them first (:func:`write_kept_steps`).
+    outside :func:`run_step` writes them first (:func:`write_kept_steps`). With ``reuse``
+    as well, a game's locked row is read once for the block (:class:`KeptGame`): only for
+    a block of steps that writes nothing when it refuses (a group of messages) and is
+    rolled back whole otherwise, in a transaction that holds the step lock alone.
     """
-    staged = StagedRows(steps=steps)
+    staged = StagedRows(steps=steps, reuse=reuse)
     session.info[_STAGED] = staged
     try:
         yield
@@ -336,6 +372,134 @@ def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
     return game
 
 
+CHECK_KEPT = False
+"""Whether every reuse of a kept game (:class:`KeptGame`) reads the game afresh too and
+fails if the two differ in anything a step uses (tests set it)."""
+
+
+@dataclass
+class KeptGame:
+    """What a step read of its game (:data:`Q.LOCK_GAME`), as the steps of a group of
+    messages left it: a later step of the group on the same game uses it instead of
+    locking and reading the game again (its transaction holds the row's lock already).
+
+    It is exactly what a fresh read would return. The group holds the step lock alone
+    (Postgres; SQLite's one writer), so no other step changes what it holds, and its row's
+    lock keeps every other writer of the row waiting: only the group's own steps change
+    it, and each step updates or drops it as it writes (:meth:`StagedRows.keep_step`): the
+    row's state, status, time and event number, the epoch's counter and client seeds, the
+    currencies of every kept game an entry of the ledger moved. What it does not follow
+    (deadlines created, moved or cancelled; players joining or leaving; an epoch rotated
+    or revealed) drops it, to be read again. A refused step writes nothing and changes
+    nothing kept; a step that fails rolls its whole group back, and what it kept with it.
+    An admin command of another transaction that changes a balance (a grant) or a pause
+    without the step lock is ordered after the group, as if it came a moment later; a
+    fresh read could have seen it."""
+
+    row: Q.LockedGame
+    balances: Q.LockedBalances
+    """:func:`Q.balances_of_locked` of the row, kept up to date."""
+    pending: list[tuple[int, str, datetime, bool, str | None]]
+    """:func:`Q.pending_of_locked` of the row."""
+    accounts: frozenset[str]
+    """The accounts whose currencies the row's read covers (:data:`Q.LOCK_GAME`): the
+    members', the house, the void and the game's pool, in both scopes it looks in."""
+
+    @classmethod
+    def read(cls, row: Q.LockedGame) -> KeptGame:
+        """What a step uses of a locked row."""
+        balances = Q.balances_of_locked(row)
+        accounts = set()
+        for prefix in ("" if row.parent_id is None else row.parent_id + "/", row.id + "/"):
+            accounts.update((prefix + "house", prefix + "void", prefix + "pool:" + row.id))
+            accounts.update(prefix + "player:" + name for name in balances.members)
+        return cls(row, balances, Q.pending_of_locked(row), frozenset(accounts))
+
+    def same_as(self, fresh: KeptGame) -> bool:
+        """Whether ``fresh`` (read again) holds what this holds, in all a step uses."""
+        ignored = {"seen_seq", "pending", "member_balances", "own_balances", "updated_at"}
+        fields = [name for name in Q.LockedGame._fields if name not in ignored]
+        return ([getattr(self.row, name) for name in fields]
+                == [getattr(fresh.row, name) for name in fields]
+                and self.balances == fresh.balances and self.pending == fresh.pending)
+
+
+class KeptGameDiffers(BaseException):
+    """A kept game differs from a fresh read of it (:data:`CHECK_KEPT`): a bug. Not an
+    ``Exception``, so that no group falls back to one message at a time over it: the
+    check stops the run (a test) that found it."""
+
+
+def _locked_game(session: Session, conn: Connection, game_id: str, firing: int | None) -> KeptGame:
+    """The game's locked row, read now or, in a group of messages, as an earlier step of
+    the group left it (:class:`KeptGame`)."""
+    staged = session.info.get(_STAGED)
+    kept = staged.kept if staged is not None else None
+    if kept is not None and game_id in kept:
+        if CHECK_KEPT:
+            _read_game(session, game_id, firing)
+            fresh = KeptGame.read(lock_game(conn, game_id))
+            if not kept[game_id].same_as(fresh):
+                raise KeptGameDiffers(f"game {game_id}: kept {kept[game_id]!r}, read {fresh!r}")
+        return kept[game_id]
+    _read_game(session, game_id, firing)  # an earlier step of a group may have kept its rows
+    # Lock the game's row and read it afresh: two daemons on one Postgres never step the
+    # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
+    read = KeptGame.read(lock_game(conn, game_id))
+    if kept is not None:
+        kept[game_id] = read
+    return read
+
+
+def keep_games(session: Session, game_ids: Iterable[str]) -> None:
+    """Lock and read games ``game_ids`` in one statement, for the steps of the current
+    group of messages (:class:`KeptGame`), those it kept already aside: a group reads
+    the games of its senders at once (its messages' steps mostly go to them).
+
+    As :func:`lock_game`: where the statement waited for another transaction's lock on a
+    row (Postgres), what it read beside the rows predates that transaction, and it is run
+    again, now without waiting."""
+    staged = session.info.get(_STAGED)
+    kept = staged.kept if staged is not None else None
+    if kept is None:
+        return
+    wanted = sorted(set(game_ids) - kept.keys())
+    if not wanted:
+        return
+    _read_games(session, wanted)
+    conn = session.connection()
+    params = {f"g{i}": game_id for i, game_id in enumerate(wanted)}
+    rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
+    if any(row.seen_seq != row.next_event_seq for row in rows):
+        rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
+    for row in rows:
+        kept[row.id] = KeptGame.read(row)
+
+
+def _read_games(session: Session, game_ids: list[str]) -> None:
+    """Before games ``game_ids`` are read (:func:`keep_games`): write the group's kept step
+    rows if some concern them."""
+    staged = session.info.get(_STAGED)
+    if staged is not None and not staged.games.keys().isdisjoint(game_ids):
+        staged.write(session.connection(), own=True)
+
+
+def kept_game(session: Session, game_id: str) -> Q.LockedGame | None:
+    """Game ``game_id``'s row as a step of the current group of messages left it (its
+    ``kind`` and ``state`` as text among the rest), or None if no step of it kept one."""
+    staged = session.info.get(_STAGED)
+    kept = staged.kept if staged is not None and staged.kept is not None else None
+    if kept is None or game_id not in kept:
+        return None
+    row = kept[game_id].row
+    if CHECK_KEPT:
+        write_kept_steps(session, game_id)
+        fresh = Q.game_state_row(session, game_id)
+        if (fresh.kind, fresh.state) != (row.kind, row.state):
+            raise KeptGameDiffers(f"game {game_id}: kept state {row.state!r}, read {fresh.state!r}")
+    return row
+
+
 class GameHeld(RuntimeError):
     """The game waits behind one of its deadlines whose step crashed.
 
@@ -392,11 +556,9 @@ def run_step(
     # The step's statements run on the session's connection (the hot path); what the
     # caller staged as ORM objects is written first, as a session statement would.
     session.flush()
-    _read_game(session, game_id, firing)  # an earlier step of a group may have kept its rows
     conn = session.connection()
-    # Lock the game's row and read it afresh: two daemons on one Postgres never step the
-    # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    game = lock_game(conn, game_id)
+    kept = _locked_game(session, conn, game_id, firing)
+    game = kept.row
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
     players = rules.summary(state).players if state is not None else []
@@ -413,7 +575,7 @@ def run_step(
     # The currencies of the members, the house, the void and the pool, read with the
     # locked row: used if they cover every account (a join's new player is not yet a
     # member; a game being created has none).
-    locked = Q.balances_of_locked(game)
+    locked = kept.balances
     seed = current_seed(game)
     rng = FairSource(
         seed.server_seed,
@@ -425,7 +587,7 @@ def run_step(
     # The deadline being fired is no longer pending (its fired mark may be kept with its
     # group's rows, not yet written).
     pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
-               for deadline_id, name, due_at, paused, error in Q.pending_of_locked(game)
+               for deadline_id, name, due_at, paused, error in kept.pending
                if deadline_id != firing}
     check_not_held(game.id, pending, now, firing)
     ctx = Context(
@@ -574,7 +736,7 @@ def commit_effects(
     sync_players(conn, game.id, players, records.players)
     if records.status != game.status or set(records.players) != set(players):
         session.info[_GAMES_VERSION] = games_version(session) + 1
-    apply_transfers(conn, records.transfers, now, game.id, staged=staged)
+    moved = apply_transfers(conn, records.transfers, now, game.id, staged=staged)
     write_deadlines(conn, game, records.deadlines, pending, owner=session)
     write_fair_source(conn, game, records.fair, now, staged=staged)
     first_seq = game.next_event_seq or 1
@@ -589,6 +751,8 @@ def commit_effects(
     update = {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}}
     if not stage_step_write(session, game.id, Q.UPDATE_GAME, [update]):
         conn.execute(Q.UPDATE_GAME, update)
+    if staged is not None and staged.kept is not None:
+        staged.keep_step(game, records, players, moved, values)
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
@@ -619,15 +783,16 @@ def sync_players(session: Executor, game_id: str, before: list[str], after: list
 def apply_transfers(
     session: Executor, transfers: list[L.Transfer], now: datetime, game_id: str | None,
     *, staged: StagedRows | None = None,
-) -> None:
-    """Record ledger entries and change balances by their net effect.
+) -> dict[tuple[str, str], int]:
+    """Record ledger entries and change balances by their net effect; return it, by
+    ``(account, item)`` (the balances that changed).
 
     Balances change with ``amount = amount + delta`` in SQL, so two steps touching the
     same wallet never lose an update; the table's check constraint refuses a negative
     balance, which rolls the whole step back.
     """
     if not transfers:
-        return
+        return {}
     deltas: dict[tuple[str, str], int] = defaultdict(int)
     for t in transfers:
         deltas[(t.source, t.item)] -= t.amount
@@ -644,7 +809,7 @@ def apply_transfers(
     changes = [{"a": account, "i": item, "d": delta}
                for (account, item), delta in sorted(deltas.items()) if delta]
     if not changes:
-        return
+        return {}
     # Every balance in one statement, in sorted order (the order rows are locked in). It
     # changes fewer rows than asked only where an account gets its first of an item:
     # those rows are then created, one by one.
@@ -653,6 +818,7 @@ def apply_transfers(
             if session.execute(Q.BALANCE, {"account": change["a"], "item": change["i"]}).first() is None:
                 session.execute(Q.INSERT_HOLDING,
                                 {"account": change["a"], "item": change["i"], "amount": change["d"]})
+    return {key: delta for key, delta in deltas.items() if delta}
 
 
 def append_event(session: Session, game: Game, at: datetime, event: HistoryEvent) -> None:

@@ -160,7 +160,7 @@ _LOCKED_COLUMNS = [column for column in _games.c if column.key not in ("state", 
 """What a step reads of its game's row: every column but the settings (they are in the
 state too) and the state, which it reads as text (:data:`LOCK_GAME`)."""
 
-_LOCK_GAME = (
+_LOCK_GAMES = (
     select(
         *_LOCKED_COLUMNS,
         cast(_games.c.state, Text).label("state"),
@@ -179,9 +179,9 @@ _LOCK_GAME = (
         _seeds.c.epoch == select(func.max(_epochs.c.epoch)).where(_epochs.c.game_id == _games.c.id)
         .scalar_subquery(),
     )))
-    .where(_games.c.id == bindparam("id"))
     .with_for_update(of=_games)
 )
+_LOCK_GAME = _LOCK_GAMES.where(_games.c.id == bindparam("id"))
 LOCK_GAME = lambda_stmt(lambda: _LOCK_GAME)
 """The game's row, locked for the step (``id``), its ``state`` as JSON text (parsed by
 pydantic straight from the text: half the cost of ``json.loads`` and validating the
@@ -212,6 +212,15 @@ key."""
 LockedGame = _row_type("LockedGame", _LOCK_GAME)
 """A row of :data:`LOCK_GAME` (:func:`dealer.shell.steps.lock_game` reads dozens of its
 fields a step)."""
+
+
+@lru_cache(maxsize=64)
+def lock_games(count: int) -> Select[Any]:
+    """:data:`LOCK_GAME` for ``count`` games at once (bound as ``g0``, ``g1``, ...), their
+    rows locked in the order of their ids: a group of messages reads the games of its
+    senders with one statement (:func:`dealer.shell.steps.keep_games`)."""
+    return (_LOCK_GAMES.where(_games.c.id.in_([bindparam(f"g{i}") for i in range(count)]))
+            .order_by(_games.c.id))
 
 
 def pending_of_locked(game: LockedGame) -> list[tuple[int, str, datetime, bool, str | None]]:
