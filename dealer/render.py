@@ -149,10 +149,10 @@ class _CodeGenerator(CodeGenerator):
     ``{{ value }}`` (Jinja: ``str(environment.finalize(value))``) first looks an exact
     ``str`` up in :data:`_ESCAPED` and otherwise calls :func:`_output`, which prints
     exactly what the finalizer and ``str`` print; an ``int`` or a ``Markup`` (a filter's
-    output), which the finalizer returns as it is, is printed with ``str``. ``value.name`` (Jinja:
-    ``environment.getattr(value, "name")``) reads the key of a plain dict holding it
-    without a call, as :meth:`_Environment.getattr` does, and calls that for anything
-    else. Both are the same text Jinja would print; a call per printed value and per
+    output), which the finalizer returns as it is, is printed with ``str``.
+    ``value.name`` (Jinja: ``environment.getattr(value, "name")``) reads the key of a
+    plain dict holding it without a call, as :meth:`_Environment.getattr` does, and
+    calls that for anything else. Both are the same text Jinja would print; a call per printed value and per
     attribute read is most of what a long post (a round result) costs."""
 
     _inline_names = 0
@@ -308,7 +308,7 @@ def _render(template: str, now: datetime, directory: str | None, context: dict[s
     variables = {**tmpl.globals, "fairness_check": _fairness_words, **(defaults or {}), **context,
                  "now": now, "relative": lambda when: _safe(format_relative(when, now))}
     try:
-        body = env.concat(tmpl.root_render_func(tmpl.new_context(variables, shared=True)))  # type: ignore[attr-defined]
+        body = env.concat(tmpl.root_render_func(tmpl.new_context(variables, shared=True)))  # type: ignore
     except Exception:
         env.handle_exception()
     return body.strip() + "\n"
