@@ -19,12 +19,14 @@ The templates are found from the package, never from the current directory: see
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any, MutableMapping
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, Template
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
+from jinja2.nodes import Getattr
 from markupsafe import Markup
 
 from dealer.clock import format_duration, format_relative, format_utc, iso
@@ -74,19 +76,28 @@ def set_fairness_url(url: str | None) -> None:
     SIGHUP, every CLI command); until then, and with no URL, posts say that the host has
     the procedure and can send it.
     """
-    global _fairness_url
+    global _fairness_url, _fairness_words
     _fairness_url = url or None
+    _fairness_words = _fairness_check_words(_fairness_url)
 
 
-def fairness_check() -> Markup:
-    """The words that tell a player where the fairness check is: a link, or the host."""
-    if _fairness_url:
+def _fairness_check_words(url: str | None) -> Markup:
+    if url:
         # The host's own setting, validated as an http(s) URL: left unescaped so it links.
-        return Markup(f"the procedure and its script are at {_fairness_url}")
+        return Markup(f"the procedure and its script are at {url}")
     return Markup(
         "the host has the procedure and its script and can send them to you "
         "(the host prints the script with `dealer fairness-script`)"
     )
+
+
+_fairness_words = _fairness_check_words(None)
+"""What :func:`fairness_check` returns, made once per setting, not once per post."""
+
+
+def fairness_check() -> Markup:
+    """The words that tell a player where the fairness check is: a link, or the host."""
+    return _fairness_words
 
 
 def add_template_dir(directory: str | Path) -> None:
@@ -104,7 +115,80 @@ def _finalize(value: Any) -> Any:
     return escape_post(value)
 
 
+_ESCAPED: dict[str, str] = {}
+"""Player text as :func:`escape_post` wrote it, by the text: a post prints the same names,
+colours and sealed texts again and again (a round result about 60 values, most of them a
+dozen names), and a look-up here costs less than the call that tests the text. Only exact
+``str`` values are looked up (a ``Markup`` equal to a cached text is never escaped);
+bounded: emptied when it holds :data:`_ESCAPED_MAX` texts, and long texts are not kept."""
+_ESCAPED_MAX = 4096
+_ESCAPED_CHARS = 200
+
+
+def _output(value: Any) -> str:
+    """``str(_finalize(value))``, what Jinja prints for ``{{ value }}``; a string's escaped
+    text is kept in :data:`_ESCAPED` for the next time it is printed."""
+    if type(value) is str:
+        text = escape_post(value)
+        if len(value) <= _ESCAPED_CHARS:
+            if len(_ESCAPED) >= _ESCAPED_MAX:
+                _ESCAPED.clear()
+            _ESCAPED[value] = text
+        return text
+    if type(value) is int:
+        return str(value)
+    return str(_finalize(value))
+
+
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _CodeGenerator(CodeGenerator):
+    """Jinja's code generator, writing two things inline that it writes as calls.
+
+    ``{{ value }}`` (Jinja: ``str(environment.finalize(value))``) first looks an exact
+    ``str`` up in :data:`_ESCAPED` and otherwise calls :func:`_output`, which prints
+    exactly what the finalizer and ``str`` print; an ``int`` or a ``Markup`` (a filter's
+    output), which the finalizer returns as it is, is printed with ``str``.
+    ``value.name`` (Jinja: ``environment.getattr(value, "name")``) reads the key of a
+    plain dict holding it without a call, as :meth:`_Environment.getattr` does, and
+    calls that for anything else. Both are the same text Jinja would print; a call per printed value and per
+    attribute read is most of what a long post (a round result) costs."""
+
+    _inline_names = 0
+
+    def write_commons(self) -> None:
+        super().write_commons()
+        self.writeline("_escaped, _output = environment.dealer_output")
+
+    def _inline_name(self) -> str:
+        self._inline_names += 1
+        return f"_g{self._inline_names}"
+
+    @optimizeconst
+    def visit_Getattr(self, node: Getattr, frame: Frame) -> None:
+        if self.environment.is_async or node.attr in _DICT_ATTRIBUTES:
+            super().visit_Getattr(node, frame)
+            return
+        name = self._inline_name()
+        self.write(f"({name}[{node.attr!r}] if type({name} := ")
+        self.visit(node.node, frame)
+        self.write(f") is dict and {node.attr!r} in {name} else environment.getattr({name}, {node.attr!r}))")
+
+    def _plain_output(self, frame: Frame) -> bool:
+        return not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape or self.environment.is_async)
+
+    def _output_child_pre(self, node: Any, frame: Frame, finalize: Any) -> None:
+        if not self._plain_output(frame):
+            super()._output_child_pre(node, frame, finalize)
+            return
+        self.write("((_escaped(_v) or _output(_v)) if (_t := type(_v := ")
+
+    def _output_child_post(self, node: Any, frame: Frame, finalize: Any) -> None:
+        if not self._plain_output(frame):
+            super()._output_child_post(node, frame, finalize)
+            return
+        self.write(")) is str else str(_v) if _t is int or _t is Markup else _output(_v))")
 
 
 class _Environment(Environment):
@@ -113,7 +197,11 @@ class _Environment(Environment):
     The posts' contexts are dicts, and Jinja tries an attribute first: for ``r.preparer``
     it raises and catches an AttributeError before reading the key, dozens of times per
     post. A name a dict has as an attribute (``items``, ``get``) still finds the attribute,
-    so every template reads exactly what it read before."""
+    so every template reads exactly what it read before. The templates are compiled by
+    :class:`_CodeGenerator`."""
+
+    code_generator_class = _CodeGenerator
+    dealer_output = (_ESCAPED.get, _output)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
@@ -131,24 +219,43 @@ class _Environment(Environment):
         return {**self.globals, **(d or {})}
 
 
+_safe = partial(str.__new__, Markup)
+"""``Markup(text)`` for a ``str``, without ``Markup.__new__``'s Python (its test for
+``__html__``, which a ``str`` never has): the same object, several times cheaper."""
+
+
 def _utc(value: datetime) -> Markup:
-    return Markup(format_utc(value))
+    return _safe(format_utc(value))
 
 
 def _signed(value: int) -> Markup:
-    return Markup(f"{value:+d}")
+    return _safe(f"{value:+d}")
+
+
+_PLURALS: dict[tuple[int, str, str | None], Markup] = {}
+"""The ``plural`` filter's output by its arguments (an int count): the standings print
+two per player in every result and phase post. Emptied when it holds 4,096."""
 
 
 def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup:
     # The count is a number and the words come from the template itself.
-    return Markup(escape_post(plural(int(count), singular, plural_form)))
+    if type(count) is not int:
+        return _safe(escape_post(plural(int(count), singular, plural_form)))
+    key = (count, singular, plural_form)
+    try:
+        return _PLURALS[key]
+    except KeyError:
+        if len(_PLURALS) >= _ESCAPED_MAX:
+            _PLURALS.clear()
+        _PLURALS[key] = words = _safe(escape_post(plural(count, singular, plural_form)))
+        return words
 
 
 def _short(value: str) -> Markup:
     text = str(value)
     if len(text) <= SHORT_HASH or text.strip("0123456789abcdef"):  # not all hex digits
-        return Markup(escape_post(text))
-    return Markup(text[:SHORT_HASH] + "…")
+        return _safe(escape_post(text))
+    return _safe(text[:SHORT_HASH] + "…")
 
 
 @lru_cache(maxsize=4)
@@ -167,25 +274,51 @@ def environment(directory: str | None = None) -> Environment:
         auto_reload=False,  # templates ship with the code; no stat() per render
     )
     env.filters["utc"] = _utc
-    env.filters["iso"] = lambda v: Markup(iso(v))
+    env.filters["iso"] = lambda v: _safe(iso(v))
     env.filters["signed"] = _signed
     env.filters["plural"] = _plural
-    env.filters["duration"] = lambda v: Markup(format_duration(v))
+    env.filters["duration"] = lambda v: _safe(format_duration(v))
     env.filters["short"] = _short
     env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
+    env.dealer_templates = {}  # type: ignore[attr-defined]  # see _template
     return env
+
+
+def _template(env: Environment, name: str) -> Template:
+    """``env.get_template(name)``, kept in a plain dict beside Jinja's own cache (a lock, a
+    ``weakref`` and its LRU's bookkeeping per call): the templates are never reloaded
+    (``auto_reload`` is off), and a new environment (``add_template_dir``) starts empty."""
+    templates: dict[str, Template] = env.dealer_templates  # type: ignore[attr-defined]
+    try:
+        return templates[name]
+    except KeyError:
+        templates[name] = template = env.get_template(name)
+        return template
+
+
+def _render(template: str, now: datetime, directory: str | None, context: dict[str, Any],
+            defaults: dict[str, Any] | None = None) -> str:
+    """What ``get_template(template).render(now=now, relative=..., **context)`` returns,
+    stripped, with ``defaults`` under the context: the context's variables are built in
+    one dict (``Template.render`` copies them three times)."""
+    if "now" in context or "relative" in context:
+        raise TypeError("a post's context cannot set 'now' or 'relative': render() sets them")
+    env = environment(directory)
+    tmpl = _template(env, template)
+    variables = {**tmpl.globals, "fairness_check": _fairness_words, **(defaults or {}), **context,
+                 "now": now, "relative": lambda when: _safe(format_relative(when, now))}
+    try:
+        body = env.concat(tmpl.root_render_func(tmpl.new_context(variables, shared=True)))  # type: ignore
+    except Exception:
+        env.handle_exception()
+    return body.strip() + "\n"
 
 
 def render(template: str, now: datetime, directory: str | None = None, **context: Any) -> str:
     """Render ``templates/<template>`` with ``now`` and the ``relative`` filter bound to it."""
-    env = environment(directory)
-    tmpl = env.get_template(template)
-    relative = lambda when: Markup(format_relative(when, now))  # noqa: E731
-    context.setdefault("fairness_check", fairness_check())
-    return tmpl.render(now=now, relative=relative, **context).strip() + "\n"
+    return _render(template, now, directory, context)
 
 
 def render_post(draft: PostDraft, now: datetime, game_id: str | None = None) -> str:
     """Render a post draft's body."""
-    context = {"game_id": game_id, **draft.context}
-    return render(draft.template, now, **context)
+    return _render(draft.template, now, None, draft.context, {"game_id": game_id})

@@ -106,3 +106,90 @@ def test_hall_help_counts_one_vertebra() -> None:
         "legendary pack (50), chip (25))"]
     granted = render("hall/granted.txt", NOW, what="1 chip", chips=1, vertebrae=1)
     assert "You now hold 1 chip and 1 vertebra here" in granted
+
+
+# -- the compiled templates print what Jinja's own code prints ---------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from jinja2.compiler import CodeGenerator  # noqa: E402
+from markupsafe import Markup  # noqa: E402
+
+from dealer import render as render_module  # noqa: E402
+from dealer.text import escape_post  # noqa: E402
+
+PRINTS = (
+    "{{ a }}|{{ d.name }}|{{ d.items }}|{{ d.missing_key is defined }}|{{ d.get('name') }}|{{ o.name }}|{{ d.inner.name }}|"
+    "{{ n }}|{{ m }}|{{ n|plural('chip') }}|{{ h|short }}|{% for x in xs %}{{ x }},{% endfor %}|"
+    "{% set s %}{{ a }}{{ n }}{% endset %}{{ s }}|{% macro q(v) %}[{{ v }}]{% endmacro %}{{ q(a) }}|"
+    "{{ a if n else m }}|{{ a ~ m }}"
+)
+
+
+class _JinjasOwnCode(render_module._Environment):
+    """dealer's environment with Jinja's own code generator: what the templates printed
+    before the output and attribute reads were written inline."""
+
+    code_generator_class = CodeGenerator
+
+
+def _stock() -> render_module._Environment:
+    env = render_module.environment()
+    stock = _JinjasOwnCode(undefined=env.undefined, finalize=env.finalize, trim_blocks=True,
+                           lstrip_blocks=True, autoescape=False)
+    stock.filters.update(env.filters)
+    return stock
+
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab @#-+=1.\\`*_~|[]<>\n ")) | st.characters(), max_size=30)
+_VALUE = _TEXT | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False) | _TEXT.map(Markup)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_VALUE, name=_VALUE, n=st.integers(-3, 3), m=_VALUE, h=_TEXT, xs=st.lists(_VALUE, max_size=4))
+def test_compiled_templates_print_what_jinjas_own_code_prints(a, name, n, m, h, xs) -> None:  # type: ignore[no-untyped-def]
+    context = dict(a=a, d={"name": name, "inner": {"name": a}}, o=SimpleNamespace(name=name),
+                   n=n, m=m, h=h, xs=xs)
+    ours = render_module.environment().from_string(PRINTS)
+    theirs = _stock().from_string(PRINTS)
+    for _ in range(2):  # the second time from the escaped-text cache
+        assert ours.render(**context) == theirs.render(**context)
+
+
+def test_every_template_compiles() -> None:
+    env = render_module.environment()
+    names = [p.relative_to(TEMPLATES).as_posix() for p in TEMPLATES.rglob("*.txt")]
+    assert len(names) > 90
+    for name in names:
+        env.get_template(name)
+
+
+def test_the_escape_cache_never_escapes_markup_equal_to_cached_text() -> None:
+    text = "**@everyone** - <b>"
+    assert one_off("{{ t }}", t=text) == escape_post(text)
+    assert render_module._ESCAPED[text] == escape_post(text)
+    # A template's own safe text equal to a cached player text prints unescaped.
+    assert one_off("{{ t }}", t=Markup(text)) == text
+    assert one_off("{{ t }}", t=text) == escape_post(text)
+
+
+def test_the_escape_cache_is_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(render_module, "_ESCAPED_MAX", 8)
+    for i in range(30):
+        assert one_off("{{ t }}", t=f"name_{i}") == f"name\\_{i}"
+        assert len(render_module._ESCAPED) <= 8
+    long = "x*" * render_module._ESCAPED_CHARS
+    assert one_off("{{ t }}", t=long) == escape_post(long)
+    assert long not in render_module._ESCAPED
+
+
+def test_a_missing_key_is_an_error_as_in_jinjas_own_code() -> None:
+    from jinja2 import UndefinedError
+
+    for env in (render_module.environment(), _stock()):
+        with pytest.raises(UndefinedError, match="no attribute 'missing'"):
+            env.from_string("{{ d.missing }}").render(d={"name": "x"})
+
+
+def test_a_context_cannot_set_now_or_relative() -> None:
+    with pytest.raises(TypeError):
+        render("common/failed.txt", NOW, line="x", relative=None)
