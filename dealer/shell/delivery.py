@@ -127,7 +127,7 @@ def deliver(
                 return report.delivered
             accounts = claim.accounts  # every player's the batch's posts name, read with it
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
-            sent: list[dict[str, Any]] = []
+            sent: list[tuple[str, dict[str, Any]]] = []  # each sent post's key, its mark
             cut = False  # the batch ends early: the rest of the claim is claimed again
             flush = False  # the commit must wait for the flush to disk (see below)
             for row in rows:
@@ -150,7 +150,7 @@ def deliver(
             if sent:
                 # One statement marks the batch's sent posts delivered, each only if still
                 # pending (the rows are this transaction's: it always is).
-                marks = [{k: v for k, v in mark.items() if k != "key"} for mark in sent]
+                marks = [mark for _, mark in sent]
                 # A batch whose every post went through a transport that drops a repeat
                 # (and nothing else happened in it) commits without waiting for the flush
                 # to disk (Postgres: `synchronous_commit` off for this transaction alone).
@@ -164,8 +164,8 @@ def deliver(
                 report.delivered += done
                 for _ in range(done):
                     METRICS.post("delivered")
-        for mark in sent:
-            unrecorded.pop(mark.pop("key"), None)  # its mark committed
+        for key, _ in sent:
+            unrecorded.pop(key, None)  # its mark committed
         fault("after-delivered")  # committed: marked delivered (or its retry recorded)
         if claim.complete and not cut:
             break  # the claim took every post then sendable: another claim would find none
@@ -181,7 +181,7 @@ def _attempt(
     first_backoff: float,
     now: datetime,
     clock: Callable[[], datetime],
-    sent: list[dict[str, Any]],
+    sent: list[tuple[str, dict[str, Any]]],
     unrecorded: dict[str, str | None],
     accounts: dict[str, dict[str, str]],
 ) -> str:
@@ -195,7 +195,7 @@ def _attempt(
         # Sent by this process already; only its mark was lost with the connection.
         log.info("post %s was sent before the store blinked: marked delivered, not re-sent",
                  row.key)
-        sent.append(_mark(row, unrecorded[row.key], clock))
+        sent.append((row.key, _mark(row, unrecorded[row.key], clock)))
         return MARKED
     if row.stale_after is not None and row.stale_after <= now:
         why = f"stale: it had to go out before {format_utc(row.stale_after)}"
@@ -254,15 +254,13 @@ def _attempt(
         return REFUSED
     unrecorded[row.key] = external  # until the batch's marks commit (see deliver)
     fault("after-send")
-    sent.append(_mark(row, external, clock))
+    sent.append((row.key, _mark(row, external, clock)))
     return SENT if publisher.dedupes(outgoing) else SENT_NOT_DEDUPED
 
 
 def _mark(row: Row[Any], external: str | None, clock: Callable[[], datetime]) -> dict[str, Any]:
-    """The parameters of :data:`~dealer.store.queries.DELIVERED` for a sent post (and its
-    key, for ``unrecorded``)."""
-    return {"post_id": row.id, "key": row.key, "new_external_id": external,
-            "new_delivered_at": clock()}
+    """The parameters of :data:`~dealer.store.queries.DELIVERED` for a sent post."""
+    return {"post_id": row.id, "new_external_id": external, "new_delivered_at": clock()}
 
 
 class NotParked(Exception):
