@@ -71,10 +71,6 @@ class StagedRows:
         self.kept: dict[str, KeptGame] | None = {} if reuse else None
         """With ``reuse`` (a group of messages): each game a step of the group locked, as
         the group's steps left it (:class:`KeptGame`)."""
-        self.holders: dict[str, list[Q.LockedBalances]] = {}
-        """With ``reuse``: the balances of each game read for the group (:meth:`follow`), by
-        the accounts its read covers, so that a step's moved currencies are followed in
-        every kept game that read them without a look at each kept game."""
         self.games: dict[str, int | None] = {}
         """The games with rows kept (``steps``): the id of the deadline whose fired mark
         alone is kept for the game, or None once anything else of it is."""
@@ -101,13 +97,6 @@ class StagedRows:
             del self.rows[statement]
         self.games.clear()
 
-    def follow(self, read: KeptGame) -> None:
-        """Index the balances of ``read``, a game just read for the group, by its accounts
-        (:attr:`holders`). A game dropped and read again leaves its old balances there,
-        followed for nothing: nothing reads them."""
-        for account in read.accounts:
-            self.holders.setdefault(account, []).append(read.balances)
-
     def keep_step(self, game: Q.LockedGame, records: StepRecords, players: list[str],
                   moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:
         """Follow in what the group keeps (:class:`KeptGame`) what a step of game
@@ -118,8 +107,9 @@ class StagedRows:
         assert kept is not None
         for key, delta in moved.items():
             if key[1] in Q.CURRENCIES:
-                for balances in self.holders.get(key[0], ()):
-                    balances.amounts[key] = balances.amounts.get(key, 0) + delta
+                for each in kept.values():
+                    if key[0] in each.accounts:
+                        each.balances.amounts[key] = each.balances.amounts.get(key, 0) + delta
         own = kept.get(game.id)
         fair = records.fair
         if own is None:
@@ -463,8 +453,6 @@ def _locked_game(session: Session, conn: Connection, game_id: str, firing: int |
         # Lock the game's row and read it afresh: two daemons on one Postgres never step the
         # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
         read = KeptGame.read(lock_game(conn, game_id))
-        if staged is not None and kept is not None:
-            staged.follow(read)
     if kept is not None:
         # The deadline this step fires (a group of deadlines) is no longer pending for a
         # later step of the group on the same game, as a fresh read would see once its
@@ -495,8 +483,7 @@ def keep_games(session: Session, game_ids: Iterable[str]) -> None:
     if any(row.seen_seq != row.next_event_seq for row in rows):
         rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
     for row in rows:
-        kept[row.id] = read = KeptGame.read(row)
-        staged.follow(read)
+        kept[row.id] = KeptGame.read(row)
 
 
 def _read_games(session: Session, game_ids: list[str]) -> None:
