@@ -49,7 +49,7 @@ from dealer.shell.faults import fault
 from dealer.shell.messages import Outcome, keep_senders_games, process_inbound, read_senders
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
 from dealer.shell.steps import (
-    GameHeld, run_step, stage_step_write, staged_rows, staging, write_kept_steps,
+    GameHeld, keep_games, run_step, stage_step_write, staged_rows, staging, write_kept_steps,
 )
 from dealer.store import queries as Q
 from dealer.store.db import check_schema, make_engine, reading_engine, session_factory
@@ -603,7 +603,14 @@ def _fire_group(
         # rows are inserted together at the end (steps.staging); if that insert fails, the
         # group is fired again with a savepoint per deadline, as if a step had failed.
         try:
-            with contextlib.nullcontext() if savepoints else staging(session, steps=True):
+            # A group of several games holds the step lock alone: its steps reuse what an
+            # earlier step of it left of a game (steps.KeptGame), its games locked and read
+            # in one statement.
+            reuse = len(group) > 1
+            with contextlib.nullcontext() if savepoints else staging(
+                    session, steps=True, reuse=reuse):
+                if not savepoints and reuse:
+                    keep_games(session, [row.game_id for row in locked.values()])
                 for deadline_id, _, _ in group:
                     row = locked.get(deadline_id)
                     if row is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable, Iterable, Iterator
 
@@ -415,6 +415,12 @@ class KeptGame:
             accounts.update(prefix + "player:" + name for name in balances.members)
         return cls(row, balances, Q.pending_of_locked(row), frozenset(accounts))
 
+    def without(self, firing: int | None) -> KeptGame:
+        """This, with deadline ``firing`` (being fired) out of the pending deadlines."""
+        if firing is None or all(row[0] != firing for row in self.pending):
+            return self
+        return replace(self, pending=[row for row in self.pending if row[0] != firing])
+
     def same_as(self, fresh: KeptGame) -> bool:
         """Whether ``fresh`` (read again) holds what this holds, in all a step uses."""
         ignored = {"seen_seq", "pending", "member_balances", "own_balances", "updated_at"}
@@ -438,16 +444,20 @@ def _locked_game(session: Session, conn: Connection, game_id: str, firing: int |
     if kept is not None and game_id in kept:
         if CHECK_KEPT:
             _read_game(session, game_id, firing)
-            fresh = KeptGame.read(lock_game(conn, game_id))
-            if not kept[game_id].same_as(fresh):
+            fresh = KeptGame.read(lock_game(conn, game_id)).without(firing)
+            if not kept[game_id].without(firing).same_as(fresh):
                 raise KeptGameDiffers(f"game {game_id}: kept {kept[game_id]!r}, read {fresh!r}")
-        return kept[game_id]
-    _read_game(session, game_id, firing)  # an earlier step of a group may have kept its rows
-    # Lock the game's row and read it afresh: two daemons on one Postgres never step the
-    # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-    read = KeptGame.read(lock_game(conn, game_id))
+        read = kept[game_id]
+    else:
+        _read_game(session, game_id, firing)  # an earlier step of a group may have kept its rows
+        # Lock the game's row and read it afresh: two daemons on one Postgres never step the
+        # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
+        read = KeptGame.read(lock_game(conn, game_id))
     if kept is not None:
-        kept[game_id] = read
+        # The deadline this step fires (a group of deadlines) is no longer pending for a
+        # later step of the group on the same game, as a fresh read would see once its
+        # fired mark is written (steps before it leave it out: run_step).
+        kept[game_id] = read = read.without(firing)
     return read
 
 

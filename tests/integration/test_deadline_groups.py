@@ -16,6 +16,7 @@ import tally
 from sqlcount import statements
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport
+from dealer.shell import steps
 from dealer.shell.steps import load_state
 from dealer.store.models import Deadline, Event, Game, Holding
 
@@ -87,6 +88,44 @@ def test_a_groups_marks_and_game_updates_are_written_together(harness) -> None: 
         assert mine == list(range(1, len(mine) + 1))
     next_seqs = harness.admin(lambda s: {g.id: g.next_event_seq for g in s.scalars(select(Game))})
     assert all(next_seqs[f"t{i}"] == len([1 for game, _ in seqs if game == f"t{i}"]) + 1 for i in range(4))
+
+
+def test_a_group_reads_its_games_in_one_statement(harness) -> None:  # type: ignore[no-untyped-def]
+    tally_games(harness, 4)
+    close = T0 + timedelta(hours=1)
+    reads: list[int] = []
+
+    def sent(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if "seen_seq" in statement:  # Q.LOCK_GAME, over one game or several
+            values = parameters.values() if isinstance(parameters, dict) else parameters
+            reads.append(sum(1 for v in values if isinstance(v, str) and v.startswith("t")))
+
+    event.listen(harness.dealer.engine, "before_cursor_execute", sent)
+    report = PassReport(now=close)
+    harness.dealer.process_due(close, report)
+    assert report.deadlines == 4 and report.ok
+    assert reads == [4]  # the group's four games at once; no step reads its game again
+
+
+def test_a_parent_in_a_group_sees_its_fired_deadline_gone_as_a_fresh_read_would(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The board's kept read (the group's, before any step) lists its review as pending; the
+    # review's step fires it, and the duels' ends, stepping the board after it, must not
+    # see it pending (each reuse is checked against a fresh read, too: CHECK_KEPT).
+    monkeypatch.setattr(steps, "CHECK_KEPT", True)
+    two_duels(harness, monkeypatch, END - timedelta(seconds=1))
+    finished = board.Board.on_child_finished
+
+    def noted(self, ctx, state, child_id, summary):  # type: ignore[no-untyped-def]
+        state = finished(self, ctx, state, child_id, summary)
+        state.acks.append(f"{child_id} with {sorted(ctx.deadlines)}")
+        return state
+
+    monkeypatch.setattr(board.Board, "on_child_finished", noted)
+    report = PassReport(now=END)
+    harness.dealer.process_due(END, report)
+    assert report.deadlines == 3 and report.ok
+    assert board_state(harness).acks == ["b1-duel-1 with []", "b1-duel-2 with []"]
+    assert [(n, s) for n, s, _ in deadlines(harness, "b1")] == [("review", "fired")]
 
 
 def test_a_group_that_fails_writes_each_deadline_at_once_in_its_savepoint(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
