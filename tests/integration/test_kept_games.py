@@ -6,13 +6,13 @@ difference; the outcomes are asserted besides. On a real store."""
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import event, select, text
 
 import board as board_rules
+from lockwait import run_after_waiting
 from dealer.history import ClientSeedAdded
 from dealer.shell import steps
 from dealer.shell.admin import add_player, create_game
@@ -237,34 +237,16 @@ def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_
                    origin="x:1", actor="alice")
     first.execute(text("UPDATE holdings SET amount = amount + 7 WHERE account = 'b1/player:bob'"))
     kept: list[steps.KeptGame] = []
-    errors: list[BaseException] = []
-    started = threading.Event()
-    pid: list[int] = []
 
-    def group() -> None:
-        try:
-            with harness.dealer.sessions.begin() as session, steps.staging(session, steps=True, reuse=True):
-                pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar())
-                started.set()
-                steps.keep_games(session, ["b1"])
-                kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+    def group(session) -> None:  # type: ignore[no-untyped-def]
+        with steps.staging(session, steps=True, reuse=True):
+            steps.keep_games(session, ["b1"])
+            kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
 
-    thread = threading.Thread(target=group)
-    thread.start()
-    assert started.wait(timeout=30)
-    for _ in range(3000):
-        with harness.dealer.engine.connect() as connection:
-            if connection.execute(text("SELECT count(*) FROM pg_locks WHERE pid = :pid AND NOT granted"),
-                                  {"pid": pid[0]}).scalar():
-                break
-        threading.Event().wait(0.01)
-    else:
-        pytest.fail("the read never waited for the board's lock")
-    first.commit()
-    first.close()
-    thread.join(timeout=30)
-    assert not thread.is_alive() and not errors
+    def release() -> None:
+        first.commit()
+        first.close()
+
+    run_after_waiting(harness, group, release)
     assert kept[0].row.client_seeds == ["alice: one"]
     assert kept[0].balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7

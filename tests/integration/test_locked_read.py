@@ -5,12 +5,12 @@ still see that transaction's changes. On a real store."""
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import event, select, text
 
+from lockwait import run_after_waiting
 from dealer.history import ClientSeedAdded
 from dealer.shell import steps
 from dealer.shell.admin import add_player, create_game
@@ -22,44 +22,21 @@ T0 = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 AT = T0 + timedelta(minutes=10)
 
 
-def _blocked(harness, pid: int) -> bool:  # type: ignore[no-untyped-def]
-    with harness.dealer.engine.connect() as connection:
-        return bool(connection.execute(
-            text("SELECT count(*) FROM pg_locks WHERE pid = :pid AND NOT granted"), {"pid": pid}
-        ).scalar())
-
-
 def _bobs_step_after(harness, first) -> None:  # type: ignore[no-untyped-def]
     """Run bob's step (a client seed for game t1) in a transaction of its own, wait until
     its lock statement waits for ``first``'s lock on the game (its snapshot is taken),
     then commit ``first`` and let bob's step finish."""
-    second_pid: list[int] = []
-    errors: list[BaseException] = []
-    started = threading.Event()
 
-    def second_step() -> None:
-        try:
-            with harness.dealer.sessions.begin() as session:
-                second_pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar())
-                started.set()
-                run_step(session, "t1", AT, ClientSeedAdded(player="bob", seed="bob: two"),
-                         origin="x:2", actor="bob")
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
+    def release() -> None:
+        first.commit()
+        first.close()
 
-    thread = threading.Thread(target=second_step)
-    thread.start()
-    assert started.wait(timeout=30)
-    for _ in range(3000):
-        if _blocked(harness, second_pid[0]):
-            break
-        threading.Event().wait(0.01)
-    else:
-        pytest.fail("the second step never waited for the game's lock")
-    first.commit()
-    first.close()
-    thread.join(timeout=30)
-    assert not thread.is_alive() and not errors
+    run_after_waiting(
+        harness,
+        lambda session: run_step(session, "t1", AT, ClientSeedAdded(player="bob", seed="bob: two"),
+                                 origin="x:2", actor="bob"),
+        release,
+    )
 
 
 def test_a_step_that_waited_for_its_game_sees_what_the_step_before_it_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
