@@ -436,11 +436,17 @@ class KeptGameDiffers(BaseException):
     check stops the run (a test) that found it."""
 
 
+def _kept_games(session: Session) -> dict[str, KeptGame] | None:
+    """The games the current group keeps (:class:`KeptGame`), or None outside a group
+    that keeps them (``staging(reuse=True)``)."""
+    staged = session.info.get(_STAGED)
+    return staged.kept if staged is not None else None
+
+
 def _locked_game(session: Session, conn: Connection, game_id: str, firing: int | None) -> KeptGame:
     """The game's locked row, read now or, in a group of messages, as an earlier step of
     the group left it (:class:`KeptGame`)."""
-    staged = session.info.get(_STAGED)
-    kept = staged.kept if staged is not None else None
+    kept = _kept_games(session)
     if kept is not None and game_id in kept:
         if CHECK_KEPT:
             _read_game(session, game_id, firing)
@@ -469,8 +475,7 @@ def keep_games(session: Session, game_ids: Iterable[str]) -> None:
     As :func:`lock_game`: where the statement waited for another transaction's lock on a
     row (Postgres), what it read beside the rows predates that transaction, and it is run
     again, now without waiting."""
-    staged = session.info.get(_STAGED)
-    kept = staged.kept if staged is not None else None
+    kept = _kept_games(session)
     if kept is None:
         return
     wanted = sorted(set(game_ids) - kept.keys())
@@ -497,8 +502,7 @@ def _read_games(session: Session, game_ids: list[str]) -> None:
 def kept_game(session: Session, game_id: str) -> Q.LockedGame | None:
     """Game ``game_id``'s row as a step of the current group of messages left it (its
     ``kind`` and ``state`` as text among the rest), or None if no step of it kept one."""
-    staged = session.info.get(_STAGED)
-    kept = staged.kept if staged is not None and staged.kept is not None else None
+    kept = _kept_games(session)
     if kept is None or game_id not in kept:
         return None
     row = kept[game_id].row
