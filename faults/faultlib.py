@@ -54,7 +54,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import select, text
+from sqlalchemy import exists, select, text
 from sqlalchemy.engine import Engine, make_url
 
 from dealer.clock import iso_exact, utcnow
@@ -467,18 +467,23 @@ def _signal(pid: int, signum: int) -> bool:
 def _settled(engine: Engine, inbox: Path) -> datetime | None:
     """The time at which nothing was left to do (no inbox file, no pending message or post,
     no deadline due), or None. Games still running are fine: their next deadlines are
-    still to come."""
+    still to come.
+
+    The store is asked in one statement, so in one snapshot: asked in three, on Postgres
+    (each statement sees what was committed before it), a deadline fired and committed
+    between the look at the posts and the look at the deadlines left its new posts
+    pending, unseen by both, and the drain stopped the daemon before it sent them. The
+    inbox is looked at first: a file gone from it was stored by a commit before."""
     now = utcnow()
     if any(inbox.glob("*.json")):
         return None
     with engine.connect() as connection:
-        busy = (
-            connection.execute(select(Inbound.id).where(Inbound.status == "pending").limit(1)).first()
-            or connection.execute(select(Post.id).where(Post.status == "pending").limit(1)).first()
-            or connection.execute(select(Deadline.id).where(
-                Deadline.status == "pending", Deadline.due_at <= now).limit(1)).first()
-        )
-    return None if busy else now
+        busy = connection.execute(select(
+            exists().where(Inbound.status == "pending"),
+            exists().where(Post.status == "pending"),
+            exists().where(Deadline.status == "pending", Deadline.due_at <= now),
+        )).one()
+    return None if any(busy) else now
 
 
 def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
