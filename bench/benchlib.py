@@ -463,6 +463,23 @@ def machine_line(timed: TimedPass) -> str:
     return f"{os.cpu_count()} cores, load average {one:.2f} (1 min) {five:.2f} (5 min) after the pass"
 
 
+def file_creation_probe(root: Path, count: int = 500) -> float:
+    """Microseconds to create one empty file beside the outbox: ``count`` new files in a
+    folder of their own under ``root`` (deleted with it when the script ends).
+
+    On a quiet file system this is 20-70 µs here; for minutes after many files were
+    deleted (another script's clean-up) it is 10-30x that (:func:`remove_at_exit`), and
+    a burst's delivery, which creates a file a post, with it. Printed beside the timed
+    pass so that such a run can be told apart."""
+    probe = root / "file-creation-probe"
+    probe.mkdir()
+    folder = os.fspath(probe)
+    began = time.perf_counter()
+    for i in range(count):
+        os.close(os.open(f"{folder}/{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    return (time.perf_counter() - began) / count * 1e6
+
+
 @contextlib.contextmanager
 def step(label: str) -> Iterator[None]:
     """Print how long a set-up step took (to stderr, so stdout holds the figures)."""
@@ -474,6 +491,6 @@ def step(label: str) -> Iterator[None]:
 
 __all__ = [
     "Bench", "DAY", "Deadline", "Inbound", "Post", "SqlCounter", "Store", "T0", "TimedPass",
-    "common_arguments", "machine_line", "median", "repeat_argument", "spread", "stage_line",
+    "common_arguments", "file_creation_probe", "machine_line", "median", "repeat_argument", "spread", "stage_line",
     "step", "timed_pass", "verdict",
 ]

@@ -41,6 +41,7 @@ from benchlib import (  # noqa: E402
     SqlCounter,
     Store,
     common_arguments,
+    file_creation_probe,
     prepare_line,
     machine_line,
     median,
@@ -129,6 +130,9 @@ def one_run(args: argparse.Namespace) -> tuple[bool, float, float, float | None,
         assert due == games and pending_before == 0, (due, pending_before)
 
         print(f"store: {store.describe()}; publisher: {args.publisher}", flush=True)
+        print(f"file creation:    {file_creation_probe(store.root):.0f} µs a file just before the pass "
+              "(20-70 on a quiet file system; 10-30x that for minutes after many files were deleted: "
+              "bench/README.md, tenth round)", flush=True)
         sql = SqlCounter(bench.dealer.engine) if args.sql_stats else None
         timed = timed_pass(bench, deadline, args.profile, args.top, sql, args.sample)
 
