@@ -44,6 +44,14 @@ def commits(h) -> list[int]:  # type: ignore[no-untyped-def]
     return seen
 
 
+def process_in_one_transaction(h, at) -> None:  # type: ignore[no-untyped-def]
+    """Ingest what was sent and process it at ``at``: one group, so one commit."""
+    h.dealer.ingest(at)
+    committed = commits(h)
+    h.dealer.process_due(at)
+    assert len(committed) == 1
+
+
 def locked_reads(h) -> list[str]:  # type: ignore[no-untyped-def]
     """The game each locked read (``Q.LOCK_GAME``) from now on was for."""
     seen: list[str] = []
@@ -99,10 +107,7 @@ def test_what_a_step_of_another_game_moves_is_followed_by_the_kept_game(harness)
     harness.send("alice", "game b1-duel-1\nconcede", AT + timedelta(seconds=2))
     harness.send("alice", "duel bob", AT + timedelta(seconds=3), channel="#board")
     harness.send("alice", "game b1\nhelp", AT + timedelta(seconds=4))
-    harness.dealer.ingest(AT + timedelta(seconds=5))
-    committed = commits(harness)
-    harness.dealer.process_due(AT + timedelta(seconds=5))
-    assert len(committed) == 1
+    process_in_one_transaction(harness, AT + timedelta(seconds=5))
     assert outcomes(harness) == [("applied", "b1"), ("applied", "b1-duel-1"), ("rejected", "b1-duel-1"),
                                  ("applied", "b1"), ("ignored", "b1")]
     start = board_rules.START_CHIPS
@@ -134,10 +139,7 @@ def test_a_refused_step_leaves_its_kept_game_as_read(harness) -> None:  # type: 
     harness.send("alice", "duel bob", AT + timedelta(seconds=1), channel="#board")
     harness.send("bob", "duel alice", AT + timedelta(seconds=2), channel="#board")
     harness.send("bob", "duel carol", AT + timedelta(seconds=3), channel="#board")
-    harness.dealer.ingest(AT + timedelta(seconds=4))
-    committed = commits(harness)
-    harness.dealer.process_due(AT + timedelta(seconds=4))
-    assert len(committed) == 1
+    process_in_one_transaction(harness, AT + timedelta(seconds=4))
     assert outcomes(harness) == [("rejected", "b1"), ("applied", "b1"), ("applied", "b1"), ("rejected", "b1")]
     assert state(harness)["duels"] == 2
 
@@ -149,10 +151,7 @@ def test_client_seeds_added_in_one_group_are_all_kept(harness) -> None:  # type:
     harness.send("alice", "game b1\nseed one", AT)
     harness.send("bob", "game b1\nseed two", AT + timedelta(seconds=1))
     harness.send("alice", "duel bob", AT + timedelta(seconds=2), channel="#board")
-    harness.dealer.ingest(AT + timedelta(seconds=3))
-    committed = commits(harness)
-    harness.dealer.process_due(AT + timedelta(seconds=3))
-    assert len(committed) == 1
+    process_in_one_transaction(harness, AT + timedelta(seconds=3))
     assert outcomes(harness) == [("applied", "b1")] * 3
     seeds = harness.admin(lambda s: s.scalar(select(Seed.client_seeds).where(Seed.game_id == "b1")))
     assert seeds == ["alice: one", "bob: two"]
@@ -197,10 +196,7 @@ def test_a_step_that_sets_a_deadline_has_its_game_read_again(harness, monkeypatc
     monkeypatch.setattr(board_rules.Board, "handle", reviewed)
     harness.send("alice", "duel bob", AT, channel="#board")
     harness.send("bob", "duel alice", AT + timedelta(seconds=1), channel="#board")
-    harness.dealer.ingest(AT + timedelta(seconds=2))
-    committed = commits(harness)
-    harness.dealer.process_due(AT + timedelta(seconds=2))
-    assert len(committed) == 1
+    process_in_one_transaction(harness, AT + timedelta(seconds=2))
     assert outcomes(harness) == [("applied", "b1"), ("applied", "b1")]
     reviews = harness.admin(lambda s: [(d.status, d.due_at) for d in s.scalars(
         select(Deadline).where(Deadline.game_id == "b1").order_by(Deadline.id))])
@@ -217,10 +213,7 @@ def test_a_game_read_with_the_groups_senders_follows_what_another_game_moved_bef
     reads = locked_reads(harness)
     harness.send("bob", "game b1-duel-1\nconcede", AT + timedelta(seconds=2))
     harness.send("alice", "duel bob", AT + timedelta(seconds=3), channel="#board")
-    harness.dealer.ingest(AT + timedelta(seconds=4))
-    committed = commits(harness)
-    harness.dealer.process_due(AT + timedelta(seconds=4))
-    assert len(committed) == 1
+    process_in_one_transaction(harness, AT + timedelta(seconds=4))
     assert outcomes(harness)[-2:] == [("applied", "b1-duel-1"), ("applied", "b1")]
     assert chips(harness, "b1/player:alice") == board_rules.START_CHIPS - 2 + 4 + board_rules.BONUS - 2
     assert reads[0] == "b1" and reads[1] == "b1-duel-1"  # one statement for both, in id order
