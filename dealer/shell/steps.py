@@ -69,8 +69,9 @@ class StagedRows:
         self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
         self.steps = steps
         self.kept: dict[str, KeptGame] | None = {} if reuse else None
-        """With ``reuse`` (a group of messages): each game a step of the group locked, as
-        the group's steps left it (:class:`KeptGame`)."""
+        """With ``reuse`` (a group of messages, or of several deadlines fired without
+        savepoints): each game a step of the group locked, as the group's steps left it
+        (:class:`KeptGame`)."""
         self.games: dict[str, int | None] = {}
         """The games with rows kept (``steps``): the id of the deadline whose fired mark
         alone is kept for the game, or None once anything else of it is."""
@@ -149,8 +150,9 @@ def staging(session: Session, *, steps: bool = False, reuse: bool = False) -> It
     (:class:`StagedRows`): only for a group whose every read of a game's row or deadlines
     outside :func:`run_step` writes them first (:func:`write_kept_steps`). With ``reuse``
     as well, a game's locked row is read once for the block (:class:`KeptGame`): only for
-    a block of steps that writes nothing when it refuses (a group of messages) and is
-    rolled back whole otherwise, in a transaction that holds the step lock alone.
+    a block rolled back whole when a step fails, whose refused steps write nothing (a
+    group of messages) or roll it back too (a group of deadlines fired without
+    savepoints), in a transaction that holds the step lock alone.
     """
     staged = StagedRows(steps=steps, reuse=reuse)
     session.info[_STAGED] = staged
@@ -379,8 +381,8 @@ fails if the two differ in anything a step uses (tests set it)."""
 
 @dataclass
 class KeptGame:
-    """What a step read of its game (:data:`Q.LOCK_GAME`), as the steps of a group of
-    messages left it: a later step of the group on the same game uses it instead of
+    """What a step read of its game (:data:`Q.LOCK_GAME`), as the steps of a group (of
+    messages, or of deadlines fired without savepoints) left it: a later step of the group on the same game uses it instead of
     locking and reading the game again (its transaction holds the row's lock already).
 
     It is exactly what a fresh read would return. The group holds the step lock alone
@@ -444,8 +446,8 @@ def _kept_games(session: Session) -> dict[str, KeptGame] | None:
 
 
 def _locked_game(session: Session, conn: Connection, game_id: str, firing: int | None) -> KeptGame:
-    """The game's locked row, read now or, in a group of messages, as an earlier step of
-    the group left it (:class:`KeptGame`)."""
+    """The game's locked row, read now or, in a group that keeps games, as an earlier
+    step of the group left it (:class:`KeptGame`)."""
     kept = _kept_games(session)
     if kept is not None and game_id in kept:
         if CHECK_KEPT:
@@ -469,8 +471,9 @@ def _locked_game(session: Session, conn: Connection, game_id: str, firing: int |
 
 def keep_games(session: Session, game_ids: Iterable[str]) -> None:
     """Lock and read games ``game_ids`` in one statement, for the steps of the current
-    group of messages (:class:`KeptGame`), those it kept already aside: a group reads
-    the games of its senders at once (its messages' steps mostly go to them).
+    group (:class:`KeptGame`), those it kept already aside: a group of messages reads
+    the games of its senders at once (its messages' steps mostly go to them), a group of
+    deadlines the games of its deadlines.
 
     As :func:`lock_game`: where the statement waited for another transaction's lock on a
     row (Postgres), what it read beside the rows predates that transaction, and it is run
@@ -500,7 +503,7 @@ def _read_games(session: Session, game_ids: list[str]) -> None:
 
 
 def kept_game(session: Session, game_id: str) -> Q.LockedGame | None:
-    """Game ``game_id``'s row as a step of the current group of messages left it (its
+    """Game ``game_id``'s row as a step of the current group left it (its
     ``kind`` and ``state`` as text among the rest), or None if no step of it kept one."""
     kept = _kept_games(session)
     if kept is None or game_id not in kept:
