@@ -100,13 +100,16 @@ def one_run(args: argparse.Namespace) -> tuple[float, float, str]:
             player = f"p{2 * (n % 20):04d}"
             sent = now + timedelta(milliseconds=n)
             bench.now = sent
+            gold = 1 + n % 39  # a valid bet (SR-5: 40 points), replacing the last (SR-6)
             inbox.put({"id": f"lat{n}", "sender": player, "channel": "pm",
-                       "body": f"bet gold {1 + n % 30} silver 1", "sent_at": sent})
+                       "body": f"bet gold {gold} silver {40 - gold}", "sent_at": sent})
             before = len(publisher.posts)
             began = time.perf_counter()
             report = dealer.run_pass(sent)
             took.append(time.perf_counter() - began)
             assert report.messages == 1 and len(publisher.posts) == before + 1, report.line()
+            reply = list(publisher.posts.values())[-1]
+            assert reply.kind != "error", reply.body  # the bet was accepted and confirmed
         if args.sql_stats:
             counter.__exit__()
             counter.print(args.messages - args.messages // 10, "pass")
