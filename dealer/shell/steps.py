@@ -37,6 +37,7 @@ from dealer.games.base import (
 from dealer.history import ChildActed, ChildFinished, GameCreated, HistoryEvent, StepInput
 from dealer.records import DeadlineChange, FairChanges, FairMark, StepRecords, collect, perform
 from dealer.store import queries as Q
+from dealer.store.db import pipelined
 from dealer.render import render_post
 from dealer.text import escape_post
 from dealer.views import ledger_scope
@@ -87,16 +88,38 @@ class StagedRows:
     def write(self, connection: Connection, *, own: bool = False) -> None:
         """Write every row kept, table by table in the order first staged; with ``own``,
         only the steps' own writes (what a read of a game's row or deadlines needs: the
-        append-only rows, which no step reads, stay kept)."""
-        for statement, rows in list(self.rows.items()):
+        append-only rows, which no step reads, stay kept).
+
+        On Postgres the statements go without waiting for each other's results
+        (:func:`dealer.store.db.pipelined`): one round trip for them all, where each was
+        one (a message's step writes four). A counted update, whose row count is read,
+        waits for the statements before it and is sent alone."""
+        uncounted: list[Insert | Update] = []
+        for statement in list(self.rows):
             if own and statement not in self.own:
                 continue
+            if statement not in self.counted:
+                uncounted.append(statement)
+                continue
+            self._write_all(connection, uncounted)
+            uncounted = []
+            rows = self.rows.pop(statement)
             changed = connection.execute(statement, rows).rowcount
-            if statement in self.counted and changed != len(rows):
+            if changed != len(rows):
                 raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
                                 f"{statement.table} no longer stand as they were read")
-            del self.rows[statement]
+        self._write_all(connection, uncounted)
         self.games.clear()
+
+    def _write_all(self, connection: Connection, statements: list[Insert | Update]) -> None:
+        """Write the rows kept for ``statements`` (none of them counted), in order, in one
+        round trip on Postgres."""
+        if len(statements) == 1:
+            connection.execute(statements[0], self.rows.pop(statements[0]))
+        elif statements:
+            with pipelined(connection):
+                for statement in statements:
+                    connection.execute(statement, self.rows.pop(statement))
 
     def keep_step(self, game: Q.LockedGame, records: StepRecords, players: list[str],
                   moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:

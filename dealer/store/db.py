@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import psycopg
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, exc
+from sqlalchemy import Connection, Engine, create_engine, event, exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -126,6 +130,40 @@ def ping_when_idle(engine: Engine) -> None:
             # The pool discards this connection and opens another (or fails, if the
             # server is down: the caller waits for it).
             raise exc.DisconnectionError(f"connection lost while idle: {error}") from error
+
+
+@contextmanager
+def pipelined(connection: Connection) -> Iterator[None]:
+    """On Postgres, send the statements executed in the block without waiting for each
+    one's result (psycopg's pipeline mode): the server runs them in order, and the block's
+    end waits once for them all. Elsewhere the block runs as it is.
+
+    Only for statements whose results nobody reads (a row count, a ``RETURNING``, an
+    ``INSERT``'s implicit return of its new ids: build such an insert ``inline()``): in the
+    block a statement's result is not there yet when ``execute`` returns. A statement the
+    server refuses is raised at the block's end, or at a later statement of it, as
+    SQLAlchemy raises any database error (an ``IntegrityError``, an ``OperationalError``),
+    and a connection lost is invalidated as SQLAlchemy does (so that the error is seen as
+    passing, :func:`dealer.store.transient.is_transient`, and the pool never hands that
+    connection out again); the statements after a refused one are not run.
+    """
+    if connection.dialect.name != "postgresql" or not psycopg.Pipeline.is_supported():
+        yield
+        return
+    raw = connection.connection.dbapi_connection
+    assert isinstance(raw, psycopg.Connection)
+    try:
+        with raw.pipeline():
+            yield
+    except psycopg.Error as error:
+        # Raised by the pipeline's end, outside SQLAlchemy's execute: translated as it
+        # translates an execute's errors.
+        lost = connection.dialect.is_disconnect(error, raw, None)
+        translated = exc.DBAPIError.instance(None, None, error, psycopg.Error,
+                                            connection_invalidated=lost, dialect=connection.dialect)
+        if lost:
+            connection.invalidate(error)
+        raise translated from error
 
 
 def reading_engine(engine: Engine) -> Engine:

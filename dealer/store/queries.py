@@ -307,10 +307,10 @@ def update_epoch(game_id: str, epoch: int) -> Update:
     return update(_seeds).where(_seeds.c.game_id == game_id, _seeds.c.epoch == epoch)
 
 
-INSERT_DRAWS = Draw.__table__.insert()
+INSERT_DRAWS = Draw.__table__.insert().inline()
 """A step's fair draws."""
 
-INSERT_EVENTS = _events.insert()
+INSERT_EVENTS = _events.insert().inline()
 """Events of a game's history (``game_id``, ``seq``, ``at``, ``type``, ``data``)."""
 
 # -- the ledger ----------------------------------------------------------------------------
@@ -350,8 +350,8 @@ CHANGE_BALANCE = (
 )
 """Add ``d`` to account ``a``'s item ``i`` in SQL (no lost update between two steps)."""
 
-INSERT_HOLDING = _holdings.insert()
-INSERT_LEDGER_ENTRIES = LedgerEntry.__table__.insert()
+INSERT_HOLDING = _holdings.insert().inline()
+INSERT_LEDGER_ENTRIES = LedgerEntry.__table__.insert().inline()
 
 
 def balance(session: Session, account: str, item: str) -> int:
@@ -510,7 +510,7 @@ def _unindexed_sqlite(element: unindexed, compiler: Any, **kw: Any) -> str:
 
 # -- deadlines -----------------------------------------------------------------------------
 
-INSERT_DEADLINE = _deadlines.insert()
+INSERT_DEADLINE = _deadlines.insert().inline()
 
 CANCEL_DEADLINE = (
     update(_deadlines).where(_deadlines.c.id == bindparam("deadline_id")).values(status="cancelled")
@@ -791,7 +791,7 @@ def retry_failed(ids: list[int]) -> Update:
 
 # -- the outbox ----------------------------------------------------------------------------
 
-INSERT_POSTS = _posts.insert()
+INSERT_POSTS = _posts.insert().inline()
 
 DELIVERED = (
     update(_posts)

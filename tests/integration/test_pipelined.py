@@ -1,0 +1,134 @@
+"""Rows written without waiting for each statement's result (:func:`dealer.store.db.pipelined`:
+psycopg's pipeline mode on Postgres, a plain block on SQLite), as a group's kept rows are
+(:meth:`dealer.shell.steps.StagedRows.write`): they land in order, a refused statement
+raises as SQLAlchemy raises any database error, and a connection lost inside the block is
+a passing error on a connection that is never handed out again."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import exc as sa_exc
+
+from dealer.shell.steps import StagedRows, StaleRows
+from dealer.store import queries as Q
+from dealer.store.db import make_engine, pipelined
+from dealer.store.models import Post
+from dealer.store.transient import is_transient
+
+POSTGRES_URL = os.environ.get("DEALER_TEST_DATABASE_URL", "").strip()
+T = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+_outbox = Post.__table__
+INSERT_AGAIN = _outbox.insert().inline()
+"""A second insert statement (the kept rows are grouped by statement)."""
+DROP_BY_KEY = update(_outbox).where(_outbox.c.key == bindparam("k")).values(status="dropped")
+
+
+def post(key: str) -> dict[str, Any]:
+    return dict(key=key, game_id=None, channel="pm", recipient="ann", kind="reply",
+                subject="s", body="b", created_at=T, status="pending", attempts=0)
+
+
+def outbox(engine: Any) -> list[tuple[str, str]]:
+    with engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(
+            select(_outbox.c.key, _outbox.c.status).order_by(_outbox.c.id))]
+
+
+def test_kept_rows_are_written_in_the_order_first_kept(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        staged = StagedRows()
+        staged.add(Q.INSERT_POSTS, [post("a"), post("b")])
+        # An update of a row inserted by the statement before it, in the same round trip.
+        staged.add(DROP_BY_KEY, [{"k": "a"}])
+        staged.add(INSERT_AGAIN, [post("c")])
+        with engine.begin() as connection:
+            staged.write(connection)
+        assert staged.rows == {}
+        assert outbox(engine) == [("a", "dropped"), ("b", "pending"), ("c", "pending")]
+    finally:
+        engine.dispose()
+
+
+def test_a_refused_row_raises_an_integrity_error_and_nothing_is_written(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        staged = StagedRows()
+        staged.add(Q.INSERT_POSTS, [post("a")])
+        staged.add(INSERT_AGAIN, [post("a")])  # the same key: the outbox's unique key refuses it
+        staged.add(DROP_BY_KEY, [{"k": "a"}])
+        with pytest.raises(sa_exc.IntegrityError) as caught:
+            with engine.begin() as connection:
+                staged.write(connection)
+        assert not is_transient(caught.value)  # the data's fault: the same every time
+        assert outbox(engine) == []
+        with engine.begin() as connection:  # the engine goes on as before
+            StagedRows().write(connection)
+            connection.execute(Q.INSERT_POSTS, post("b"))
+        assert outbox(engine) == [("b", "pending")]
+    finally:
+        engine.dispose()
+
+
+def test_a_counted_update_still_checks_its_rows_between_pipelined_ones(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        staged = StagedRows()
+        staged.add(Q.INSERT_POSTS, [post("a")])
+        staged.counted.add(DROP_BY_KEY)  # must change one row for each kept
+        staged.add(DROP_BY_KEY, [{"k": "a"}, {"k": "gone"}])
+        staged.add(INSERT_AGAIN, [post("c")])
+        with pytest.raises(StaleRows, match="1 of 2 rows kept for outbox"):
+            with engine.begin() as connection:
+                staged.write(connection)
+        assert outbox(engine) == []
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="set DEALER_TEST_DATABASE_URL to a Postgres database")
+def test_a_connection_lost_in_the_block_is_passing_and_never_reused() -> None:
+    with make_engine(POSTGRES_URL).connect() as setup:  # the migrated schema, emptied
+        setup.execute(text("TRUNCATE outbox RESTART IDENTITY CASCADE"))
+        setup.commit()
+    engine, admin = make_engine(POSTGRES_URL), make_engine(POSTGRES_URL)
+    try:
+        connection = engine.connect()
+        transaction = connection.begin()
+        pid = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        with pytest.raises(sa_exc.DBAPIError) as caught:
+            with pipelined(connection):
+                connection.execute(Q.INSERT_POSTS, post("a"))
+                connection.execute(INSERT_AGAIN, post("b"))
+                # Lost after the block's last statement: the loss is met at its end.
+                with admin.begin() as other:  # waits (up to 5 s) for the backend to end
+                    assert other.execute(text("SELECT pg_terminate_backend(:pid, 5000)"),
+                                         {"pid": pid}).scalar_one()
+        assert caught.value.connection_invalidated
+        assert is_transient(caught.value)
+        assert connection.invalidated
+        transaction.rollback()
+        connection.close()
+        with engine.begin() as fresh:  # the pool hands out a live connection
+            assert fresh.execute(text("SELECT pg_backend_pid()")).scalar_one() != pid
+        assert outbox(engine) == []
+    finally:
+        engine.dispose()
+        admin.dispose()
+
+
+def test_outside_postgres_the_block_runs_each_statement_at_once(tmp_path: Any) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'plain.db'}")
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE t (n INTEGER)"))
+            with pipelined(connection):
+                # The row count is there at once: nothing waits for the block's end.
+                assert connection.execute(text("INSERT INTO t VALUES (1), (2)")).rowcount == 2
+    finally:
+        engine.dispose()
