@@ -387,7 +387,9 @@ class Override(Base):
 
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
     value: Mapped[str] = mapped_column(String(64))
-    game_id: Mapped[str] = mapped_column(String(64))
+    # Indexed: every step asks whether its game is paused (queries.LOCK_GAME), and the
+    # rows are kept for good, one per override ever configured.
+    game_id: Mapped[str] = mapped_column(String(64), index=True)
     deadline_name: Mapped[str | None] = mapped_column(String(120), nullable=True)
     seen_at: Mapped[datetime] = mapped_column(UtcDateTime())
 

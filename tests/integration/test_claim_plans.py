@@ -76,3 +76,11 @@ def test_the_condition_on_status_still_holds(sqlite_engine: Engine) -> None:
                 {"id": deadline_id, "name": f"d{deadline_id}", "status": status})
         locked = connection.execute(Q.LOCK_DEADLINES, {"ids": [1, 2, 3, 4]}).all()
     assert sorted(row.id for row in locked) == [1, 4]
+
+
+def test_a_games_pause_is_looked_up_by_its_game(sqlite_engine: Engine) -> None:
+    """A step's lock of its game asks whether an override pauses it: by the overrides of
+    that game (index ``ix_overrides_game_id``), not by reading every override ever kept."""
+    plan = plan_of(sqlite_engine, Q.LOCK_GAME, {"id": "g"})
+    overrides = [step for step in plan if "overrides" in step]
+    assert overrides == ["SEARCH overrides USING INDEX ix_overrides_game_id (game_id=?)"], plan
