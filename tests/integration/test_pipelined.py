@@ -6,12 +6,11 @@ a passing error on a connection that is never handed out again."""
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import Engine, bindparam, select, text, update
 from sqlalchemy import exc as sa_exc
 
 from dealer.shell.steps import StagedRows, StaleRows
@@ -20,7 +19,6 @@ from dealer.store.db import make_engine, pipelined
 from dealer.store.models import Post
 from dealer.store.transient import is_transient
 
-POSTGRES_URL = os.environ.get("DEALER_TEST_DATABASE_URL", "").strip()
 T = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 _outbox = Post.__table__
 INSERT_AGAIN = _outbox.insert().inline()
@@ -33,70 +31,63 @@ def post(key: str) -> dict[str, Any]:
                 subject="s", body="b", created_at=T, status="pending", attempts=0)
 
 
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
 def outbox(engine: Any) -> list[tuple[str, str]]:
     with engine.connect() as connection:
         return [tuple(row) for row in connection.execute(
             select(_outbox.c.key, _outbox.c.status).order_by(_outbox.c.id))]
 
 
-def test_kept_rows_are_written_in_the_order_first_kept(database_url: str) -> None:
-    engine = make_engine(database_url)
-    try:
-        staged = StagedRows()
-        staged.add(Q.INSERT_POSTS, [post("a"), post("b")])
-        # An update of a row inserted by the statement before it, in the same round trip.
-        staged.add(DROP_BY_KEY, [{"k": "a"}])
-        staged.add(INSERT_AGAIN, [post("c")])
+def test_kept_rows_are_written_in_the_order_first_kept(engine: Engine) -> None:
+    staged = StagedRows()
+    staged.add(Q.INSERT_POSTS, [post("a"), post("b")])
+    # An update of a row inserted by the statement before it, in the same round trip.
+    staged.add(DROP_BY_KEY, [{"k": "a"}])
+    staged.add(INSERT_AGAIN, [post("c")])
+    with engine.begin() as connection:
+        staged.write(connection)
+    assert staged.rows == {}
+    assert outbox(engine) == [("a", "dropped"), ("b", "pending"), ("c", "pending")]
+
+
+def test_a_refused_row_raises_an_integrity_error_and_nothing_is_written(engine: Engine) -> None:
+    staged = StagedRows()
+    staged.add(Q.INSERT_POSTS, [post("a")])
+    staged.add(INSERT_AGAIN, [post("a")])  # the same key: the outbox's unique key refuses it
+    staged.add(DROP_BY_KEY, [{"k": "a"}])
+    with pytest.raises(sa_exc.IntegrityError) as caught:
         with engine.begin() as connection:
             staged.write(connection)
-        assert staged.rows == {}
-        assert outbox(engine) == [("a", "dropped"), ("b", "pending"), ("c", "pending")]
-    finally:
-        engine.dispose()
+    assert not is_transient(caught.value)  # the data's fault: the same every time
+    assert outbox(engine) == []
+    with engine.begin() as connection:  # the engine goes on as before
+        StagedRows().write(connection)
+        connection.execute(Q.INSERT_POSTS, post("b"))
+    assert outbox(engine) == [("b", "pending")]
 
 
-def test_a_refused_row_raises_an_integrity_error_and_nothing_is_written(database_url: str) -> None:
-    engine = make_engine(database_url)
-    try:
-        staged = StagedRows()
-        staged.add(Q.INSERT_POSTS, [post("a")])
-        staged.add(INSERT_AGAIN, [post("a")])  # the same key: the outbox's unique key refuses it
-        staged.add(DROP_BY_KEY, [{"k": "a"}])
-        with pytest.raises(sa_exc.IntegrityError) as caught:
-            with engine.begin() as connection:
-                staged.write(connection)
-        assert not is_transient(caught.value)  # the data's fault: the same every time
-        assert outbox(engine) == []
-        with engine.begin() as connection:  # the engine goes on as before
-            StagedRows().write(connection)
-            connection.execute(Q.INSERT_POSTS, post("b"))
-        assert outbox(engine) == [("b", "pending")]
-    finally:
-        engine.dispose()
+def test_a_counted_update_still_checks_its_rows_between_pipelined_ones(engine: Engine) -> None:
+    staged = StagedRows()
+    staged.add(Q.INSERT_POSTS, [post("a")])
+    staged.counted.add(DROP_BY_KEY)  # must change one row for each kept
+    staged.add(DROP_BY_KEY, [{"k": "a"}, {"k": "gone"}])
+    staged.add(INSERT_AGAIN, [post("c")])
+    with pytest.raises(StaleRows, match="1 of 2 rows kept for outbox"):
+        with engine.begin() as connection:
+            staged.write(connection)
+    assert outbox(engine) == []
 
 
-def test_a_counted_update_still_checks_its_rows_between_pipelined_ones(database_url: str) -> None:
-    engine = make_engine(database_url)
-    try:
-        staged = StagedRows()
-        staged.add(Q.INSERT_POSTS, [post("a")])
-        staged.counted.add(DROP_BY_KEY)  # must change one row for each kept
-        staged.add(DROP_BY_KEY, [{"k": "a"}, {"k": "gone"}])
-        staged.add(INSERT_AGAIN, [post("c")])
-        with pytest.raises(StaleRows, match="1 of 2 rows kept for outbox"):
-            with engine.begin() as connection:
-                staged.write(connection)
-        assert outbox(engine) == []
-    finally:
-        engine.dispose()
-
-
-@pytest.mark.skipif(not POSTGRES_URL, reason="set DEALER_TEST_DATABASE_URL to a Postgres database")
-def test_a_connection_lost_in_the_block_is_passing_and_never_reused() -> None:
-    with make_engine(POSTGRES_URL).connect() as setup:  # the migrated schema, emptied
-        setup.execute(text("TRUNCATE outbox RESTART IDENTITY CASCADE"))
-        setup.commit()
-    engine, admin = make_engine(POSTGRES_URL), make_engine(POSTGRES_URL)
+def test_a_connection_lost_in_the_block_is_passing_and_never_reused(engine: Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("pipeline mode is Postgres's: elsewhere the block runs each statement at once")
+    admin = make_engine(engine.url.render_as_string(hide_password=False))
     try:
         connection = engine.connect()
         transaction = connection.begin()
@@ -118,7 +109,6 @@ def test_a_connection_lost_in_the_block_is_passing_and_never_reused() -> None:
             assert fresh.execute(text("SELECT pg_backend_pid()")).scalar_one() != pid
         assert outbox(engine) == []
     finally:
-        engine.dispose()
         admin.dispose()
 
 
