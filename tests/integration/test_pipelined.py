@@ -112,6 +112,36 @@ def test_a_connection_lost_in_the_block_is_passing_and_never_reused(engine: Engi
         admin.dispose()
 
 
+def test_a_lock_timeout_in_the_block_is_passing(engine: Engine) -> None:
+    """A passing error other than a lost connection (here a lock timeout, SQLSTATE 55P03)
+    is raised at the block's end as SQLAlchemy's ``OperationalError``, seen as passing; the
+    connection stays usable once its transaction is rolled back."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("pipeline mode is Postgres's: elsewhere the block runs each statement at once")
+    with engine.begin() as connection:
+        connection.execute(Q.INSERT_POSTS, post("a"))
+    holder = engine.connect()
+    try:
+        with holder.begin():
+            holder.execute(DROP_BY_KEY, {"k": "a"})  # holds the row's lock until rolled back
+            with pytest.raises(sa_exc.OperationalError) as caught:
+                with engine.begin() as connection:
+                    connection.execute(text("SET LOCAL lock_timeout = '50ms'"))
+                    with pipelined(connection):
+                        connection.execute(INSERT_AGAIN, post("b"))
+                        connection.execute(DROP_BY_KEY, {"k": "a"})  # waits, then times out
+            assert getattr(caught.value.orig, "sqlstate", None) == "55P03"
+            assert not caught.value.connection_invalidated
+            assert is_transient(caught.value)
+            holder.rollback()
+    finally:
+        holder.close()
+    assert outbox(engine) == [("a", "pending")]
+    with engine.begin() as connection:  # the pool's connections are all usable
+        connection.execute(DROP_BY_KEY, {"k": "a"})
+    assert outbox(engine) == [("a", "dropped")]
+
+
 def test_outside_postgres_the_block_runs_each_statement_at_once(tmp_path: Any) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'plain.db'}")
     try:
