@@ -24,8 +24,12 @@ median, and the target is judged on that median.
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -54,6 +58,10 @@ from dealer.publish.memory import MemoryPublisher  # noqa: E402
 
 TARGET_MS = 5.0
 
+CALLGRIND_OUT = "DEALER_BENCH_CALLGRIND_OUT"
+"""Set in the environment of the run ``--instructions`` starts under valgrind: the file
+callgrind writes its counts to."""
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -62,8 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--sql-stats", action="store_true",
                         help="count the SQL statements the warm passes send, by kind and by text")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the instructions the client runs per warm pass, under "
+                        "valgrind's callgrind (one run; needs valgrind): a figure this "
+                        "machine's noise does not move, to compare two versions of the code")
     repeat_argument(parser)
     args = parser.parse_args(argv)
+    if args.instructions and CALLGRIND_OUT not in os.environ:
+        return count_instructions(sys.argv[1:] if argv is None else argv)
     runs = [one_run(args) for _ in range(args.repeat)]
     medians = [run[0] for run in runs]
     ok = median(medians) < TARGET_MS
@@ -73,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     print(spread("baseline median", [run[1] for run in runs], " ms") + " (INSERT + COMMIT)")
     print(f"target:           median < {TARGET_MS:.0f} ms (the median of the runs' medians)")
     print(f"result:           {verdict(ok)}")
+    if CALLGRIND_OUT in os.environ:
+        return 0  # under callgrind the times mean nothing: only a failure is an error
     return 0 if ok else 1
 
 
@@ -97,6 +113,10 @@ def one_run(args: argparse.Namespace) -> tuple[float, float, str]:
         for n in range(args.messages):
             if n == args.messages // 10 and args.sql_stats:
                 counter.__enter__()  # the warm passes only (as timed below)
+            if n == args.messages // 10 and CALLGRIND_OUT in os.environ:
+                callgrind("on")  # the warm passes only, the collector off while they run
+                gc.collect()
+                gc.disable()
             player = f"p{2 * (n % 20):04d}"
             sent = now + timedelta(milliseconds=n)
             bench.now = sent
@@ -110,6 +130,9 @@ def one_run(args: argparse.Namespace) -> tuple[float, float, str]:
             assert report.messages == 1 and len(publisher.posts) == before + 1, report.line()
             reply = list(publisher.posts.values())[-1]
             assert reply.kind != "error", reply.body  # the bet was accepted and confirmed
+        if CALLGRIND_OUT in os.environ:
+            gc.enable()
+            callgrind("off")
         if args.sql_stats:
             counter.__exit__()
             counter.print(args.messages - args.messages // 10, "pass")
@@ -137,6 +160,34 @@ def one_run(args: argparse.Namespace) -> tuple[float, float, str]:
         return statistics.median(ms), statistics.median(base), dealer.engine.dialect.name
     finally:
         bench.close()
+
+
+def callgrind(switch: str) -> None:
+    """Turn callgrind's counting on or off in this process (started with it off)."""
+    subprocess.run(["callgrind_control", "--instr=" + switch, str(os.getpid())],
+                   check=True, capture_output=True)
+
+
+def count_instructions(argv: list[str]) -> int:
+    """Run this script once more under callgrind, counting only its warm passes, and print
+    the instructions per warm pass (the client's alone: the server's are not counted)."""
+    with tempfile.TemporaryDirectory(prefix="dealer-callgrind-") as folder:
+        out = Path(folder) / "callgrind.out"
+        argv = [arg for arg in argv if arg != "--instructions"] + ["--repeat", "1"]
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                   f"--callgrind-out-file={out}", sys.executable, __file__, *argv]
+        print("under callgrind (a few minutes): " + " ".join(command[4:]), file=sys.stderr)
+        subprocess.run(command, check=True, env={**os.environ, CALLGRIND_OUT: str(out)},
+                       stdout=subprocess.DEVNULL)
+        totals = [int(line.split()[1]) for line in out.read_text().splitlines()
+                  if line.startswith("totals:")]
+    parsed = argparse.ArgumentParser(add_help=False)
+    parsed.add_argument("--messages", type=int, default=200)
+    messages = parsed.parse_known_args(argv)[0].messages
+    warm = messages - messages // 10
+    print(f"instructions:     {sum(totals) / warm / 1e6:.3f} M per warm pass ({warm} passes "
+          "counted, the collector off; the client's alone)")
+    return 0
 
 
 if __name__ == "__main__":
