@@ -8,8 +8,9 @@ player's preparation applied and the preparation deadlines fired (round 1 is ope
 posts delivered. The daemon is warm: statements compiled, templates loaded, connections
 pooled.
 
-Timed, ``--messages`` times (default 200): one bet from one player put into an in-memory
-inbox (what a push adapter does), then exactly one ``Dealer.run_pass(now)``: overrides,
+Timed, ``--messages`` times (default 200): one valid bet from one player (40 points,
+replacing the player's last: SR-5, SR-6) put into an in-memory inbox (what a push adapter
+does), then exactly one ``Dealer.run_pass(now)``: overrides,
 ingest, the message applied in its transaction, its confirmation delivered through an
 in-memory publisher in another. The figure is that pass, per message, min and median;
 beside it the baseline: one ``INSERT`` of a row and its ``COMMIT`` on the same store (the
