@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     repeat_argument(parser)
     args = parser.parse_args(argv)
     if args.instructions and CALLGRIND_OUT not in os.environ:
-        return count_instructions(sys.argv[1:] if argv is None else argv)
+        return count_instructions(sys.argv[1:] if argv is None else argv, args.messages)
     runs = [one_run(args) for _ in range(args.repeat)]
     medians = [run[0] for run in runs]
     ok = median(medians) < TARGET_MS
@@ -169,7 +169,7 @@ def callgrind(switch: str) -> None:
                    check=True, capture_output=True)
 
 
-def count_instructions(argv: list[str]) -> int:
+def count_instructions(argv: list[str], messages: int) -> int:
     """Run this script once more under callgrind, counting only its warm passes, and print
     the instructions per warm pass (the client's alone: the server's are not counted)."""
     with tempfile.TemporaryDirectory(prefix="dealer-callgrind-") as folder:
@@ -182,9 +182,6 @@ def count_instructions(argv: list[str]) -> int:
                        stdout=subprocess.DEVNULL)
         totals = [int(line.split()[1]) for line in out.read_text().splitlines()
                   if line.startswith("totals:")]
-    parsed = argparse.ArgumentParser(add_help=False)
-    parsed.add_argument("--messages", type=int, default=200)
-    messages = parsed.parse_known_args(argv)[0].messages
     warm = messages - messages // 10
     print(f"instructions:     {sum(totals) / warm / 1e6:.3f} M per warm pass ({warm} passes "
           "counted, the collector off; the client's alone)")

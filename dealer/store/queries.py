@@ -130,6 +130,7 @@ _NEAR_SCOPES = (func.coalesce(_games.c.parent_id.concat(_sql_text("/")), _sql_te
 :data:`LOCK_GAME`): its parent's scope, or the global one for a game with no parent, and
 its own scope (a Hall cycle's)."""
 
+
 class equals_any(FunctionElement[bool]):
     """``column`` equal to one of ``values`` (expressions, not bound parameters): ``column =
     ANY (ARRAY[...])`` on Postgres, ``column IN (...)`` elsewhere.
@@ -151,8 +152,7 @@ class equals_any(FunctionElement[bool]):
 @compiles(equals_any)
 def _equals_any_other(element: equals_any, compiler: Any, **kw: Any) -> str:
     column, *values = element.clauses
-    return (compiler.process(column, **kw) + " IN ("
-            + ", ".join(compiler.process(value, **kw) for value in values) + ")")
+    return compiler.process(column.in_(values), **kw)
 
 
 @compiles(equals_any, "postgresql")

@@ -31,18 +31,22 @@ def sqlite_engine(_migrated_sqlite: Path, tmp_path: Path) -> Engine:
 
 
 def plan_of(engine: Engine, statement: Any, parameters: dict[str, Any]) -> list[str]:
-    """SQLite's plan (``EXPLAIN QUERY PLAN``) for ``statement`` as dealer sends it."""
+    """The store's plan for ``statement`` as dealer sends it: SQLite's ``EXPLAIN QUERY
+    PLAN`` lines, or Postgres's ``EXPLAIN`` lines."""
     sent: list[tuple[str, Any]] = []
 
     def grab(_conn, _cursor, text, params, _context, _many):  # type: ignore[no-untyped-def]
         sent.append((text, params))
 
+    explain = "EXPLAIN " if engine.dialect.name == "postgresql" else "EXPLAIN QUERY PLAN "
     with engine.connect() as connection:
         event.listen(connection, "before_cursor_execute", grab)
         connection.execute(statement, parameters).all()
         event.remove(connection, "before_cursor_execute", grab)
         text, params = sent[-1]
-        return [row[3] for row in connection.exec_driver_sql("EXPLAIN QUERY PLAN " + text, params)]
+        plan = [str(row[-1]) for row in connection.exec_driver_sql(explain + text, params)]
+        connection.rollback()  # Postgres: the statement's row locks
+        return plan
 
 
 @pytest.mark.parametrize("count", [1, 50])
@@ -106,18 +110,9 @@ def test_the_members_balances_are_looked_up_by_account_without_statistics(databa
                                [{"p": "p0001"}, {"p": "p0002"}])
             connection.execute(text("INSERT INTO holdings (account, item, amount) VALUES (:a, 'chips', 1000)"),
                                [{"a": f"player:p{n:04d}"} for n in range(2000)])
-        sent: list[tuple[str, Any]] = []
-
-        def grab(_conn, _cursor, statement, params, _context, _many):  # type: ignore[no-untyped-def]
-            sent.append((statement, params))
-
+        plan = plan_of(engine, Q.LOCK_GAME, {"id": "g"})
         with engine.connect() as connection:
-            event.listen(connection, "before_cursor_execute", grab)
             row = connection.execute(Q.LOCK_GAME, {"id": "g"}).one()
-            event.remove(connection, "before_cursor_execute", grab)
-            statement, params = sent[-1]
-            explain = "EXPLAIN " if engine.dialect.name == "postgresql" else "EXPLAIN QUERY PLAN "
-            plan = [str(line[-1]) for line in connection.exec_driver_sql(explain + statement, params)]
             connection.rollback()
         members = [line.strip() for line in plan if "member_holdings" in line]
         if engine.dialect.name == "postgresql":  # an index scan, or a bitmap scan of the key
