@@ -46,7 +46,7 @@ from dealer.settings import Settings
 from dealer.shell import delivery, discourse, ingest, mailing, timers
 from dealer.shell.failures import describe, failure_reply
 from dealer.shell.faults import fault
-from dealer.shell.messages import Outcome, keep_senders_games, process_inbound, read_senders
+from dealer.shell.messages import Outcome, process_inbound, read_senders_keeping_games
 from dealer.shell.overrides import BadOverride, OverrideSpec, apply_overrides, read_overrides
 from dealer.shell.steps import (
     GameHeld, keep_games, run_step, stage_step_write, staged_rows, staging, write_kept_steps,
@@ -378,9 +378,6 @@ def process_messages(
             rows = session.connection().execute(
                 Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})
             claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
-            # The senders and their unfinished games, for routing: one statement for the
-            # group, kept while no step changes whose games they are (a join, a game over).
-            read_senders(session, [row.sender for row in claimed.values()])
             # The group stands or falls as one: its append-only rows (history events,
             # ledger entries, draws, posts and replies, in order), the messages' outcomes
             # and the steps' own writes (the games' new states and deadline rows) are
@@ -388,7 +385,10 @@ def process_messages(
             # before anything reads that game again. A game a step of the group locked is
             # not read again by the next step of it (steps.KeptGame).
             with staging(session, steps=True, reuse=True):
-                keep_senders_games(session)  # their games, locked and read at once
+                # The senders and their unfinished games, for routing (kept while no step
+                # changes whose games they are: a join, a game over), and those games,
+                # locked and read at once: on Postgres one statement.
+                read_senders_keeping_games(session, [row.sender for row in claimed.values()])
                 for reached, (message_id, _) in enumerate(messages):
                     logs.bind(message_id=message_id, game_id=None)
                     inbound = claimed.get(message_id)

@@ -517,6 +517,23 @@ def keep_games(session: Session, game_ids: Iterable[str]) -> None:
         kept[row.id] = KeptGame.read(row)
 
 
+def keeps_games(session: Session) -> bool:
+    """Whether the current group keeps the games its steps lock (``staging(reuse=True)``)."""
+    return _kept_games(session) is not None
+
+
+def keep_locked(session: Session, rows: Iterable[Q.LockedGame]) -> None:
+    """Keep games another statement locked and read as :func:`keep_games` does (its
+    :data:`Q.LOCK_GAME` columns, the wait for another transaction's lock handled), for the
+    steps of the current group: those it kept already stay as they are."""
+    kept = _kept_games(session)
+    if kept is None:
+        return
+    for row in rows:
+        if row.id not in kept:
+            kept[row.id] = KeptGame.read(row)
+
+
 def _read_games(session: Session, game_ids: list[str]) -> None:
     """Before games ``game_ids`` are read (:func:`keep_games`): write the group's kept step
     rows if some concern them."""

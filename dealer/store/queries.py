@@ -1198,6 +1198,55 @@ def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[
     return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
 
+@lru_cache(maxsize=64)
+def _senders_locking_games(count: int) -> Select[Any]:
+    """Postgres: :func:`_players_with_games` of ``count`` keys, each player's games locked
+    and read as :data:`LOCK_GAME` reads a game, in the order of their ids (the order
+    :func:`lock_games` locks them in): ``key``, ``name``, then the locked game's columns
+    (None for a player in no unfinished game), one row per player and game."""
+    senders = _players_with_games(count).cte("senders")
+    locked = (
+        _LOCK_GAMES.where(_games.c.id.in_(select(senders.c.id).where(senders.c.id.is_not(None))))
+        .order_by(_games.c.id)
+        .cte("locked").prefix_with("MATERIALIZED")
+    )
+    return (
+        select(senders.c.key, senders.c.name, *locked.c)
+        .select_from(senders.outerjoin(locked, locked.c.id == senders.c.id))
+        .order_by(senders.c.key, senders.c.created_at, senders.c.id)
+    )
+
+
+def senders_with_games_locked(
+    connection: Connection, keys: Sequence[str]
+) -> tuple[dict[str, list[PlayerGame]], list[LockedGame]]:
+    """Postgres: :func:`players_with_games` and :func:`lock_games` of their games in one
+    statement, one round trip: a group of messages reads its senders, routing needs their
+    games, and nearly every step of the group goes to one of them
+    (:func:`dealer.shell.messages.read_senders_keeping_games`).
+
+    Returns the players as :func:`players_with_games` does (their games' routing columns
+    as the lock read them) and the locked games, each once. As :func:`lock_game`: where the
+    statement waited for another transaction's lock on a game, it read the rest (the
+    players, their games, and what is read beside each game) as it stood before that
+    transaction committed, and it is run again, now without waiting."""
+    statement = _senders_locking_games(len(keys))
+    params = {f"k{i}": key for i, key in enumerate(keys)}
+    rows = connection.execute(statement, params).all()
+    locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
+    if any(game.seen_seq != game.next_event_seq for game in locked.values()):
+        rows = connection.execute(statement, params).all()
+        locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
+    found: dict[str, list[PlayerGame]] = {}
+    for row in rows:
+        game = locked.get(row[2])
+        found.setdefault(row[0], []).append(PlayerGame(
+            row[0], row[1], *((game.id, game.kind, game.status, game.channel, game.parent_id,
+                               game.created_at) if game is not None else (None,) * 6)))
+    players = {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
+    return players, sorted(locked.values(), key=lambda game: game.id)
+
+
 def player_games(session: Session, name: str) -> list[Row[Any]]:
     """The unfinished games ``name`` takes part in."""
     return list(session.execute(_GAMES_OF_PLAYER, {"player": name}))

@@ -14,8 +14,9 @@ from sqlalchemy import event, select, text
 import board as board_rules
 from lockwait import run_after_waiting
 from dealer.history import ClientSeedAdded
-from dealer.shell import steps
+from dealer.shell import messages, steps
 from dealer.shell.admin import add_player, create_game
+from dealer.store import queries as Q
 from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Seed
 from dealer.views import game_view
 
@@ -52,17 +53,29 @@ def process_in_one_transaction(h, at) -> None:  # type: ignore[no-untyped-def]
     assert len(committed) == 1
 
 
-def locked_reads(h) -> list[str]:  # type: ignore[no-untyped-def]
-    """The game each locked read (``Q.LOCK_GAME``) from now on was for."""
+def locked_reads(h, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The games of the board (``b1...``) locked and read from now on, in the order they
+    were read: one entry per row of a locked read (``Q.LOCK_GAME``, one game or several
+    at once, alone or with the group's senders) kept for the group's steps."""
     seen: list[str] = []
+    read = steps.KeptGame.read
 
-    def sent(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        if "seen_seq" in statement:
-            values = parameters.values() if isinstance(parameters, dict) else parameters
-            seen.extend(v for v in values if isinstance(v, str) and v.startswith("b1"))
+    def spy(row):  # type: ignore[no-untyped-def]
+        if row.id.startswith("b1"):
+            seen.append(row.id)
+        return read(row)
 
-    event.listen(h.dealer.engine, "before_cursor_execute", sent)
+    monkeypatch.setattr(steps.KeptGame, "read", spy)
     return seen
+
+
+def group_reads(h) -> list[str]:  # type: ignore[no-untyped-def]
+    """The locked reads of several games at once (a group's: ``games.id IN``, alone or
+    with the group's senders) sent from now on; not those of one game (``CHECK_KEPT``'s)."""
+    sent: list[str] = []
+    event.listen(h.dealer.engine, "before_cursor_execute", lambda conn, cursor, statement, *_: sent.append(
+        statement) if "seen_seq" in statement and "games.id IN" in statement else None)
+    return sent
 
 
 def state(h) -> dict:  # type: ignore[no-untyped-def,type-arg]
@@ -86,7 +99,7 @@ def test_a_game_stepped_twice_in_a_group_is_read_once_and_its_second_step_sees_t
     harness.send("alice", "duel bob", AT, channel="#board")
     harness.send("bob", "duel alice", AT + timedelta(seconds=1), channel="#board")
     harness.dealer.ingest(AT + timedelta(seconds=2))
-    reads, committed = locked_reads(harness), commits(harness)
+    reads, committed = locked_reads(harness, monkeypatch), commits(harness)
     harness.dealer.process_due(AT + timedelta(seconds=2))
     assert len(committed) == 1  # one group, not applied again one by one
     assert outcomes(harness) == [("applied", "b1"), ("applied", "b1")]
@@ -203,20 +216,23 @@ def test_a_step_that_sets_a_deadline_has_its_game_read_again(harness, monkeypatc
     assert reviews == [("pending", AT + timedelta(seconds=1, days=1))]
 
 
-def test_a_game_read_with_the_groups_senders_follows_what_another_game_moved_before_its_step(harness) -> None:  # type: ignore[no-untyped-def]
+def test_a_game_read_with_the_groups_senders_follows_what_another_game_moved_before_its_step(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The board and its duel are read when the group begins; bob's concession (a step of
     # the duel) pays alice the pool in the board's scope before the board's first step of
     # the group (told of the duel's end), which reads her balance as it then stands.
     board(harness)
     harness.send("alice", "duel bob", AT, channel="#board")
     harness.run(AT + timedelta(seconds=1))
-    reads = locked_reads(harness)
+    reads = locked_reads(harness, monkeypatch)
     harness.send("bob", "game b1-duel-1\nconcede", AT + timedelta(seconds=2))
     harness.send("alice", "duel bob", AT + timedelta(seconds=3), channel="#board")
+    ingested = harness.dealer.ingest(AT + timedelta(seconds=4))
+    statements = group_reads(harness)
     process_in_one_transaction(harness, AT + timedelta(seconds=4))
+    assert ingested == 2 and len(statements) == 1  # the group's first read: its senders' games
     assert outcomes(harness)[-2:] == [("applied", "b1-duel-1"), ("applied", "b1")]
     assert chips(harness, "b1/player:alice") == board_rules.START_CHIPS - 2 + 4 + board_rules.BONUS - 2
-    assert reads[0] == "b1" and reads[1] == "b1-duel-1"  # one statement for both, in id order
+    assert reads[:2] == ["b1", "b1-duel-1"]  # in one statement (above), in id order
 
 
 def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
@@ -243,3 +259,65 @@ def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_
     run_after_waiting(harness, group, release)
     assert kept[0].row.client_seeds == ["alice: one"]
     assert kept[0].balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
+
+
+def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_it_waited_for(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    # On Postgres a group's first read locks its senders' games and reads the senders in
+    # the same statement (Q.senders_with_games_locked): after waiting for another
+    # transaction's lock on a game, it reads that transaction's seed and chips.
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
+    board(harness)
+    first = harness.dealer.sessions()
+    first.begin()
+    steps.run_step(first, "b1", AT, ClientSeedAdded(player="alice", seed="alice: one"),
+                   origin="x:1", actor="alice")
+    first.execute(text("UPDATE holdings SET amount = amount + 7 WHERE account = 'b1/player:bob'"))
+    kept: list[steps.KeptGame] = []
+
+    def group(session) -> None:  # type: ignore[no-untyped-def]
+        with steps.staging(session, steps=True, reuse=True):
+            messages.read_senders_keeping_games(session, ["bob", "carol"])
+            kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
+
+    def release() -> None:
+        first.commit()
+        first.close()
+
+    run_after_waiting(harness, group, release)
+    assert kept[0].row.client_seeds == ["alice: one"]
+    assert kept[0].balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
+    assert kept[0].row.next_event_seq == kept[0].row.seen_seq  # read again, not waited
+
+
+def test_the_senders_read_with_their_games_locked_are_the_two_reads_in_one(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    # Q.senders_with_games_locked (Postgres) gives what players_with_games and lock_games
+    # give: each player's unfinished games in order (none for carol, nobody for "zed",
+    # not the finished game), each game locked and read once (b1 is alice's and bob's).
+    if not database_url.startswith("postgresql"):
+        pytest.skip("the statement is Postgres's (SQLite reads the senders, then their games)")
+    board(harness)
+
+    def more(session):  # type: ignore[no-untyped-def]
+        create_game(session, "tally", "t1", T0 + timedelta(minutes=1), players=["alice", "bob"])
+        create_game(session, "tally", "t2", T0 + timedelta(minutes=2), players=["alice", "bob"])
+        session.execute(text("UPDATE games SET status = 'finished' WHERE id = 't2'"))
+    harness.admin(more)
+    keys = ["alice", "bob", "carol", "zed"]
+
+    def both(session):  # type: ignore[no-untyped-def]
+        players, locked = Q.senders_with_games_locked(session.connection(), keys)
+        separate = Q.players_with_games(session, keys)
+        ids = sorted({row.id for rows in separate.values() for row in rows if row.id})
+        games = [Q.LockedGame._make(row) for row in session.connection().execute(
+            Q.lock_games(len(ids)), {f"g{i}": game_id for i, game_id in enumerate(ids)})]
+        return players, locked, separate, games
+
+    players, locked, separate, games = harness.admin(both)
+    assert {key: [tuple(row) for row in rows] for key, rows in players.items()} == \
+        {key: [tuple(row) for row in rows] for key, rows in separate.items()}
+    assert [(row.id, row.name) for row in players["alice"]] == [("b1", "alice"), ("t1", "alice")]
+    assert [row.id for row in players["bob"]] == ["b1", "t1"]
+    assert [row.id for row in players["carol"]] == [None] and "zed" not in players
+    assert [game.id for game in locked] == ["b1", "t1"]
+    assert locked == games
