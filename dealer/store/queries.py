@@ -914,6 +914,50 @@ _LOCK_POSTS = (
 is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
 ``[player, platform, account_id]`` each, or None for none)."""
 
+_FIRST_PAGE = _WINDOW.params(after=0).cte("page").prefix_with("MATERIALIZED")
+_FIRST_LOCKED = (
+    select(_posts)
+    .where(_posts.c.id.in_(
+        # The posts the claim may take: the page's first ``limit`` (not the one more that
+        # says whether another claim would find any), none waiting for its backoff.
+        select(_FIRST_PAGE.c.id).where(or_(_FIRST_PAGE.c.next_attempt_at.is_(None),
+                                           _FIRST_PAGE.c.next_attempt_at <= bindparam("now")))
+        .order_by(_FIRST_PAGE.c.id).limit(bindparam("limit"))
+    ), _posts.c.status == "pending")
+    .order_by(_posts.c.id)
+    .with_for_update(skip_locked=True, of=_posts)
+    .cte("locked").prefix_with("MATERIALIZED")
+)
+_FIRST_NAMES = union_all(
+    select(_FIRST_PAGE.c.recipient.label("name")),
+    select(func.json_array_elements_text(case(
+        (func.json_typeof(_FIRST_PAGE.c.mentions) == "array", _FIRST_PAGE.c.mentions)))),
+).subquery("names")
+"""The names the first page's posts are addressed to or mention, as written."""
+_FIRST_PAGE_LOCKED = (
+    select(
+        *_FIRST_PAGE.c,
+        *[column.label("locked_" + column.key) for column in _FIRST_LOCKED.c],
+        # The accounts of the players the page's posts are addressed to or mention, by
+        # each name as written and in lower case (a player's key, for most names: see
+        # _FirstPage.looked_up), on its first row.
+        case((_FIRST_PAGE.c.id == select(func.min(_FIRST_PAGE.c.id)).scalar_subquery(), select(
+            _json_rows(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id)
+        ).where(or_(_accounts.c.player.in_(select(_FIRST_NAMES.c.name)),
+                    _accounts.c.player.in_(select(func.lower(_FIRST_NAMES.c.name)))))
+        .scalar_subquery())).label("accounts"),
+    )
+    .select_from(_FIRST_PAGE.outerjoin(_FIRST_LOCKED, _FIRST_LOCKED.c.id == _FIRST_PAGE.c.id))
+    .order_by(_FIRST_PAGE.c.id)
+)
+"""Postgres: a claim's first page (:data:`_WINDOW`, from the first pending post on, ``n``
+posts), each post of it the claim may take (the first ``limit``, none waiting for its
+backoff at ``now``) locked in the same statement, if no other daemon holds it and it is
+still pending (its columns as ``locked_*``, else None), and the accounts of the page's
+recipients and mentions (``accounts``, on the first row: :class:`_FirstPage`): one round trip where a
+page, then a lock, took two. The page itself is read without a lock, so a post another
+daemon holds still holds its destination's later posts back."""
+
 PagePost = _row_type("PagePost", _WINDOW_ROWS)
 """A pending post of a page (SQLite: the posts :func:`claim_posts` takes)."""
 _PagePostShort = _row_type("PagePostShort", _WINDOW)
@@ -948,14 +992,18 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     a time, and each destination contributes its posts from the
     first one on, until one waits for its backoff (that one and the rest of its
     destination wait). A destination with a parked post sends nothing: the page leaves
-    its posts out. The chosen posts are then locked (``FOR UPDATE SKIP LOCKED`` on
-    Postgres) and read again, with their players' accounts: if one is held by another
+    its posts out. On Postgres the posts it may take are locked (``FOR UPDATE SKIP
+    LOCKED``) and read again, with their players' accounts: if one is held by another
     daemon or no longer pending, its destination keeps only the posts before it, so
     another daemon's post in flight is passed over, not doubled or waited for, and no post
-    overtakes an earlier one. SQLite has one writer at a time: the claim's transaction
-    took the write lock when it began, so the pages' rows are the posts as they are, and
-    the accounts are read on their own: a claim of one page is two statements on either
-    store (the page, then the lock or the accounts).
+    overtakes an earlier one. The first page's posts are locked by the statement that
+    reads the page (:data:`_FIRST_PAGE_LOCKED`: those of its first ``limit`` posts not
+    waiting for their backoff; the page itself is read without a lock, so that a post
+    another daemon holds still holds its destination back), those of later pages by one
+    more statement: a claim of one page is one statement. SQLite has one writer at a time:
+    the claim's transaction took the write lock when it began, so the pages' rows are the
+    posts as they are, and the accounts are read on their own: a claim of one page is two
+    statements (the page, then the accounts).
 
     The first page holds one post more than ``limit``: when no destination waits (the
     usual case) the claim reads only the posts it takes and the one that says whether
@@ -974,8 +1022,13 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     window, page_row = (_WINDOW_ROWS, PagePost._make) if sqlite else (_WINDOW, _PagePostShort._make)
     count, after, complete = 0, 0, True
     size = limit + 1
+    first: _FirstPage | None = None  # Postgres: the first page, read and locked at once
     while count < limit:
-        page = connection.execute(window, {"after": after, "n": size}).all()
+        if first is None and not sqlite:
+            first = _FirstPage.read(connection, now, limit, size)
+            page: Sequence[Any] = first.page
+        else:
+            page = connection.execute(window, {"after": after, "n": size}).all()
         for row in map(page_row, page):  # only the rows looked at (a claim may stop early)
             where = (row.channel, row.recipient)
             if where in blocked:
@@ -1001,8 +1054,17 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     if sqlite:
         # The pages' rows are the posts as they are (the write lock is this transaction's).
         return Claim(posts, complete, accounts_of(connection, players))
-    locked = {row.id: row for row in map(LockedPost._make, connection.execute(_LOCK_POSTS, {
-        "ids": [row.id for row in posts], "first": posts[0].id, "players": players}))}
+    assert first is not None
+    locked = dict(first.locked)  # the first page's posts it could take, locked with it
+    accounts = first.accounts
+    covered = {key for key in players if key in first.looked_up}
+    later = [row.id for row in posts if row.id not in first.taken]  # from the pages after it
+    if later:
+        locked.update((row.id, row) for row in map(LockedPost._make, connection.execute(_LOCK_POSTS, {
+            "ids": later, "first": later[0], "players": [key for key in players if key not in covered]})))
+        if later[0] in locked:
+            accounts = {**accounts, **_by_player(locked[later[0]].accounts or ())}
+            covered = set(players)
     claimed = []
     for rows in chosen.values():
         for row in rows:
@@ -1011,12 +1073,42 @@ def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
                 break
             claimed.append(locked[row.id])
     claimed.sort(key=lambda row: row.id)
-    if posts[0].id in locked:
-        accounts = _by_player(locked[posts[0].id].accounts or ())
-    else:
-        # The claim's first post is another daemon's (or gone), and the accounts with it.
-        accounts = accounts_of(connection, players) if claimed else {}
-    return Claim(claimed, complete, accounts)
+    if claimed and len(covered) < len(players):
+        accounts = {**accounts, **accounts_of(connection, [key for key in players if key not in covered])}
+    return Claim(claimed, complete, {key: accounts[key] for key in players if key in accounts})
+
+
+@dataclass
+class _FirstPage:
+    """Postgres: a claim's first page, its posts locked with it (:data:`_FIRST_PAGE_LOCKED`)."""
+
+    page: list[Any]
+    """The page's rows (:data:`_PagePostShort`)."""
+    taken: set[int]
+    """The ids of the posts the statement tried to lock (whether it did or not)."""
+    locked: dict[int, Any]
+    """The posts it locked, by id (:data:`LockedPost` rows)."""
+    accounts: dict[str, dict[str, str]]
+    """The accounts it read, by player key (:func:`_by_player`)."""
+    looked_up: set[str]
+    """The player keys whose accounts it read (all of them, if any): each name a post of
+    the page is addressed to or mentions, as written, and in lower case if it is ASCII
+    (Postgres's ``lower`` then is Python's). A player key is the name case folded and
+    normalised (:func:`dealer.text.player_key`): for most names one of these two; the
+    accounts of a key not among them are read apart (:func:`claim_posts`)."""
+
+    @classmethod
+    def read(cls, connection: Connection, now: datetime, limit: int, size: int) -> _FirstPage:
+        rows = connection.execute(_FIRST_PAGE_LOCKED, {"n": size, "limit": limit, "now": now}).all()
+        width = len(_WINDOW.selected_columns)
+        page = [_PagePostShort._make(row[:width]) for row in rows]
+        locked = {row[width]: LockedPost._make(row[width:]) for row in rows if row[width] is not None}
+        # What the statement tried to lock, as it chose: the first `limit` not waiting.
+        taken = set(sorted(row.id for row in page
+                           if row.next_attempt_at is None or row.next_attempt_at <= now)[:limit])
+        names = {name for row in page for name in (row.recipient, *(row.mentions or ())) if name is not None}
+        looked_up = names | {name.lower() for name in names if name.isascii()}
+        return cls(page, taken, locked, _by_player(rows[0].accounts or ()) if rows else {}, looked_up)
 
 
 def count_parked(connection: Connection | Session) -> int:

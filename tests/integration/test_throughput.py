@@ -180,8 +180,11 @@ def test_a_claim_reads_the_accounts_of_its_posts_players_with_them(harness) -> N
     assert claim.accounts == {
         "alice": {"discord": "111", "email": "alice@example.org"}, "bob": {"discord": "222"},
     }
-    # The page, then the lock with the accounts (Postgres) or the accounts (SQLite).
-    assert [s for s in statements if s != "BEGIN"] == ["WITH", "SELECT"]
+    # On Postgres the page, its posts locked and their players' accounts in one statement
+    # (each name as written or in lower case is the player's key: "ALICE", "Bob"); on
+    # SQLite the page, then the accounts.
+    postgres = harness.dealer.engine.dialect.name == "postgresql"
+    assert [s for s in statements if s != "BEGIN"] == (["WITH"] if postgres else ["WITH", "SELECT"])
     # The publisher gets each post's own players' accounts.
     publisher = Recording()
     harness.dealer.publisher = publisher
@@ -191,6 +194,68 @@ def test_a_claim_reads_the_accounts_of_its_posts_players_with_them(harness) -> N
         "k1": {"Bob": {"discord": "222"}, "alice": {"discord": "111", "email": "alice@example.org"}},
         "k2": {}, "k3": {},
     }
+
+
+def test_a_claim_reads_apart_the_accounts_of_a_name_whose_key_the_page_did_not_look_up(harness) -> None:  # type: ignore[no-untyped-def]
+    # "ZOË" is not ASCII: its key ("zoë", case folded) is neither the name as written nor
+    # its lower case as the first page's statement takes it (Postgres), so the claim reads
+    # its accounts with a statement of its own; the others' came with the page.
+    _link(harness)
+
+    def zoe(session):  # type: ignore[no-untyped-def]
+        add_player(session, "Zoë", T0)
+        Q.link_account(session, "zoë", "discord", "444", T0)
+    harness.admin(zoe)
+    queue(harness, ("pm", "ZOË"), ("pm", "Bob"))
+    statements: list[str] = []
+    listen = lambda _c, _cu, statement, *_a: statements.append(statement.split()[0])  # noqa: E731
+    event.listen(harness.dealer.engine, "before_cursor_execute", listen)
+    try:
+        with harness.dealer.engine.begin() as connection:
+            claim = Q.claim_posts(connection, T0, 50)
+    finally:
+        event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+    assert [r.key for r in claim.posts] == ["k0", "k1"]
+    assert claim.accounts == {"zoë": {"discord": "444"}, "bob": {"discord": "222"}}
+    assert [s for s in statements if s != "BEGIN"] == ["WITH", "SELECT"]
+
+
+def test_a_claim_past_its_first_page_locks_and_reads_the_accounts_of_the_later_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The first page holds only posts waiting behind the table's first (its backoff):
+    # the posts the claim takes come from the next page (locked with a statement of their
+    # own on Postgres), with their players' accounts.
+    monkeypatch.setattr(Q, "CLAIM_WINDOW", 3)
+    _link(harness)
+    ids = queue(harness, *[("table", None)] * 3, ("pm", "alice"), ("table", None), ("pm", "Carol"))
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[0]).values(
+        next_attempt_at=T0 + timedelta(minutes=5))))
+    _mentioning(harness, ids[4], ["bob"])
+    with harness.dealer.engine.begin() as connection:
+        claim = Q.claim_posts(connection, T0, 2)
+    assert [r.key for r in claim.posts] == ["k3", "k5"]
+    assert claim.accounts == {"alice": {"discord": "111", "email": "alice@example.org"},
+                              "carol": {"discord": "333"}}
+
+
+def test_on_postgres_a_claim_locks_only_posts_it_may_take(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    # The first page is read and its posts locked in one statement: the one post more
+    # (which says whether another claim would find any) and a post waiting for its
+    # backoff stay free for another daemon.
+    if not database_url.startswith("postgresql"):
+        pytest.skip("row locks are Postgres's (SQLite has one writer at a time)")
+    ids = queue(harness, ("table", None), ("pm", "alice"), ("lobby", None), ("pm", "bob"))
+    harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[1]).values(
+        next_attempt_at=T0 + timedelta(minutes=5))))
+    with harness.dealer.engine.begin() as connection:
+        claim = Q.claim_posts(connection, T0, 2)
+        assert [r.key for r in claim.posts] == ["k0", "k2"] and not claim.complete
+        with harness.dealer.engine.connect() as other:
+            free = []
+            for post_id in ids:
+                with other.begin():
+                    free.append(other.execute(select(Post.id).where(Post.id == post_id)
+                                              .with_for_update(skip_locked=True)).first() is not None)
+    assert free == [False, True, False, True]
 
 
 class Recording(Publisher):
