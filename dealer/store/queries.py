@@ -934,6 +934,10 @@ _FIRST_NAMES = union_all(
         (func.json_typeof(_FIRST_PAGE.c.mentions) == "array", _FIRST_PAGE.c.mentions)))),
 ).subquery("names")
 """The names the first page's posts are addressed to or mention, as written."""
+_FIRST_KEYS = union_all(select(_FIRST_NAMES.c.name), select(func.lower(_FIRST_NAMES.c.name))).subquery("keys")
+"""Those names as written and in lower case: looked up as one array (``= ANY``), through
+the accounts' index on the player; as two ``IN`` lists, an ``OR``, Postgres read every
+account, statistics or none (``tests/integration/test_claim_plans.py``)."""
 _FIRST_PAGE_LOCKED = (
     select(
         *_FIRST_PAGE.c,
@@ -943,8 +947,8 @@ _FIRST_PAGE_LOCKED = (
         # _FirstPage.looked_up), on its first row.
         case((_FIRST_PAGE.c.id == select(func.min(_FIRST_PAGE.c.id)).scalar_subquery(), select(
             _json_rows(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id)
-        ).where(or_(_accounts.c.player.in_(select(_FIRST_NAMES.c.name)),
-                    _accounts.c.player.in_(select(func.lower(_FIRST_NAMES.c.name)))))
+        ).where(_accounts.c.player == any_(cast(
+            select(func.array_agg(_FIRST_KEYS.c.name)).scalar_subquery(), ARRAY(String))))
         .scalar_subquery())).label("accounts"),
     )
     .select_from(_FIRST_PAGE.outerjoin(_FIRST_LOCKED, _FIRST_LOCKED.c.id == _FIRST_PAGE.c.id))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -128,3 +129,40 @@ def test_the_members_balances_are_looked_up_by_account_without_statistics(databa
     finally:
         engine.dispose()
 
+
+
+def test_a_delivery_claims_first_page_reads_its_players_accounts_by_key(database_url: str) -> None:
+    """Postgres reads a claim's first page, locks its posts and reads their players'
+    accounts in one statement (``Q._FIRST_PAGE_LOCKED``): the accounts are looked up
+    through their index on the player, not read whole, on a store of 3,000 players'
+    accounts and 5,000 delivered posts. (Before the store's first analyze the planner may
+    read the accounts table whole instead, once a claim: it takes such a table for a few
+    pages; as two ``IN`` lists, an ``OR``, it read them whole analyzed or not.)"""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("the statement is Postgres's (SQLite reads the page, then the accounts)")
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            players = [{"k": f"p{n:04d}"} for n in range(3000)]
+            connection.execute(text("INSERT INTO players (key, name, created_at) "
+                                    "VALUES (:k, :k, '2026-12-01 10:00:00')"), players)
+            connection.execute(text("INSERT INTO accounts (platform, account_id, player, linked_at) "
+                                    "VALUES ('discord', :k, :k, '2026-12-01 10:00:00')"), players)
+            connection.execute(text(
+                "INSERT INTO outbox (key, channel, recipient, kind, subject, body, created_at, status, "
+                "attempts) VALUES (:key, 'pm', :to, 'note', 's', 'b', '2026-12-01 10:00:00', :status, 0)"),
+                [{"key": f"k{n}", "to": f"p{n % 3000:04d}", "status": "delivered" if n < 5000 else "pending"}
+                 for n in range(5003)])
+            connection.execute(text("ANALYZE accounts"))  # as autovacuum does once the table grew
+        parameters = {"n": 51, "limit": 50, "now": datetime(2026, 12, 1, 11, tzinfo=timezone.utc)}
+        plan = plan_of(engine, Q._FIRST_PAGE_LOCKED, parameters)
+        accounts = [line.strip() for line in plan if " on accounts" in line]
+        assert accounts and all("Seq Scan" not in line for line in accounts), plan
+        with engine.connect() as connection:
+            rows = connection.execute(Q._FIRST_PAGE_LOCKED, parameters).all()
+            connection.rollback()
+        assert [row.locked_key for row in rows] == ["k5000", "k5001", "k5002"]
+        assert sorted(tuple(each) for each in rows[0].accounts) == [
+            (f"p{n:04d}", "discord", f"p{n:04d}") for n in (2000, 2001, 2002)]
+    finally:
+        engine.dispose()
