@@ -687,15 +687,17 @@ CLAIM_MESSAGE = (
 """A pending message, locked for processing (``id``), once the step lock is shared
 (:class:`step_lock_shared`: a single step); no row if another daemon has it."""
 
-CLAIM_MESSAGES = (
+_CLAIM_MESSAGES = (
     select(*CLAIM_MESSAGE.selected_columns)
     .where(_inbound.c.id.in_(bindparam("ids", expanding=True)),
            unindexed(_inbound.c.status) == "pending", step_lock_alone())
     .with_for_update(skip_locked=True)
 )
+CLAIM_MESSAGES = lambda_stmt(lambda: _CLAIM_MESSAGES)
 """The pending ones of several messages (``ids``), locked for processing once the step
 lock is taken alone (:class:`step_lock_alone`: the group's steps lock several games):
-one statement for a group (:func:`dealer.shell.passes.process_messages`)."""
+one statement for a group (:func:`dealer.shell.passes.process_messages`). A lambda
+statement, as :data:`LOCK_GAME`."""
 
 ClaimedMessage = _row_type("ClaimedMessage", CLAIM_MESSAGE)
 """A row of :data:`CLAIM_MESSAGE` or :data:`CLAIM_MESSAGES` (the message's handling reads
@@ -743,6 +745,10 @@ _DUE = (
 )
 
 
+DUE = lambda_stmt(lambda: _DUE)
+"""What is due (:func:`due_now`), as a lambda statement (see :data:`LOCK_GAME`)."""
+
+
 @dataclass
 class Due:
     """What :func:`due_now` read: pending messages ``(id, sent_at)``, in the order they
@@ -759,7 +765,7 @@ def due_now(
     """Up to ``messages`` pending messages and up to ``deadlines`` pending, unpaused
     deadlines due by ``now``, those in the ``skipped`` sets left out, each earliest first:
     one statement (each an index range read, whatever the number of games)."""
-    rows = connection.execute(_DUE, {
+    rows = connection.execute(DUE, {
         "now": now, "messages": messages + len(skipped_messages),
         "deadlines": deadlines + len(skipped_deadlines),
     })
@@ -914,7 +920,7 @@ _LOCK_POSTS = (
 is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
 ``[player, platform, account_id]`` each, or None for none)."""
 
-_FIRST_PAGE = _WINDOW.params(after=0).cte("page").prefix_with("MATERIALIZED")
+_FIRST_PAGE = _WINDOW.cte("page").prefix_with("MATERIALIZED")
 _FIRST_LOCKED = (
     select(_posts)
     .where(_posts.c.id.in_(
@@ -954,13 +960,16 @@ _FIRST_PAGE_LOCKED = (
     .select_from(_FIRST_PAGE.outerjoin(_FIRST_LOCKED, _FIRST_LOCKED.c.id == _FIRST_PAGE.c.id))
     .order_by(_FIRST_PAGE.c.id)
 )
-"""Postgres: a claim's first page (:data:`_WINDOW`, from the first pending post on, ``n``
-posts), each post of it the claim may take (the first ``limit``, none waiting for its
+"""Postgres: a claim's first page (:data:`_WINDOW`, ``after`` 0: from the first pending
+post on, ``n`` posts), each post of it the claim may take (the first ``limit``, none waiting for its
 backoff at ``now``) locked in the same statement, if no other daemon holds it and it is
 still pending (its columns as ``locked_*``, else None), and the accounts of the page's
 recipients and mentions (``accounts``, on the first row: :class:`_FirstPage`): one round trip where a
 page, then a lock, took two. The page itself is read without a lock, so a post another
 daemon holds still holds its destination's later posts back."""
+
+FIRST_PAGE_LOCKED = lambda_stmt(lambda: _FIRST_PAGE_LOCKED)
+""":data:`_FIRST_PAGE_LOCKED` as a lambda statement (see :data:`LOCK_GAME`)."""
 
 PagePost = _row_type("PagePost", _WINDOW_ROWS)
 """A pending post of a page (SQLite: the posts :func:`claim_posts` takes)."""
@@ -1103,7 +1112,7 @@ class _FirstPage:
 
     @classmethod
     def read(cls, connection: Connection, now: datetime, limit: int, size: int) -> _FirstPage:
-        rows = connection.execute(_FIRST_PAGE_LOCKED, {"n": size, "limit": limit, "now": now}).all()
+        rows = connection.execute(FIRST_PAGE_LOCKED, {"after": 0, "n": size, "limit": limit, "now": now}).all()
         width = len(_WINDOW.selected_columns)
         page = [_PagePostShort._make(row[:width]) for row in rows]
         locked = {row[width]: LockedPost._make(row[width:]) for row in rows if row[width] is not None}
@@ -1264,18 +1273,24 @@ def game_state_row(session: Session, game_id: str) -> Row[Any]:
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 
-@lru_cache(maxsize=64)
-def _players_with_games(count: int) -> Select[Any]:
-    """The players of ``count`` keys (bound as ``k0``, ``k1``, ...) with their unfinished
-    games: one prebuilt statement per number of keys (a group has up to 50 senders)."""
+def _players_with_games_of(keys: Any) -> Select[Any]:
+    """:func:`_players_with_games`, the players' keys matched by ``keys`` (a condition's
+    right side)."""
     return (
         select(_players.c.key, _players.c.name, *GAME_REF)
         .select_from(_players)
         .outerjoin(_members, _members.c.player == _players.c.name)
         .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
-        .where(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
+        .where(keys)
         .order_by(_players.c.key, _games.c.created_at, _games.c.id)
     )
+
+
+@lru_cache(maxsize=64)
+def _players_with_games(count: int) -> Select[Any]:
+    """The players of ``count`` keys (bound as ``k0``, ``k1``, ...) with their unfinished
+    games: one prebuilt statement per number of keys (a group has up to 50 senders)."""
+    return _players_with_games_of(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
 
 
 PlayerGame = _row_type("PlayerGame", _players_with_games(1))
@@ -1294,23 +1309,24 @@ def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[
     return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
 
-@lru_cache(maxsize=64)
-def _senders_locking_games(count: int) -> Select[Any]:
-    """Postgres: :func:`_players_with_games` of ``count`` keys, each player's games locked
-    and read as :data:`LOCK_GAME` reads a game, in the order of their ids (the order
-    :func:`lock_games` locks them in): ``key``, ``name``, then the locked game's columns
-    (None for a player in no unfinished game), one row per player and game."""
-    senders = _players_with_games(count).cte("senders")
-    locked = (
-        _LOCK_GAMES.where(_games.c.id.in_(select(senders.c.id).where(senders.c.id.is_not(None))))
-        .order_by(_games.c.id)
-        .cte("locked").prefix_with("MATERIALIZED")
-    )
-    return (
-        select(senders.c.key, senders.c.name, *locked.c)
-        .select_from(senders.outerjoin(locked, locked.c.id == senders.c.id))
-        .order_by(senders.c.key, senders.c.created_at, senders.c.id)
-    )
+_SENDERS = _players_with_games_of(_players.c.key == any_(bindparam("keys", type_=ARRAY(String)))).cte("senders")
+_SENDERS_LOCKED = (
+    _LOCK_GAMES.where(_games.c.id.in_(select(_SENDERS.c.id).where(_SENDERS.c.id.is_not(None))))
+    .order_by(_games.c.id)
+    .cte("locked").prefix_with("MATERIALIZED")
+)
+_SENDERS_LOCKING_GAMES = (
+    select(_SENDERS.c.key, _SENDERS.c.name, *_SENDERS_LOCKED.c)
+    .select_from(_SENDERS.outerjoin(_SENDERS_LOCKED, _SENDERS_LOCKED.c.id == _SENDERS.c.id))
+    .order_by(_SENDERS.c.key, _SENDERS.c.created_at, _SENDERS.c.id)
+)
+SENDERS_LOCKING_GAMES = lambda_stmt(lambda: _SENDERS_LOCKING_GAMES)
+"""Postgres: the players of ``keys`` (an array) as :func:`players_with_games` reads them,
+each player's games locked and read as :data:`LOCK_GAME` reads a game, in the order of
+their ids (the order :func:`lock_games` locks them in): ``key``, ``name``, then the
+locked game's columns (None for a player in no unfinished game), one row per player and
+game. A lambda statement, as :data:`LOCK_GAME`: one statement whatever the number of
+keys."""
 
 
 def senders_with_games_locked(
@@ -1326,8 +1342,7 @@ def senders_with_games_locked(
     statement waited for another transaction's lock on a game, it read the rest (the
     players, their games, and what is read beside each game) as it stood before that
     transaction committed, and it is run again, now without waiting."""
-    statement = _senders_locking_games(len(keys))
-    params = {f"k{i}": key for i, key in enumerate(keys)}
+    statement, params = SENDERS_LOCKING_GAMES, {"keys": list(keys)}
     rows = connection.execute(statement, params).all()
     locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
     if any(game.seen_seq != game.next_event_seq for game in locked.values()):

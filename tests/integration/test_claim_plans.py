@@ -154,7 +154,7 @@ def test_a_delivery_claims_first_page_reads_its_players_accounts_by_key(database
                 [{"key": f"k{n}", "to": f"p{n % 3000:04d}", "status": "delivered" if n < 5000 else "pending"}
                  for n in range(5003)])
             connection.execute(text("ANALYZE accounts"))  # as autovacuum does once the table grew
-        parameters = {"n": 51, "limit": 50, "now": datetime(2026, 12, 1, 11, tzinfo=timezone.utc)}
+        parameters = {"after": 0, "n": 51, "limit": 50, "now": datetime(2026, 12, 1, 11, tzinfo=timezone.utc)}
         plan = plan_of(engine, Q._FIRST_PAGE_LOCKED, parameters)
         accounts = [line.strip() for line in plan if " on accounts" in line]
         assert accounts and all("Seq Scan" not in line for line in accounts), plan
