@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import (
     Row, Select, String, Text, Update, and_, any_, bindparam, case, cast, delete, exists, func,
-    lambda_stmt, literal_column, null, or_, select, union_all, update,
+    lambda_stmt, literal_column, null, or_, select, union, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
@@ -921,15 +921,22 @@ is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts
 ``[player, platform, account_id]`` each, or None for none)."""
 
 _FIRST_PAGE = _WINDOW.cte("page").prefix_with("MATERIALIZED")
+_FIRST_TAKEN = (
+    # The posts the claim may take: the page's first ``limit`` (not the one more that says
+    # whether another claim would find any), none waiting for its backoff.
+    select(_FIRST_PAGE.c.id).where(or_(_FIRST_PAGE.c.next_attempt_at.is_(None),
+                                       _FIRST_PAGE.c.next_attempt_at <= bindparam("now")))
+    .order_by(_FIRST_PAGE.c.id).limit(bindparam("limit"))
+    .subquery("taken")
+)
 _FIRST_LOCKED = (
     select(_posts)
-    .where(_posts.c.id.in_(
-        # The posts the claim may take: the page's first ``limit`` (not the one more that
-        # says whether another claim would find any), none waiting for its backoff.
-        select(_FIRST_PAGE.c.id).where(or_(_FIRST_PAGE.c.next_attempt_at.is_(None),
-                                           _FIRST_PAGE.c.next_attempt_at <= bindparam("now")))
-        .order_by(_FIRST_PAGE.c.id).limit(bindparam("limit"))
-    ), _posts.c.status == "pending")
+    .where(
+        # As one array (= ANY): looked up by id. As an IN subquery Postgres joined it with
+        # every pending post, a scan of the outbox's pending posts every claim.
+        _posts.c.id == any_(cast(select(func.array_agg(_FIRST_TAKEN.c.id)).scalar_subquery(), ARRAY(Integer))),
+        _posts.c.status == "pending",
+    )
     .order_by(_posts.c.id)
     .with_for_update(skip_locked=True, of=_posts)
     .cte("locked").prefix_with("MATERIALIZED")
@@ -940,7 +947,7 @@ _FIRST_NAMES = union_all(
         (func.json_typeof(_FIRST_PAGE.c.mentions) == "array", _FIRST_PAGE.c.mentions)))),
 ).subquery("names")
 """The names the first page's posts are addressed to or mention, as written."""
-_FIRST_KEYS = union_all(select(_FIRST_NAMES.c.name), select(func.lower(_FIRST_NAMES.c.name))).subquery("keys")
+_FIRST_KEYS = union(select(_FIRST_NAMES.c.name), select(func.lower(_FIRST_NAMES.c.name))).subquery("keys")
 """Those names as written and in lower case: looked up as one array (``= ANY``), through
 the accounts' index on the player; as two ``IN`` lists, an ``OR``, Postgres read every
 account, statistics or none (``tests/integration/test_claim_plans.py``)."""

@@ -131,13 +131,15 @@ def test_the_members_balances_are_looked_up_by_account_without_statistics(databa
 
 
 
-def test_a_delivery_claims_first_page_reads_its_players_accounts_by_key(database_url: str) -> None:
+def test_a_delivery_claims_first_page_locks_its_posts_by_id_and_reads_its_players_accounts_by_key(database_url: str) -> None:
     """Postgres reads a claim's first page, locks its posts and reads their players'
-    accounts in one statement (``Q._FIRST_PAGE_LOCKED``): the accounts are looked up
-    through their index on the player, not read whole, on a store of 3,000 players'
-    accounts and 5,000 delivered posts. (Before the store's first analyze the planner may
-    read the accounts table whole instead, once a claim: it takes such a table for a few
-    pages; as two ``IN`` lists, an ``OR``, it read them whole analyzed or not.)"""
+    accounts in one statement (``Q._FIRST_PAGE_LOCKED``), on a store of 3,000 players'
+    accounts, 5,000 delivered posts and 600 pending: the posts it locks are looked up by
+    id (as an ``IN`` subquery, Postgres read every pending post to find them, every
+    claim), the accounts through their index on the player, not read whole. (Before the
+    store's first analyze the planner may read the accounts table whole instead, once a
+    claim: it takes such a table for a few pages; as two ``IN`` lists, an ``OR``, it read
+    them whole analyzed or not.)"""
     if not database_url.startswith("postgresql"):
         pytest.skip("the statement is Postgres's (SQLite reads the page, then the accounts)")
     engine = make_engine(database_url)
@@ -152,17 +154,24 @@ def test_a_delivery_claims_first_page_reads_its_players_accounts_by_key(database
                 "INSERT INTO outbox (key, channel, recipient, kind, subject, body, created_at, status, "
                 "attempts) VALUES (:key, 'pm', :to, 'note', 's', 'b', '2026-12-01 10:00:00', :status, 0)"),
                 [{"key": f"k{n}", "to": f"p{n % 3000:04d}", "status": "delivered" if n < 5000 else "pending"}
-                 for n in range(5003)])
-            connection.execute(text("ANALYZE accounts"))  # as autovacuum does once the table grew
+                 for n in range(5600)])
+            connection.execute(text("ANALYZE accounts"))  # as autovacuum does once the tables grew
+            connection.execute(text("ANALYZE outbox"))
         parameters = {"after": 0, "n": 51, "limit": 50, "now": datetime(2026, 12, 1, 11, tzinfo=timezone.utc)}
         plan = plan_of(engine, Q._FIRST_PAGE_LOCKED, parameters)
         accounts = [line.strip() for line in plan if " on accounts" in line]
         assert accounts and all("Seq Scan" not in line for line in accounts), plan
+        at = next(n for n, line in enumerate(plan) if "LockRows" in line)
+        depth = len(plan[at]) - len(plan[at].lstrip())
+        lock = plan[at:next((n for n in range(at + 1, len(plan))
+                             if len(plan[n]) - len(plan[n].lstrip()) <= depth), len(plan))]
+        scans = [line.strip() for line in lock if " on outbox" in line]
+        assert scans and all("pk_outbox" in line for line in scans), plan
         with engine.connect() as connection:
             rows = connection.execute(Q._FIRST_PAGE_LOCKED, parameters).all()
             connection.rollback()
-        assert [row.locked_key for row in rows] == ["k5000", "k5001", "k5002"]
+        assert [row.locked_key for row in rows] == [f"k{n}" for n in range(5000, 5050)] + [None]
         assert sorted(tuple(each) for each in rows[0].accounts) == [
-            (f"p{n:04d}", "discord", f"p{n:04d}") for n in (2000, 2001, 2002)]
+            (f"p{n:04d}", "discord", f"p{n:04d}") for n in range(2000, 2051)]
     finally:
         engine.dispose()
