@@ -175,3 +175,34 @@ def test_a_delivery_claims_first_page_locks_its_posts_by_id_and_reads_its_player
             (f"p{n:04d}", "discord", f"p{n:04d}") for n in range(2000, 2051)]
     finally:
         engine.dispose()
+
+
+def test_a_groups_senders_games_are_locked_by_id(database_url: str) -> None:
+    """Postgres reads a group's senders and locks their games in one statement
+    (``Q.SENDERS_LOCKING_GAMES``): the games are looked up by id, not read whole, on a
+    store of 3,000 games (their states 1.5 KB) never analyzed."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("the statement is Postgres's (SQLite reads the senders, then their games)")
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("INSERT INTO players (key, name, created_at) "
+                                    "VALUES (:k, :k, '2026-12-01 10:00:00')"),
+                               [{"k": f"p{n:04d}"} for n in range(6000)])
+            connection.execute(text(
+                "INSERT INTO games (id, kind, status, channel, settings, state, created_at, updated_at, "
+                "next_event_seq) VALUES (:g, 'tally', 'running', '#t', '{}', :state, "
+                "'2026-12-01 10:00:00', '2026-12-01 10:00:00', 1)"),
+                [{"g": f"g{n:04d}", "state": '{"x": "' + "a" * 1500 + '"}'} for n in range(3000)])
+            connection.execute(text("INSERT INTO game_players (game_id, player) VALUES (:g, :p)"),
+                               [{"g": f"g{n // 2:04d}", "p": f"p{n:04d}"} for n in range(6000)])
+        parameters = {"keys": ["p0100", "p0101", "p0200"]}
+        plan = plan_of(engine, Q.SENDERS_LOCKING_GAMES, parameters)
+        games = [line.strip() for line in plan if " on games" in line]
+        assert games and all("Seq Scan" not in line for line in games), plan
+        with engine.connect() as connection:
+            rows = connection.execute(Q.SENDERS_LOCKING_GAMES, parameters).all()
+            connection.rollback()
+        assert [(row.key, row.id) for row in rows] == [("p0100", "g0050"), ("p0101", "g0050"), ("p0200", "g0100")]
+    finally:
+        engine.dispose()
