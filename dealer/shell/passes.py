@@ -65,6 +65,9 @@ MESSAGE_GROUP = 50
 """Messages applied in one transaction by :func:`process_messages`."""
 DEADLINE_GROUP = 50
 """Due deadlines fired in one transaction by :func:`fire_deadlines`."""
+COMMIT_WITH_WRITES = True
+"""A group of messages commits with its last writes, in their round trip, on Postgres
+(:func:`dealer.shell.steps.staging` ``commit``); a switch for the benchmarks' comparisons."""
 OVERRIDES_RECHECK = 60.0
 """Seconds during which overrides read unchanged are not applied to the store again."""
 PARKED_RECHECK = 60.0
@@ -384,7 +387,9 @@ def process_messages(
             # written together before its commit (steps.staging), each kept row of a game
             # before anything reads that game again. A game a step of the group locked is
             # not read again by the next step of it (steps.KeptGame).
-            with staging(session, steps=True, reuse=True):
+            # On Postgres the group commits with its last writes, in their round trip
+            # (steps.staging, store.db.pipelined): nothing runs in the transaction after.
+            with staging(session, steps=True, reuse=True, commit=COMMIT_WITH_WRITES):
                 # The senders and their unfinished games, for routing (kept while no step
                 # changes whose games they are: a join, a game over), and those games,
                 # locked and read at once: on Postgres one statement.
@@ -405,7 +410,7 @@ def process_messages(
                         nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                         if nxt is not None and nxt[1] < messages[reached + 1][1]:
                             break
-            fault("before-messages-commit")
+                fault("before-messages-commit")
         fault("after-messages-commit")
         report.messages += applied
         for status in outcomes:

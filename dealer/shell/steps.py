@@ -85,7 +85,7 @@ class StagedRows:
         """Keep ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
-    def write(self, connection: Connection, *, own: bool = False) -> None:
+    def write(self, connection: Connection, *, own: bool = False, commit: bool = False) -> None:
         """Write every row kept, table by table in the order first staged; with ``own``,
         only the steps' own writes (what a read of a game's row or deadlines needs: the
         append-only rows, which no step reads, stay kept).
@@ -93,7 +93,9 @@ class StagedRows:
         On Postgres the statements go without waiting for each other's results
         (:func:`dealer.store.db.pipelined`): one round trip for them all, where each was
         one (a message's step writes four). A counted update, whose row count is read,
-        waits for the statements before it and is sent alone."""
+        waits for the statements before it and is sent alone. With ``commit`` (Postgres),
+        the transaction's ``COMMIT`` goes in the same round trip as the last of them
+        (:func:`dealer.store.db.pipelined`)."""
         uncounted: list[Insert | Update] = []
         for statement in list(self.rows):
             if own and statement not in self.own:
@@ -108,13 +110,18 @@ class StagedRows:
             if changed != len(rows):
                 raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
                                 f"{statement.table} no longer stand as they were read")
-        self._write_all(connection, uncounted)
+        self._write_all(connection, uncounted, commit)
         self.games.clear()
 
-    def _write_all(self, connection: Connection, statements: list[Insert | Update]) -> None:
+    def _write_all(self, connection: Connection, statements: list[Insert | Update],
+                   commit: bool = False) -> None:
         """Write the rows kept for ``statements`` (none of them counted), in order, in one
-        round trip on Postgres."""
-        if len(statements) == 1:
+        round trip on Postgres; with ``commit``, the transaction's commit with them."""
+        if commit:
+            with pipelined(connection, commit=True):
+                for statement in statements:
+                    connection.execute(statement, self.rows.pop(statement))
+        elif len(statements) == 1:
             connection.execute(statements[0], self.rows.pop(statements[0]))
         elif statements:
             with pipelined(connection):
@@ -163,7 +170,8 @@ _STAGED = "dealer.staged_rows"
 
 
 @contextmanager
-def staging(session: Session, *, steps: bool = False, reuse: bool = False) -> Iterator[None]:
+def staging(session: Session, *, steps: bool = False, reuse: bool = False,
+            commit: bool = False) -> Iterator[None]:
     """Stage the append-only rows of the steps run in the block (:class:`StagedRows`) and
     insert them at its end, in the block's transaction.
 
@@ -175,13 +183,16 @@ def staging(session: Session, *, steps: bool = False, reuse: bool = False) -> It
     as well, a game's locked row is read once for the block (:class:`KeptGame`): only for
     a block rolled back whole when a step fails, whose refused steps write nothing (a
     group of messages) or roll it back too (a group of deadlines fired without
-    savepoints), in a transaction that holds the step lock alone.
+    savepoints), in a transaction that holds the step lock alone. With ``commit``, on
+    Postgres, the transaction commits with the block's last writes, in their round trip
+    (:func:`dealer.store.db.pipelined`): only for a block that ends its transaction, which
+    nothing reads or writes in after it.
     """
     staged = StagedRows(steps=steps, reuse=reuse)
     session.info[_STAGED] = staged
     try:
         yield
-        staged.write(session.connection())
+        staged.write(session.connection(), commit=commit)
     finally:
         session.info.pop(_STAGED, None)
 

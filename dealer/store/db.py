@@ -133,7 +133,7 @@ def ping_when_idle(engine: Engine) -> None:
 
 
 @contextmanager
-def pipelined(connection: Connection) -> Iterator[None]:
+def pipelined(connection: Connection, *, commit: bool = False) -> Iterator[None]:
     """On Postgres, send the statements executed in the block without waiting for each
     one's result (psycopg's pipeline mode): the server runs them in order, and the block's
     end waits once for them all. Elsewhere the block runs as it is.
@@ -146,6 +146,15 @@ def pipelined(connection: Connection) -> Iterator[None]:
     and a connection lost is invalidated as SQLAlchemy does (so that the error is seen as
     passing, :func:`dealer.store.transient.is_transient`, and the pool never hands that
     connection out again); the statements after a refused one are not run.
+
+    With ``commit``, the transaction's ``COMMIT`` is sent after the block's statements,
+    in their round trip: the block's end returns once the server committed (and, unless
+    the transaction turned ``synchronous_commit`` off, flushed the commit to disk). The
+    server's answer tells psycopg the transaction is over, so the commit SQLAlchemy is
+    then asked for sends nothing (psycopg's ``commit`` does nothing outside a
+    transaction). Only for a block that ends its transaction: a statement run after it
+    would begin another. A commit refused is raised as a statement refused is (the
+    transaction is then over, rolled back). Elsewhere (SQLite) the caller's commit does it.
     """
     if connection.dialect.name != "postgresql" or not psycopg.Pipeline.is_supported():
         yield
@@ -155,6 +164,8 @@ def pipelined(connection: Connection) -> Iterator[None]:
     try:
         with raw.pipeline():
             yield
+            if commit:
+                connection.exec_driver_sql("COMMIT")
     except psycopg.Error as error:
         # Raised by the pipeline's end, outside SQLAlchemy's execute: translated as it
         # translates an execute's errors.

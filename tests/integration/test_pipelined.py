@@ -152,3 +152,38 @@ def test_outside_postgres_the_block_runs_each_statement_at_once(tmp_path: Any) -
                 assert connection.execute(text("INSERT INTO t VALUES (1), (2)")).rowcount == 2
     finally:
         engine.dispose()
+
+
+def test_kept_rows_written_with_the_commit_are_committed_in_their_round_trip(engine: Engine) -> None:
+    # On Postgres the COMMIT goes with the rows: another connection sees them as soon as
+    # the write returns, before SQLAlchemy's own commit, which then sends nothing and
+    # fails nothing; the connection goes on with a transaction of its own. On SQLite the
+    # caller's commit does it.
+    staged = StagedRows()
+    staged.add(Q.INSERT_POSTS, [post("a")])
+    staged.add(INSERT_AGAIN, [post("b")])
+    postgres = engine.dialect.name == "postgresql"
+    with engine.connect() as connection:
+        with connection.begin():
+            staged.write(connection, commit=True)
+            seen = outbox(engine) if postgres else None
+        assert not postgres or seen == [("a", "pending"), ("b", "pending")]
+        with connection.begin():
+            connection.execute(Q.INSERT_POSTS, post("c"))
+        with connection.begin() as transaction:
+            connection.execute(Q.INSERT_POSTS, post("d"))
+            transaction.rollback()
+    assert outbox(engine) == [("a", "pending"), ("b", "pending"), ("c", "pending")]
+
+
+def test_a_refused_row_written_with_the_commit_leaves_nothing_committed(engine: Engine) -> None:
+    staged = StagedRows()
+    staged.add(Q.INSERT_POSTS, [post("a")])
+    staged.add(INSERT_AGAIN, [post("a")])  # refused: the COMMIT after it is not run
+    with pytest.raises(sa_exc.IntegrityError):
+        with engine.begin() as connection:
+            staged.write(connection, commit=True)
+    assert outbox(engine) == []
+    with engine.begin() as connection:
+        connection.execute(Q.INSERT_POSTS, post("b"))
+    assert outbox(engine) == [("b", "pending")]
