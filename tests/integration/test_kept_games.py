@@ -235,13 +235,13 @@ def test_a_game_read_with_the_groups_senders_follows_what_another_game_moved_bef
     assert reads[:2] == ["b1", "b1-duel-1"]  # in one statement (above), in id order
 
 
-def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
-    if not database_url.startswith("postgresql"):
-        pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
+def _kept_board_after_waiting(harness, read) -> steps.KeptGame:  # type: ignore[no-untyped-def]
+    """The board as a group keeps it when ``read(session)``, the group's read of its
+    games, had to wait for another transaction that holds the board's row lock, adds a
+    client seed and moves 7 chips to bob, and then commits."""
     board(harness)
     first = harness.dealer.sessions()
     first.begin()
-    # Another transaction holds the board's row lock, adds a client seed and moves chips.
     steps.run_step(first, "b1", AT, ClientSeedAdded(player="alice", seed="alice: one"),
                    origin="x:1", actor="alice")
     first.execute(text("UPDATE holdings SET amount = amount + 7 WHERE account = 'b1/player:bob'"))
@@ -249,7 +249,7 @@ def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_
 
     def group(session) -> None:  # type: ignore[no-untyped-def]
         with steps.staging(session, steps=True, reuse=True):
-            steps.keep_games(session, ["b1"])
+            read(session)
             kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
 
     def release() -> None:
@@ -257,8 +257,15 @@ def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_
         first.close()
 
     run_after_waiting(harness, group, release)
-    assert kept[0].row.client_seeds == ["alice: one"]
-    assert kept[0].balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
+    return kept[0]
+
+
+def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
+    kept = _kept_board_after_waiting(harness, lambda session: steps.keep_games(session, ["b1"]))
+    assert kept.row.client_seeds == ["alice: one"]
+    assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
 
 
 def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_it_waited_for(harness, database_url) -> None:  # type: ignore[no-untyped-def]
@@ -267,27 +274,11 @@ def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_
     # transaction's lock on a game, it reads that transaction's seed and chips.
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
-    board(harness)
-    first = harness.dealer.sessions()
-    first.begin()
-    steps.run_step(first, "b1", AT, ClientSeedAdded(player="alice", seed="alice: one"),
-                   origin="x:1", actor="alice")
-    first.execute(text("UPDATE holdings SET amount = amount + 7 WHERE account = 'b1/player:bob'"))
-    kept: list[steps.KeptGame] = []
-
-    def group(session) -> None:  # type: ignore[no-untyped-def]
-        with steps.staging(session, steps=True, reuse=True):
-            messages.read_senders_keeping_games(session, ["bob", "carol"])
-            kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
-
-    def release() -> None:
-        first.commit()
-        first.close()
-
-    run_after_waiting(harness, group, release)
-    assert kept[0].row.client_seeds == ["alice: one"]
-    assert kept[0].balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
-    assert kept[0].row.next_event_seq == kept[0].row.seen_seq  # read again, not waited
+    kept = _kept_board_after_waiting(
+        harness, lambda session: messages.read_senders_keeping_games(session, ["bob", "carol"]))
+    assert kept.row.client_seeds == ["alice: one"]
+    assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
+    assert kept.row.next_event_seq == kept.row.seen_seq  # read again, not waited
 
 
 def test_the_senders_read_with_their_games_locked_are_the_two_reads_in_one(harness, database_url) -> None:  # type: ignore[no-untyped-def]

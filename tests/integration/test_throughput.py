@@ -162,18 +162,23 @@ def _mentioning(h, post_id: int, names: list[str]) -> None:  # type: ignore[no-u
     h.admin(lambda s: s.execute(update(Post).where(Post.id == post_id).values(mentions=names)))
 
 
-def test_a_claim_reads_the_accounts_of_its_posts_players_with_them(harness) -> None:  # type: ignore[no-untyped-def]
-    _link(harness)
-    ids = queue(harness, ("pm", "ALICE"), ("table", None), ("pm", "dave"), ("lobby", None))
-    _mentioning(harness, ids[1], ["Bob", "alice"])
+def _claim_counting(harness) -> tuple[Q.Claim, list[str]]:  # type: ignore[no-untyped-def]
+    """A claim of up to 50 posts, and the first word of each statement it sent."""
     statements: list[str] = []
     listen = lambda _c, _cu, statement, *_a: statements.append(statement.split()[0])  # noqa: E731
     event.listen(harness.dealer.engine, "before_cursor_execute", listen)
     try:
         with harness.dealer.engine.begin() as connection:
-            claim = Q.claim_posts(connection, T0, 50)
+            return Q.claim_posts(connection, T0, 50), statements
     finally:
         event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+
+
+def test_a_claim_reads_the_accounts_of_its_posts_players_with_them(harness) -> None:  # type: ignore[no-untyped-def]
+    _link(harness)
+    ids = queue(harness, ("pm", "ALICE"), ("table", None), ("pm", "dave"), ("lobby", None))
+    _mentioning(harness, ids[1], ["Bob", "alice"])
+    claim, statements = _claim_counting(harness)
     assert [r.key for r in claim.posts] == ["k0", "k1", "k2", "k3"]
     # By player key, each player's platforms; nobody else's (carol is named by no post),
     # nothing for a name no player has.
@@ -207,14 +212,7 @@ def test_a_claim_reads_apart_the_accounts_of_a_name_whose_key_the_page_did_not_l
         Q.link_account(session, "zoë", "discord", "444", T0)
     harness.admin(zoe)
     queue(harness, ("pm", "ZOË"), ("pm", "Bob"))
-    statements: list[str] = []
-    listen = lambda _c, _cu, statement, *_a: statements.append(statement.split()[0])  # noqa: E731
-    event.listen(harness.dealer.engine, "before_cursor_execute", listen)
-    try:
-        with harness.dealer.engine.begin() as connection:
-            claim = Q.claim_posts(connection, T0, 50)
-    finally:
-        event.remove(harness.dealer.engine, "before_cursor_execute", listen)
+    claim, statements = _claim_counting(harness)
     assert [r.key for r in claim.posts] == ["k0", "k1"]
     assert claim.accounts == {"zoë": {"discord": "444"}, "bob": {"discord": "222"}}
     assert [s for s in statements if s != "BEGIN"] == ["WITH", "SELECT"]
