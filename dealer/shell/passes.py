@@ -66,8 +66,9 @@ MESSAGE_GROUP = 50
 DEADLINE_GROUP = 50
 """Due deadlines fired in one transaction by :func:`fire_deadlines`."""
 COMMIT_WITH_WRITES = True
-"""A group of messages commits with its last writes, in their round trip, on Postgres
-(:func:`dealer.shell.steps.staging` ``commit``); a switch for the benchmarks' comparisons."""
+"""A group of messages or deadlines commits with its last writes, in their round trip, on
+Postgres (:func:`dealer.shell.steps.staging` ``commit``); a switch for the benchmarks'
+comparisons."""
 OVERRIDES_RECHECK = 60.0
 """Seconds during which overrides read unchanged are not applied to the store again."""
 PARKED_RECHECK = 60.0
@@ -612,8 +613,10 @@ def _fire_group(
             # earlier step of it left of a game (steps.KeptGame), its games locked and read
             # in one statement.
             reuse = len(group) > 1
+            # On Postgres the group commits with its last writes, in their round trip
+            # (steps.staging, store.db.pipelined): nothing runs in the transaction after.
             with contextlib.nullcontext() if savepoints else staging(
-                    session, steps=True, reuse=reuse):
+                    session, steps=True, reuse=reuse, commit=COMMIT_WITH_WRITES):
                 if not savepoints and reuse:
                     keep_games(session, [row.game_id for row in locked.values()])
                 for deadline_id, _, _ in group:
@@ -642,11 +645,11 @@ def _fire_group(
                         missed.add(deadline_id)
                     finally:
                         logs.bind(game_id=None, deadline=None)
+                fault("before-deadline-commit")
         except Exception as exc:
             if savepoints or is_transient(exc) or isinstance(exc, _Redo):
                 raise
             raise _Redo() from exc
-        fault("before-deadline-commit")
     return missed, fired, crashes, held
 
 
