@@ -250,7 +250,13 @@ class FakeDiscord:
             session.events.append(payload)
             ws = self.ws
         if ws is not None and not ws.closed:
-            asyncio.run_coroutine_threadsafe(ws.send_str(json.dumps(payload)), self.loop).result(10)
+            try:
+                asyncio.run_coroutine_threadsafe(ws.send_str(json.dumps(payload)), self.loop).result(10)
+            except ConnectionResetError:
+                # The client is closing this connection (a client that stopped, its close
+                # not yet seen here): the dispatch is not delivered, as with no connection
+                # open, and stays kept for a resume, as Discord keeps it.
+                pass
 
     def drop(self, code: int = 4000) -> None:
         """Close the gateway connection (a resumable close code by default); what is said
