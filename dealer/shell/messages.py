@@ -39,8 +39,8 @@ from dealer.history import (
 from dealer.records import NotTaken
 from dealer.render import render, render_post
 from dealer.shell.steps import (
-    games_version, keep_games, keep_locked, keeps_games, kept_game, load_state, queue_posts, run_step, staged_rows,
-    write_kept_steps, write_staged,
+    games_version, keep_games, keep_locked, keeps_games, kept_game, load_state, queue_posts,
+    run_step, staged_rows, write_kept_steps, write_staged,
 )
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
@@ -178,8 +178,7 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
     its sender's games to be routed). A sender written as a platform account is read when
     its message is (:func:`find_player`)."""
     senders = _senders(session)
-    keys = {name: player_key(name) for name in names
-            if name not in senders.players and not ACCOUNT.match(name)}
+    keys = _unread(senders, names)
     if not keys:
         return
     write_kept_steps(session)  # a step of the group may have changed a game's status
@@ -197,8 +196,7 @@ def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
         keep_senders_games(session)
         return
     senders = _senders(session)
-    keys = {name: player_key(name) for name in names
-            if name not in senders.players and not ACCOUNT.match(name)}
+    keys = _unread(senders, names)
     if keys:
         write_kept_steps(session)  # a step of the group may have changed a game's status
         found, locked = queries.senders_with_games_locked(
@@ -206,6 +204,13 @@ def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
         _keep_senders(senders, keys, found)
         keep_locked(session, locked)
     keep_senders_games(session)  # the games of senders read before, if any is not kept
+
+
+def _unread(senders: _Senders, names: Iterable[str]) -> dict[str, str]:
+    """The senders of ``names`` (as stored) not read yet, each with its player key; a
+    platform account is read with its message (:func:`find_player`)."""
+    return {name: player_key(name) for name in names
+            if name not in senders.players and not ACCOUNT.match(name)}
 
 
 def _keep_senders(senders: _Senders, keys: dict[str, str],

@@ -65,10 +65,6 @@ MESSAGE_GROUP = 50
 """Messages applied in one transaction by :func:`process_messages`."""
 DEADLINE_GROUP = 50
 """Due deadlines fired in one transaction by :func:`fire_deadlines`."""
-COMMIT_WITH_WRITES = True
-"""A group of messages or deadlines commits with its last writes, in their round trip, on
-Postgres (:func:`dealer.shell.steps.staging` ``commit``); a switch for the benchmarks'
-comparisons."""
 OVERRIDES_RECHECK = 60.0
 """Seconds during which overrides read unchanged are not applied to the store again."""
 PARKED_RECHECK = 60.0
@@ -390,7 +386,7 @@ def process_messages(
             # not read again by the next step of it (steps.KeptGame).
             # On Postgres the group commits with its last writes, in their round trip
             # (steps.staging, store.db.pipelined): nothing runs in the transaction after.
-            with staging(session, steps=True, reuse=True, commit=COMMIT_WITH_WRITES):
+            with staging(session, steps=True, reuse=True, commit=True):
                 # The senders and their unfinished games, for routing (kept while no step
                 # changes whose games they are: a join, a game over), and those games,
                 # locked and read at once: on Postgres one statement.
@@ -616,7 +612,7 @@ def _fire_group(
             # On Postgres the group commits with its last writes, in their round trip
             # (steps.staging, store.db.pipelined): nothing runs in the transaction after.
             with contextlib.nullcontext() if savepoints else staging(
-                    session, steps=True, reuse=reuse, commit=COMMIT_WITH_WRITES):
+                    session, steps=True, reuse=reuse, commit=True):
                 if not savepoints and reuse:
                     keep_games(session, [row.game_id for row in locked.values()])
                 for deadline_id, _, _ in group:

@@ -117,14 +117,10 @@ class StagedRows:
                    commit: bool = False) -> None:
         """Write the rows kept for ``statements`` (none of them counted), in order, in one
         round trip on Postgres; with ``commit``, the transaction's commit with them."""
-        if commit:
-            with pipelined(connection, commit=True):
-                for statement in statements:
-                    connection.execute(statement, self.rows.pop(statement))
-        elif len(statements) == 1:
+        if len(statements) == 1 and not commit:
             connection.execute(statements[0], self.rows.pop(statements[0]))
-        elif statements:
-            with pipelined(connection):
+        elif statements or commit:
+            with pipelined(connection, commit=commit):
                 for statement in statements:
                     connection.execute(statement, self.rows.pop(statement))
 

@@ -920,6 +920,15 @@ _LOCK_POSTS = (
 is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
 ``[player, platform, account_id]`` each, or None for none)."""
 
+def _in_array(column: Any, values: Any) -> Any:
+    """Postgres: ``column = ANY`` of the array of a subquery's ``values`` (a column of it).
+    Postgres looks each up through ``column``'s index, where ``column IN (SELECT ...)``
+    may be joined with the whole table (the claim of a delivery's first page read every
+    pending post so) and two such ``IN`` lists are an ``OR`` that reads it whole
+    (``tests/integration/test_claim_plans.py``)."""
+    return column == any_(cast(select(func.array_agg(values)).scalar_subquery(), ARRAY(column.type)))
+
+
 _FIRST_PAGE = _WINDOW.cte("page").prefix_with("MATERIALIZED")
 _FIRST_TAKEN = (
     # The posts the claim may take: the page's first ``limit`` (not the one more that says
@@ -931,12 +940,7 @@ _FIRST_TAKEN = (
 )
 _FIRST_LOCKED = (
     select(_posts)
-    .where(
-        # As one array (= ANY): looked up by id. As an IN subquery Postgres joined it with
-        # every pending post, a scan of the outbox's pending posts every claim.
-        _posts.c.id == any_(cast(select(func.array_agg(_FIRST_TAKEN.c.id)).scalar_subquery(), ARRAY(Integer))),
-        _posts.c.status == "pending",
-    )
+    .where(_in_array(_posts.c.id, _FIRST_TAKEN.c.id), _posts.c.status == "pending")
     .order_by(_posts.c.id)
     .with_for_update(skip_locked=True, of=_posts)
     .cte("locked").prefix_with("MATERIALIZED")
@@ -948,9 +952,7 @@ _FIRST_NAMES = union_all(
 ).subquery("names")
 """The names the first page's posts are addressed to or mention, as written."""
 _FIRST_KEYS = union(select(_FIRST_NAMES.c.name), select(func.lower(_FIRST_NAMES.c.name))).subquery("keys")
-"""Those names as written and in lower case: looked up as one array (``= ANY``), through
-the accounts' index on the player; as two ``IN`` lists, an ``OR``, Postgres read every
-account, statistics or none (``tests/integration/test_claim_plans.py``)."""
+"""Those names as written and in lower case, looked up as one array (:func:`_in_array`)."""
 _FIRST_PAGE_LOCKED = (
     select(
         *_FIRST_PAGE.c,
@@ -960,8 +962,7 @@ _FIRST_PAGE_LOCKED = (
         # _FirstPage.looked_up), on its first row.
         case((_FIRST_PAGE.c.id == select(func.min(_FIRST_PAGE.c.id)).scalar_subquery(), select(
             _json_rows(_accounts.c.player, _accounts.c.platform, _accounts.c.account_id)
-        ).where(_accounts.c.player == any_(cast(
-            select(func.array_agg(_FIRST_KEYS.c.name)).scalar_subquery(), ARRAY(String))))
+        ).where(_in_array(_accounts.c.player, _FIRST_KEYS.c.name))
         .scalar_subquery())).label("accounts"),
     )
     .select_from(_FIRST_PAGE.outerjoin(_FIRST_LOCKED, _FIRST_LOCKED.c.id == _FIRST_PAGE.c.id))
@@ -1313,6 +1314,11 @@ def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[
     for row in map(PlayerGame._make, session.execute(
             _players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)})):
         found.setdefault(row.key, []).append(row)
+    return _games_by_player(found)
+
+
+def _games_by_player(found: dict[str, list[PlayerGame]]) -> dict[str, list[PlayerGame]]:
+    """Each player's rows with a game, or its one row without (a player in no game)."""
     return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
 
@@ -1349,20 +1355,18 @@ def senders_with_games_locked(
     statement waited for another transaction's lock on a game, it read the rest (the
     players, their games, and what is read beside each game) as it stood before that
     transaction committed, and it is run again, now without waiting."""
-    statement, params = SENDERS_LOCKING_GAMES, {"keys": list(keys)}
-    rows = connection.execute(statement, params).all()
-    locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
-    if any(game.seen_seq != game.next_event_seq for game in locked.values()):
-        rows = connection.execute(statement, params).all()
+    for _ in range(2):  # the second time only after waiting (see above)
+        rows = connection.execute(SENDERS_LOCKING_GAMES, {"keys": list(keys)}).all()
         locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
+        if all(game.seen_seq == game.next_event_seq for game in locked.values()):
+            break
     found: dict[str, list[PlayerGame]] = {}
     for row in rows:
         game = locked.get(row[2])
         found.setdefault(row[0], []).append(PlayerGame(
             row[0], row[1], *((game.id, game.kind, game.status, game.channel, game.parent_id,
                                game.created_at) if game is not None else (None,) * 6)))
-    players = {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
-    return players, sorted(locked.values(), key=lambda game: game.id)
+    return _games_by_player(found), sorted(locked.values(), key=lambda game: game.id)
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:
