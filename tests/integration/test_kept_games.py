@@ -268,14 +268,16 @@ def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_
     assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
 
 
-def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_it_waited_for(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("senders", [["bob", "carol"], ["bob"]], ids=["two senders", "one sender"])
+def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_it_waited_for(harness, database_url, senders) -> None:  # type: ignore[no-untyped-def]
     # On Postgres a group's first read locks its senders' games and reads the senders in
-    # the same statement (Q.senders_with_games_locked): after waiting for another
-    # transaction's lock on a game, it reads that transaction's seed and chips.
+    # the same statement (Q.senders_with_games_locked; one sender's key a plain parameter,
+    # Q.SENDER_LOCKING_GAMES): after waiting for another transaction's lock on a game, it
+    # reads that transaction's seed and chips.
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
     kept = _kept_board_after_waiting(
-        harness, lambda session: messages.read_senders_keeping_games(session, ["bob", "carol"]))
+        harness, lambda session: messages.read_senders_keeping_games(session, senders))
     assert kept.row.client_seeds == ["alice: one"]
     assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
     assert kept.row.next_event_seq == kept.row.seen_seq  # read again, not waited
@@ -307,6 +309,12 @@ def test_the_senders_read_with_their_games_locked_are_the_two_reads_in_one(harne
     players, locked, separate, games = harness.admin(both)
     assert {key: [tuple(row) for row in rows] for key, rows in players.items()} == \
         {key: [tuple(row) for row in rows] for key, rows in separate.items()}
+    for key in keys:  # one sender: its key a plain parameter (Q.SENDER_LOCKING_GAMES)
+        alone, alone_locked = harness.admin(
+            lambda session: Q.senders_with_games_locked(session.connection(), [key]))
+        assert {k: [tuple(row) for row in rows] for k, rows in alone.items()} == \
+            {k: [tuple(row) for row in rows] for k, rows in separate.items() if k == key}
+        assert alone_locked == [game for game in games if game.id in {row.id for row in alone.get(key, [])}]
     assert [(row.id, row.name) for row in players["alice"]] == [("b1", "alice"), ("t1", "alice")]
     assert [row.id for row in players["bob"]] == ["b1", "t1"]
     assert [row.id for row in players["carol"]] == [None] and "zed" not in players
