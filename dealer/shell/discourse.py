@@ -35,7 +35,7 @@ from dealer.publish.discourse import DiscoursePublisher, Thread
 from dealer.shell.ingest import store_messages
 from dealer.shell.webhooks import Answer
 from dealer.store import queries as Q
-from dealer.store.db import reading_engine
+from dealer.store.db import read_connection, reading_engine
 from dealer.store.transient import is_transient
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def own_post_target(engine: Engine, message: InboxMessage) -> InboxMessage:
     id (what the routing reads a post target as); a player's post keeps its ``post/ID``."""
     if message.kind == "message" or not message.target:
         return message
-    with engine.connect() as connection:
+    with read_connection(engine) as connection:
         if connection.execute(Q.MESSAGE_BY_EXTERNAL_ID, {"source": SOURCE, "external_id": message.target}).first():
             return message
         own = connection.execute(Q.POST_BY_EXTERNAL_ID, {"external_id": message.target}).scalar()
@@ -122,7 +122,7 @@ def catch_up(engine: Engine, publisher: DiscoursePublisher, topics: Mapping[int,
              now: datetime) -> int:
     """Store the posts made since the newest one stored (see the module's doc); return how
     many were new. A refusal of the API is logged and ends the catch-up (it runs again)."""
-    with engine.connect() as connection:
+    with read_connection(engine) as connection:
         known = [int(m.group(1)) for ident in connection.execute(Q.LATEST_MESSAGE_IDS, {"source": SOURCE}).scalars()
                  if (m := _POST_ID.match(ident))]
     newest = max(known, default=0)

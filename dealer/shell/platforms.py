@@ -35,7 +35,7 @@ from dealer.settings import Settings
 from dealer.shell.admin import AdminError, register_account
 from dealer.shell.ingest import Stored, store_messages
 from dealer.store import queries as Q
-from dealer.store.db import session_factory
+from dealer.store.db import read_connection, session_factory
 from dealer.text import command_lines
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def store_heard(
 ) -> Stored:
     """Store what a platform heard (see the module's doc); return what was new."""
     kept: list[InboxMessage] = []
-    with engine.connect() as connection:
+    with read_connection(engine) as connection:
         for message in messages:
             if message.kind == "delete":
                 sender = Q.sender_of_message(connection, source, message.target or "")
@@ -134,7 +134,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
     and store it; return how many messages were new."""
     from dealer.inbox.discord import message_from_payload, time_snowflake
 
-    with engine.connect() as connection:
+    with read_connection(engine) as connection:
         known = Q.cursors(connection, SOURCE)
     start = str(time_snowflake(now))
     new = 0
@@ -153,7 +153,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
         # once opened, so one is opened per such player.
         places = {p: pos for p, pos in known.items() if p.startswith("dm/")}
         if "seen" in known:
-            with engine.connect() as connection:
+            with read_connection(engine) as connection:
                 for user in Q.linked_accounts(connection, SOURCE):
                     places.setdefault(f"dm/{user}", known["seen"])
         for place, position in sorted(places.items()):

@@ -53,6 +53,7 @@ from dealer.clock import utcnow
 from dealer.inbox.base import InboxMessage, Unreadable
 from dealer.shell.ingest import store_messages
 from dealer.store import queries as Q
+from dealer.store.db import read_connection
 from dealer.store.transient import is_transient
 
 log = logging.getLogger(__name__)
@@ -135,7 +136,7 @@ class WebhookInbox:
             raise
 
     def _store(self, delivery: str, body: bytes, now: datetime) -> Answer:
-        with self.engine.connect() as connection:
+        with read_connection(self.engine) as connection:
             if Q.delivery_seen(connection, self.source, delivery):
                 log.warning("webhook delivery %r refused: a replay", delivery[:60])
                 return _refuse(409, f"delivery {delivery!r} was received before: a replay is refused")
