@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from freezegun import freeze_time
 
 from dealer.shell import timers
 from dealer.shell.passes import Dealer
@@ -174,10 +175,12 @@ def harness_time(hhmm: str):  # type: ignore[no-untyped-def]
 
 def test_at_for_a_game_with_several_deadlines_needs_the_name(cli) -> None:  # type: ignore[no-untyped-def]
     # A roulette phase has its deadline and two reminders (I-12): one time for all three
-    # is never what is meant.
+    # is never what is meant. The game is made at T0 on a frozen clock: made later, it
+    # starts at once (its start is past), and a reminder already past is not set (I-12).
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
-    cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", T0)
+    with freeze_time(T0):
+        cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", T0)
     at(cli, "10:00")
     result = cli("deadline", "at", "r1", "2026-12-03T00:00:00Z", ok=False)
     assert ("r1 has several pending deadlines (reminder-preparation-6h, reminder-preparation-1h, "
