@@ -50,6 +50,7 @@ from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
 from dealer.shell.faults import fault
 from dealer.store import queries as Q
+from dealer.store.direct import direct
 from dealer.store.models import Post
 from dealer.text import player_key
 
@@ -159,8 +160,7 @@ def deliver(
                 # between the sends and the commit does anyway. A batch with a send the
                 # platform would show twice (or a send of an earlier transaction recorded
                 # now, or a refusal, which may have recorded parts) waits for the flush.
-                done = connection.execute(Q.DELIVERED if flush else Q.DELIVERED_UNFLUSHED,
-                                          marks).rowcount
+                done = direct(Q.DELIVERED if flush else Q.DELIVERED_UNFLUSHED).execute(connection, marks)
                 report.delivered += done
                 for _ in range(done):
                     METRICS.post("delivered")

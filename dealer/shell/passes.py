@@ -375,8 +375,8 @@ def process_messages(
         with dealer.sessions.begin() as session:
             # The claim takes the step lock alone first (Q.step_lock_alone), in the same
             # round trip.
-            rows = session.connection().execute(
-                Q.CLAIM_MESSAGES, {"ids": [message_id for message_id, _ in messages]})
+            rows = Q.claim_messages(len(messages)).rows(
+                session.connection(), {f"m{n}": message_id for n, (message_id, _) in enumerate(messages)})
             claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
             # The group stands or falls as one: its append-only rows (history events,
             # ledger entries, draws, posts and replies, in order), the messages' outcomes

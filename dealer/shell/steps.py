@@ -38,6 +38,7 @@ from dealer.history import ChildActed, ChildFinished, GameCreated, HistoryEvent,
 from dealer.records import DeadlineChange, FairChanges, FairMark, StepRecords, collect, perform
 from dealer.store import queries as Q
 from dealer.store.db import pipelined
+from dealer.store.direct import direct
 from dealer.render import render_post
 from dealer.text import escape_post
 from dealer.views import ledger_scope
@@ -106,7 +107,7 @@ class StagedRows:
             self._write_all(connection, uncounted)
             uncounted = []
             rows = self.rows.pop(statement)
-            changed = connection.execute(statement, rows).rowcount
+            changed = direct(statement).execute(connection, rows)
             if changed != len(rows):
                 raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
                                 f"{statement.table} no longer stand as they were read")
@@ -118,11 +119,11 @@ class StagedRows:
         """Write the rows kept for ``statements`` (none of them counted), in order, in one
         round trip on Postgres; with ``commit``, the transaction's commit with them."""
         if len(statements) == 1 and not commit:
-            connection.execute(statements[0], self.rows.pop(statements[0]))
+            direct(statements[0]).execute(connection, self.rows.pop(statements[0]))
         elif statements or commit:
             with pipelined(connection, commit=commit):
                 for statement in statements:
-                    connection.execute(statement, self.rows.pop(statement))
+                    direct(statement).execute(connection, self.rows.pop(statement))
 
     def keep_step(self, game: Q.LockedGame, records: StepRecords, players: list[str],
                   moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:

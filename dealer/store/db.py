@@ -15,10 +15,11 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, exc
+from sqlalchemy import Connection, Engine, create_engine, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from dealer.store.direct import Direct, translated
 from dealer.store.models import JsonText
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -165,16 +166,15 @@ def pipelined(connection: Connection, *, commit: bool = False) -> Iterator[None]
         with raw.pipeline():
             yield
             if commit:
-                connection.exec_driver_sql("COMMIT")
+                _COMMIT.execute(connection, {})
     except psycopg.Error as error:
-        # Raised by the pipeline's end, outside SQLAlchemy's execute: translated as it
+        # Raised by the pipeline's end, outside any execute: translated as SQLAlchemy
         # translates an execute's errors.
-        lost = connection.dialect.is_disconnect(error, raw, None)
-        translated = exc.DBAPIError.instance(None, None, error, psycopg.Error,
-                                            connection_invalidated=lost, dialect=connection.dialect)
-        if lost:
-            connection.invalidate(error)
-        raise translated from error
+        raise translated(connection, error) from error
+
+
+_COMMIT = Direct(text("COMMIT"))
+""":func:`pipelined`'s ``COMMIT``, sent as one of the block's statements."""
 
 
 def read_connection(engine: Engine) -> Connection:

@@ -35,6 +35,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import JSON, Boolean, Integer
 
 from dealer.clock import as_utc, parse_time
+from dealer.store.direct import Direct
 from dealer.store.models import (
     Account,
     Cursor,
@@ -687,20 +688,31 @@ CLAIM_MESSAGE = (
 """A pending message, locked for processing (``id``), once the step lock is shared
 (:class:`step_lock_shared`: a single step); no row if another daemon has it."""
 
-_CLAIM_MESSAGES = (
-    select(*CLAIM_MESSAGE.selected_columns)
-    .where(_inbound.c.id.in_(bindparam("ids", expanding=True)),
-           unindexed(_inbound.c.status) == "pending", step_lock_alone())
-    .with_for_update(skip_locked=True)
-)
-CLAIM_MESSAGES = lambda_stmt(lambda: _CLAIM_MESSAGES)
-"""The pending ones of several messages (``ids``), locked for processing once the step
-lock is taken alone (:class:`step_lock_alone`: the group's steps lock several games):
-one statement for a group (:func:`dealer.shell.passes.process_messages`). A lambda
-statement, as :data:`LOCK_GAME`."""
+def _claim_messages_of(ids: Any) -> Select[Any]:
+    """:func:`claim_messages`, the messages chosen by the condition ``ids``."""
+    return (
+        select(*CLAIM_MESSAGE.selected_columns)
+        .where(ids, unindexed(_inbound.c.status) == "pending", step_lock_alone())
+        .with_for_update(skip_locked=True)
+    )
+
+
+_CLAIM_MESSAGES = _claim_messages_of(_inbound.c.id.in_(bindparam("ids", expanding=True)))
+""":func:`claim_messages` for any number of messages (``ids``, a list), through
+SQLAlchemy's own execution (the plan tests read it)."""
+
+
+@lru_cache(maxsize=64)
+def claim_messages(count: int) -> Direct:
+    """The pending ones of ``count`` messages (bound as ``m0``, ``m1``, ...), locked for
+    processing once the step lock is taken alone (:class:`step_lock_alone`: the group's
+    steps lock several games): one statement for a group
+    (:func:`dealer.shell.passes.process_messages`), one prebuilt per group size (a group
+    has up to 50 messages), run on the driver's cursor (:mod:`dealer.store.direct`)."""
+    return Direct(_claim_messages_of(_inbound.c.id.in_([bindparam(f"m{i}") for i in range(count)])))
 
 ClaimedMessage = _row_type("ClaimedMessage", CLAIM_MESSAGE)
-"""A row of :data:`CLAIM_MESSAGE` or :data:`CLAIM_MESSAGES` (the message's handling reads
+"""A row of :data:`CLAIM_MESSAGE` or :func:`claim_messages` (the message's handling reads
 its fields again and again)."""
 
 RECORD_OUTCOME = (
@@ -745,8 +757,8 @@ _DUE = (
 )
 
 
-DUE = lambda_stmt(lambda: _DUE)
-"""What is due (:func:`due_now`), as a lambda statement (see :data:`LOCK_GAME`)."""
+DUE = Direct(_DUE)
+"""What is due (:func:`due_now`), run on the driver's cursor (:mod:`dealer.store.direct`)."""
 
 
 @dataclass
@@ -765,7 +777,7 @@ def due_now(
     """Up to ``messages`` pending messages and up to ``deadlines`` pending, unpaused
     deadlines due by ``now``, those in the ``skipped`` sets left out, each earliest first:
     one statement (each an index range read, whatever the number of games)."""
-    rows = connection.execute(DUE, {
+    rows = DUE.rows(connection, {
         "now": now, "messages": messages + len(skipped_messages),
         "deadlines": deadlines + len(skipped_deadlines),
     })
@@ -976,8 +988,8 @@ recipients and mentions (``accounts``, on the first row: :class:`_FirstPage`): o
 page, then a lock, took two. The page itself is read without a lock, so a post another
 daemon holds still holds its destination's later posts back."""
 
-FIRST_PAGE_LOCKED = lambda_stmt(lambda: _FIRST_PAGE_LOCKED)
-""":data:`_FIRST_PAGE_LOCKED` as a lambda statement (see :data:`LOCK_GAME`)."""
+FIRST_PAGE_LOCKED = Direct(_FIRST_PAGE_LOCKED)
+""":data:`_FIRST_PAGE_LOCKED`, run on the driver's cursor (:mod:`dealer.store.direct`)."""
 
 PagePost = _row_type("PagePost", _WINDOW_ROWS)
 """A pending post of a page (SQLite: the posts :func:`claim_posts` takes)."""
@@ -1120,7 +1132,7 @@ class _FirstPage:
 
     @classmethod
     def read(cls, connection: Connection, now: datetime, limit: int, size: int) -> _FirstPage:
-        rows = connection.execute(FIRST_PAGE_LOCKED, {"after": 0, "n": size, "limit": limit, "now": now}).all()
+        rows = FIRST_PAGE_LOCKED.rows(connection, {"after": 0, "n": size, "limit": limit, "now": now})
         width = len(_WINDOW.selected_columns)
         page = [_PagePostShort._make(row[:width]) for row in rows]
         locked = {row[width]: LockedPost._make(row[width:]) for row in rows if row[width] is not None}
@@ -1129,7 +1141,8 @@ class _FirstPage:
                            if row.next_attempt_at is None or row.next_attempt_at <= now)[:limit])
         names = {name for row in page for name in (row.recipient, *(row.mentions or ())) if name is not None}
         looked_up = names | {name.lower() for name in names if name.isascii()}
-        return cls(page, taken, locked, _by_player(rows[0].accounts or ()) if rows else {}, looked_up)
+        accounts = rows[0][-1] if rows else None  # the last column, on the first row
+        return cls(page, taken, locked, _by_player(accounts or ()), looked_up)
 
 
 def count_parked(connection: Connection | Session) -> int:
@@ -1340,16 +1353,16 @@ def _senders_locking_games(keys: Any) -> Select[Any]:
 
 _SENDERS_LOCKING_GAMES = _senders_locking_games(
     _players.c.key == any_(bindparam("keys", type_=ARRAY(String))))
-SENDERS_LOCKING_GAMES = lambda_stmt(lambda: _SENDERS_LOCKING_GAMES)
+SENDERS_LOCKING_GAMES = Direct(_SENDERS_LOCKING_GAMES)
 """Postgres: the players of ``keys`` (an array) as :func:`players_with_games` reads them,
 each player's games locked and read as :data:`LOCK_GAME` reads a game, in the order of
 their ids (the order :func:`lock_games` locks them in): ``key``, ``name``, then the
 locked game's columns (None for a player in no unfinished game), one row per player and
-game. A lambda statement, as :data:`LOCK_GAME`: one statement whatever the number of
-keys."""
+game: one statement whatever the number of keys, run on the driver's cursor
+(:mod:`dealer.store.direct`)."""
 
 _SENDER_LOCKING_GAMES = _senders_locking_games(_players.c.key == bindparam("key", type_=String))
-SENDER_LOCKING_GAMES = lambda_stmt(lambda: _SENDER_LOCKING_GAMES)
+SENDER_LOCKING_GAMES = Direct(_SENDER_LOCKING_GAMES)
 """:data:`SENDERS_LOCKING_GAMES` for one player (``key``, a plain parameter): the group
 of nearly every message (one sender), planned once.
 
@@ -1378,8 +1391,8 @@ def senders_with_games_locked(
     players, their games, and what is read beside each game) as it stood before that
     transaction committed, and it is run again, now without waiting."""
     for _ in range(2):  # the second time only after waiting (see above)
-        rows = (connection.execute(SENDER_LOCKING_GAMES, {"key": keys[0]}) if len(keys) == 1 else
-                connection.execute(SENDERS_LOCKING_GAMES, {"keys": list(keys)})).all()
+        rows = (SENDER_LOCKING_GAMES.rows(connection, {"key": keys[0]}) if len(keys) == 1 else
+                SENDERS_LOCKING_GAMES.rows(connection, {"keys": list(keys)}))
         locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
         if all(game.seen_seq == game.next_event_seq for game in locked.values()):
             break

@@ -66,7 +66,7 @@ def test_a_single_deadline_is_locked_by_id(sqlite_engine: Engine) -> None:
 
 @pytest.mark.parametrize("count", [1, 50])
 def test_a_group_of_messages_is_claimed_by_id(sqlite_engine: Engine, count: int) -> None:
-    plan = plan_of(sqlite_engine, Q.CLAIM_MESSAGES, {"ids": list(range(1, count + 1))})
+    plan = plan_of(sqlite_engine, Q.claim_messages(count).statement, {f"m{n}": n + 1 for n in range(count)})
     assert plan == ["SEARCH inbound USING INTEGER PRIMARY KEY (rowid=?)"], plan
 
 
@@ -205,13 +205,13 @@ def test_a_groups_senders_games_are_locked_by_id(database_url: str) -> None:
     try:
         _senders_store(engine)
         parameters = {"keys": ["p0100", "p0101", "p0200"]}
-        plan = plan_of(engine, Q.SENDERS_LOCKING_GAMES, parameters)
+        plan = plan_of(engine, Q.SENDERS_LOCKING_GAMES.statement, parameters)
         games = [line.strip() for line in plan if " on games" in line]
         assert games and all("Seq Scan" not in line for line in games), plan
         with engine.connect() as connection:
-            rows = connection.execute(Q.SENDERS_LOCKING_GAMES, parameters).all()
+            rows = Q.SENDERS_LOCKING_GAMES.rows(connection, parameters)
             connection.rollback()
-        assert [(row.key, row.id) for row in rows] == [("p0100", "g0050"), ("p0101", "g0050"), ("p0200", "g0100")]
+        assert [(row[0], row[2]) for row in rows] == [("p0100", "g0050"), ("p0101", "g0050"), ("p0200", "g0100")]
     finally:
         engine.dispose()
 
@@ -233,9 +233,9 @@ def test_a_one_sender_groups_statement_is_planned_once(database_url: str) -> Non
             event.listen(connection, "before_cursor_execute",
                          lambda _c, _cursor, text, params, _x, _many: sent.append((text, params)))
             for n in range(15):
-                rows = connection.execute(Q.SENDER_LOCKING_GAMES, {"key": f"p{100 + n:04d}"}).all()
+                rows = Q.SENDER_LOCKING_GAMES.rows(connection, {"key": f"p{100 + n:04d}"})
                 connection.commit()  # a rollback would make psycopg drop its prepared statements
-                assert [(row.key, row.id) for row in rows] == [(f"p{100 + n:04d}", f"g{(100 + n) // 2:04d}")]
+                assert [(row[0], row[2]) for row in rows] == [(f"p{100 + n:04d}", f"g{(100 + n) // 2:04d}")]
             name, generic, custom = connection.execute(text(
                 "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements "
                 "WHERE statement LIKE 'WITH senders AS%'")).one()

@@ -57,7 +57,7 @@ def _three_deadlines(harness) -> tuple[str, list[int], dict[str, Any]]:  # type:
     [
         # A group (several games in one transaction) takes the lock alone: it waits for a
         # single step, which shares it.
-        ("CLAIM_MESSAGES", "pg_advisory_xact_lock_shared", _three_messages),
+        ("claim_messages", "pg_advisory_xact_lock_shared", _three_messages),
         ("LOCK_DEADLINES", "pg_advisory_xact_lock_shared", _three_deadlines),
         # A single step shares it: it waits for a group.
         ("CLAIM_MESSAGE", "pg_advisory_xact_lock", _three_messages),
@@ -79,7 +79,11 @@ def test_a_claim_takes_the_step_lock_before_any_row_and_reads_the_rows_as_left( 
     table, ids, params = rows(harness)
     if claim == "CLAIM_MESSAGE":
         params = {"id": ids[0]}
-    statement = getattr(Q, claim)
+    if claim == "claim_messages":  # run on the driver's cursor, as the daemon runs it
+        direct = Q.claim_messages(len(ids))
+        statement, params = direct.statement, {f"m{n}": each for n, each in enumerate(ids)}
+    else:
+        statement = getattr(Q, claim)
     # Another daemon's transaction holds the step lock and will take the first row.
     other = harness.dealer.engine.connect()
     other.begin()
@@ -94,7 +98,9 @@ def test_a_claim_takes_the_step_lock_before_any_row_and_reads_the_rows_as_left( 
             with harness.dealer.engine.connect() as connection, connection.begin() as transaction:
                 pid.append(connection.execute(text("SELECT pg_backend_pid()")).scalar())
                 started.set()
-                claimed.append([row.id for row in connection.execute(statement, params)])
+                rows = (direct.rows(connection, params) if claim == "claim_messages"
+                        else connection.execute(statement, params))
+                claimed.append([row[0] for row in rows])
                 release.wait(timeout=30)  # holds its row locks until the main thread looked
                 transaction.rollback()
         except BaseException as exc:  # reported by the main thread

@@ -1,0 +1,223 @@
+"""Statements of the hot path run straight on the driver's cursor.
+
+SQLAlchemy's ``Connection.execute`` adds about 100 µs of the client's CPU to each
+statement on top of the driver's own work: an execution context, the parameters'
+processing, the result's metadata and its row objects (psycopg's ``Cursor.description``
+included, which builds a ``Column`` per field for every result). A one-message pass sends
+about a dozen statements: that was a quarter of its CPU (bench/README.md, "Thirteenth
+round").
+
+A :class:`Direct` statement is one of the prebuilt statements of
+:mod:`dealer.store.queries`, compiled by SQLAlchemy once per dialect: its SQL, the values
+of its literals, the type processors of its parameters and of its result's columns (the
+same SQLAlchemy applies: a ``UtcDateTime`` read on SQLite, a ``JSON`` value written).
+Each execution then goes to the DBAPI cursor of the SQLAlchemy connection it is given, in
+that connection's transaction (begun as SQLAlchemy begins one: SQLite's ``BEGIN
+IMMEDIATE`` included), and
+
+- SQLAlchemy's ``before_cursor_execute`` and ``after_cursor_execute`` events see it as any
+  statement (what the tests and ``bench/`` count statements with);
+- a database error is raised as SQLAlchemy raises it (:func:`translated`: an
+  ``IntegrityError``, an ``OperationalError``; a connection lost is invalidated, and the
+  error says so), so :func:`dealer.store.transient.is_transient` and the pool see nothing
+  new;
+- rows come back as tuples, their values as SQLAlchemy's rows hold them (the hot path
+  makes named tuples of them: :func:`dealer.store.queries._row_type`).
+
+Only for statements whose SQL does not change with their parameters: an expanding ``IN``
+list or a ``literal_execute`` parameter is rendered by SQLAlchemy at each execution, and
+is refused here when the statement is compiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import exc
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql.dml import ValuesBase
+
+
+def translated(connection: Connection, error: Exception, statement: str | None = None,
+               parameters: Any = None, cursor: Any = None) -> exc.DBAPIError:
+    """The DBAPI ``error`` as SQLAlchemy raises it from an execute (an
+    ``IntegrityError``, an ``OperationalError``, ...); a connection the error says was
+    lost is invalidated, as SQLAlchemy does, so that the pool never hands it out again and
+    the error reads as passing (``connection_invalidated``)."""
+    dialect = connection.dialect
+    raw = connection.connection.dbapi_connection
+    lost = dialect.is_disconnect(error, raw, cursor)
+    result = exc.DBAPIError.instance(statement, parameters, error, dialect.loaded_dbapi.Error,
+                                     connection_invalidated=lost, dialect=dialect)
+    if lost:
+        connection.invalidate(error)
+    return result  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A statement as compiled for one dialect."""
+
+    sql: str
+    defaults: dict[str, Any]
+    """The values of the statement's literals, by their parameters' names."""
+    binders: tuple[tuple[str, Callable[[Any], Any]], ...]
+    """The parameters whose type processes a value before the driver gets it."""
+    order: tuple[str, ...] | None
+    """For a driver taking its parameters by position (SQLite's ``?``), their names in
+    the order the SQL names them; None for one taking them by name."""
+    readers: tuple[tuple[int, Callable[[Any], Any]], ...]
+    """The result's columns whose type processes the value the driver reads."""
+    required: frozenset[str]
+    """The parameters with no value of their own: each execution gives them."""
+
+    def parameters(self, given: Mapping[str, Any]) -> Any:
+        """What the driver is given for one execution with the values ``given``."""
+        if not self.required <= given.keys():
+            missing = ", ".join(sorted(self.required - given.keys()))
+            raise exc.ArgumentError(f"a value is required for parameter(s) {missing}")
+        values = {**self.defaults, **given}
+        for name, process in self.binders:
+            values[name] = process(values[name])
+        return values if self.order is None else tuple(values[name] for name in self.order)
+
+    def row(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        """A result's row as SQLAlchemy reads it."""
+        if not self.readers:
+            return tuple(row)
+        values = list(row)
+        for index, process in self.readers:
+            values[index] = process(values[index])
+        return tuple(values)
+
+
+class Direct:
+    """A prebuilt statement run on the driver's cursor (see the module's doc).
+
+    An ``INSERT`` or ``UPDATE`` is compiled, as SQLAlchemy compiles it, for the columns
+    its parameters name (the first row's, for several: all name the same); a column left
+    out takes its scalar default (``default=0``), and one whose default is computed at
+    each execution (a callable) is refused."""
+
+    def __init__(self, statement: ClauseElement) -> None:
+        self.statement = statement
+        self._dml = isinstance(statement, ValuesBase)
+        self._compiled: dict[tuple[type[Dialect], tuple[str, ...] | None], _Compiled] = {}
+
+    def __repr__(self) -> str:
+        return f"Direct({' '.join(str(self.statement).split()[:4])} ...)"
+
+    def compiled(self, dialect: Dialect, given: Mapping[str, Any] | None = None) -> _Compiled:
+        """The statement compiled for ``dialect`` (and, for an ``INSERT`` or ``UPDATE``,
+        the columns ``given`` names): once for each kind of dialect and of row."""
+        key = (type(dialect), tuple(sorted(given or ())) if self._dml else None)
+        found = self._compiled.get(key)
+        if found is None:
+            found = self._compiled[key] = _compile(self.statement, dialect, key[1])
+        return found
+
+    def rows(self, connection: Connection, parameters: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Execute with ``parameters``; every row of the result."""
+        parameters = parameters or {}
+        compiled = self.compiled(connection.dialect, parameters)
+        cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
+        try:
+            return [compiled.row(row) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
+
+    def first(self, connection: Connection, parameters: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
+        """Execute with ``parameters``; the result's first row, or None."""
+        parameters = parameters or {}
+        compiled = self.compiled(connection.dialect, parameters)
+        cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
+        try:
+            row = cursor.fetchone()
+            return None if row is None else compiled.row(row)
+        finally:
+            cursor.close()
+
+    def execute(self, connection: Connection, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
+        """Execute a statement that returns no rows, once with ``parameters`` or once for
+        each mapping of a list of them (the driver's ``executemany``); the number of rows
+        it changed, where the driver knows it (not inside a pipeline on Postgres: -1)."""
+        if isinstance(parameters, Mapping):
+            compiled = self.compiled(connection.dialect, parameters)
+            cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
+        else:
+            compiled = self.compiled(connection.dialect, parameters[0])
+            if len(parameters) == 1:
+                cursor = _run(connection, compiled, compiled.parameters(parameters[0]), many=False)
+            else:
+                cursor = _run(connection, compiled, [compiled.parameters(each) for each in parameters],
+                              many=True)
+        try:
+            return cursor.rowcount
+        finally:
+            cursor.close()
+
+
+def _run(connection: Connection, compiled: _Compiled, parameters: Any, *, many: bool) -> Any:
+    """Send ``compiled`` with ``parameters`` on a new cursor of ``connection``, as
+    SQLAlchemy would (its transaction begun, its cursor events told); the cursor."""
+    if not connection.in_transaction():
+        connection.begin()  # as SQLAlchemy's own execute begins one (SQLite: BEGIN IMMEDIATE)
+    cursor = connection.connection.cursor()
+    statement = compiled.sql
+    for listener in connection.dispatch.before_cursor_execute:
+        statement, parameters = listener(connection, cursor, statement, parameters, None, many)
+    try:
+        if many:
+            cursor.executemany(statement, parameters)
+        else:
+            cursor.execute(statement, parameters)
+    except connection.dialect.loaded_dbapi.Error as error:
+        cursor.close()
+        raise translated(connection, error, statement, parameters, cursor) from error
+    connection.dispatch.after_cursor_execute(connection, cursor, statement, parameters, None, many)
+    return cursor
+
+
+def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...] | None) -> _Compiled:
+    """What :class:`_Compiled` keeps of ``statement`` compiled for ``dialect`` (an
+    ``INSERT``'s or ``UPDATE``'s for its parameters' ``columns``)."""
+    compiled: Any = statement.compile(dialect=dialect, column_keys=columns)
+    binds = {name: bind for bind, name in compiled.bind_names.items()}
+    for name, bind in binds.items():
+        if bind.expanding or bind.literal_execute:
+            raise ValueError(f"{name!r} is rendered at each execution: not a direct statement")
+    defaults = {name: bind.effective_value for name, bind in binds.items() if not bind.required}
+    for column in (*compiled.insert_prefetch, *compiled.update_prefetch):
+        default = column.default if column in compiled.insert_prefetch else column.onupdate
+        if default is None or not default.is_scalar:
+            raise ValueError(f"the default of {column} is computed at each execution: give it")
+        defaults[column.key] = default.arg
+    binders = []
+    for name, bind in binds.items():
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            binders.append((name, process))
+    readers = []
+    for index, column in enumerate(getattr(statement, "selected_columns", None)
+                                   or getattr(statement, "exported_columns", ())):
+        process = column.type.dialect_impl(dialect).result_processor(dialect, None)
+        if process is not None:
+            readers.append((index, process))
+    order = tuple(compiled.positiontup) if compiled.positional else None
+    required = frozenset(name for name, bind in binds.items() if bind.required and name not in defaults)
+    return _Compiled(compiled.string, defaults, tuple(binders), order, tuple(readers), required)
+
+
+_MADE: dict[ClauseElement, Direct] = {}
+
+
+def direct(statement: ClauseElement) -> Direct:
+    """The :class:`Direct` statement of the prebuilt ``statement``, made once for it (a
+    step stages its rows by the statement that writes them)."""
+    made = _MADE.get(statement)
+    if made is None:
+        made = _MADE[statement] = Direct(statement)
+    return made
