@@ -85,6 +85,6 @@ def run_demo(database: str | None = None) -> None:
                     break
         with dealer.sessions() as session:
             view = game_view(session, "demo")
-        dealer.engine.dispose()
+        dealer.dispose()
         print(f"\nFinal: {view['status']}, scores {view['scores']}, winner {view['winner']}.")
         print("Run it against your own store with `dealer run`; see the README's walkthrough.")

@@ -35,7 +35,7 @@ from dealer.publish.discourse import DiscoursePublisher, Thread
 from dealer.shell.ingest import store_messages
 from dealer.shell.webhooks import Answer
 from dealer.store import queries as Q
-from dealer.store.db import read_connection, reading_engine
+from dealer.store.db import read_connection
 from dealer.store.transient import is_transient
 
 log = logging.getLogger(__name__)
@@ -158,8 +158,8 @@ def catch_up(engine: Engine, publisher: DiscoursePublisher, topics: Mapping[int,
 
 
 def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[OutgoingPost], Thread | None]:
-    """The PM topic a private reply belongs in: that of the player's PM it answers."""
-    engine = reading_engine(engine)
+    """The PM topic a private reply belongs in: that of the player's PM it answers, read
+    through ``engine``, the daemon's reading engine (:func:`~dealer.store.db.reading_engine`)."""
 
     def thread(post: OutgoingPost) -> Thread | None:
         match = re.match(r"^in:(\d+):", post.key)
@@ -185,8 +185,8 @@ def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[Out
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give a Discourse publisher the store's reply threading (under routes, the one the
-    routing publisher makes)."""
+    """Give a Discourse publisher the store's reply threading, read through ``engine``
+    (the daemon's reading engine; under routes, the one the routing publisher makes)."""
     from dealer.publish.routing import RoutingPublisher
 
     if isinstance(publisher, RoutingPublisher):

@@ -25,7 +25,6 @@ from sqlalchemy.engine import Engine
 from dealer.publish.base import OutgoingPost, Publisher
 from dealer.publish.smtp import Addressing, SmtpPublisher
 from dealer.store import queries as Q
-from dealer.store.db import reading_engine
 from dealer.text import player_key
 
 SOURCE = "email"
@@ -33,8 +32,9 @@ _REPLY_KEY = re.compile(r"^in:(\d+):")
 
 
 def store_addressing(engine: Engine, list_address: str | None) -> Callable[[OutgoingPost], Addressing | None]:
-    """The addressing of :class:`~dealer.publish.smtp.SmtpPublisher` for a store."""
-    engine = reading_engine(engine)
+    """The addressing of :class:`~dealer.publish.smtp.SmtpPublisher` for a store, read
+    through ``engine``, the daemon's reading engine (:func:`~dealer.store.db.reading_engine`:
+    a post is addressed while delivery's claim is open)."""
 
     def address(post: OutgoingPost) -> Addressing | None:
         if post.recipient is None:
@@ -106,8 +106,9 @@ def _same(sender: str, recipient: str) -> bool:
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give an SMTP publisher the store's addressing (other publishers need none); under
-    routes, each SMTP transport the routing publisher makes."""
+    """Give an SMTP publisher the store's addressing, read through ``engine`` (the
+    daemon's reading engine); other publishers need none. Under routes, each SMTP
+    transport the routing publisher makes."""
     from dealer.publish.routing import RoutingPublisher
 
     if isinstance(publisher, RoutingPublisher):

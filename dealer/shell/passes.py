@@ -144,11 +144,13 @@ class Dealer:
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
         self.reader = reading_engine(self.engine)
-        """For reads alone (what is due, the next timer): no write lock on SQLite."""
+        """For work outside a transaction of its own (what is due, the next timer, one
+        message's insert on Postgres): no write lock on SQLite, in autocommit on
+        Postgres (:func:`~dealer.store.db.reading_engine`)."""
         self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes, settings)
         self.publisher = publisher or open_publisher(settings.publish, settings)
-        mailing.attach(self.publisher, self.engine)
-        discourse.attach(self.publisher, self.engine)
+        mailing.attach(self.publisher, self.reader)
+        discourse.attach(self.publisher, self.reader)
         self.clock = clock
         self.wake = threading.Event()
         self.stopping = False
@@ -274,6 +276,12 @@ class Dealer:
                 log.info("no parked post any more")
             self.parked_seen = report.parked
         return delivered
+
+    def dispose(self) -> None:
+        """Close the connections of both of the daemon's pools (its engine's and its
+        reader's): after the store went away, or at the end."""
+        self.engine.dispose()
+        self.reader.dispose()
 
     def check(self) -> None:
         """Refuse to run on an out-of-date schema (raises ``SchemaOutOfDate``)."""

@@ -77,7 +77,7 @@ def keep_trying(
                 log.warning("database unreachable (%s); attempt %d failed, next in %g s",
                             describe(exc), failures, wait)
                 # Connections of a server that went away are no use: open fresh ones.
-                dealer.engine.dispose()
+                dealer.dispose()
             else:
                 log.exception("the pass failed (%s); attempt %d, next in %g s",
                               describe(exc), failures, wait)

@@ -197,19 +197,29 @@ def read_connection(engine: Engine) -> Connection:
 
 
 def reading_engine(engine: Engine) -> Engine:
-    """An engine for work that only reads: finding what is due, the next timer, a
-    publisher reading the store while delivery's claim is open in the same thread.
+    """The daemon's engine for work outside any transaction of its own: finding what is
+    due, the next timer, a publisher reading the store while delivery's claim is open in
+    the same thread, and on Postgres the insert of one message (:mod:`dealer.shell.ingest`).
+    Made once for a daemon (a pool of its own: dispose it with ``engine``).
 
     On SQLite every transaction of ``engine`` takes the one write lock up front (``BEGIN
     IMMEDIATE``): a read through it would wait for (and hold back) every writer, and a
     second transaction in the same thread would wait for the first forever. A plain engine
     on the same file reads without taking it (each read sees what was committed; WAL lets
-    readers past a writer). On Postgres it is the same pool in autocommit: each read
-    sees what was committed, and no transaction is begun and rolled back around it (a
-    round trip less).
+    readers past a writer).
+
+    On Postgres its connections are in autocommit from the start: each statement sees
+    what was committed, and no transaction is begun and rolled back around it (a round
+    trip less). ``engine``'s own pool in autocommit did the same, but switched each
+    connection into autocommit and back at every use, which cost more of the client's
+    work than the statement of a one-message pass's ingest (bench/README.md, "Thirteenth
+    round"): one connection more to the server, kept in this pool, saves it.
     """
     if engine.dialect.name != "sqlite":
-        return engine.execution_options(isolation_level="AUTOCOMMIT")
+        reader = create_engine(engine.url, isolation_level="AUTOCOMMIT", json_serializer=json_dumps)
+        utc_sessions(reader)
+        ping_when_idle(reader)
+        return reader
     return create_engine(engine.url, connect_args={"timeout": 30}, json_serializer=json_dumps)
 
 
