@@ -79,10 +79,10 @@ class _Compiled:
         if not self.required <= given.keys():
             missing = ", ".join(sorted(self.required - given.keys()))
             raise exc.ArgumentError(f"a value is required for parameter(s) {missing}")
-        values = {**self.defaults, **given}
+        values = {**self.defaults, **given} if self.defaults or self.binders else given
         for name, process in self.binders:
             values[name] = process(values[name])
-        return values if self.order is None else tuple(values[name] for name in self.order)
+        return values if self.order is None else tuple([values[name] for name in self.order])
 
     def row(self, row: Sequence[Any]) -> tuple[Any, ...]:
         """A result's row as SQLAlchemy reads it."""
