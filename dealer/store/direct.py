@@ -142,11 +142,14 @@ class Direct:
 
     def execute(self, connection: Connection, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
         """Execute a statement that returns no rows, once with ``parameters`` or once for
-        each mapping of a list of them (the driver's ``executemany``); the number of rows
-        it changed, where the driver knows it (not inside a pipeline on Postgres: -1)."""
+        each mapping of a list of them (the driver's ``executemany``; an empty list sends
+        nothing); the number of rows it changed, where the driver knows it (not inside a
+        pipeline on Postgres: -1)."""
         if isinstance(parameters, Mapping):
             compiled = self.compiled(connection.dialect, parameters)
             cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
+        elif not parameters:
+            return 0  # no row to write
         else:
             compiled = self.compiled(connection.dialect, parameters[0])
             if len(parameters) == 1:
@@ -190,8 +193,9 @@ def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...
         if bind.expanding or bind.literal_execute:
             raise ValueError(f"{name!r} is rendered at each execution: not a direct statement")
     defaults = {name: bind.effective_value for name, bind in binds.items() if not bind.required}
-    for column in (*compiled.insert_prefetch, *compiled.update_prefetch):
-        default = column.default if column in compiled.insert_prefetch else column.onupdate
+    prefetched = [(column, column.default) for column in compiled.insert_prefetch]
+    prefetched += [(column, column.onupdate) for column in compiled.update_prefetch]
+    for column, default in prefetched:
         if default is None or not default.is_scalar:
             raise ValueError(f"the default of {column} is computed at each execution: give it")
         defaults[column.key] = default.arg

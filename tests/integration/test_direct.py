@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import bindparam, event, exc, select, text
+from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, exc, select, text
 
 from dealer.store import queries as Q
 from dealer.store.db import make_engine
@@ -130,3 +130,15 @@ def test_a_connection_lost_is_invalidated_and_the_error_passes(engine, database_
             Direct(Q._DUE).rows(connection, {"now": T0, "messages": 1, "deadlines": 1})
         assert raised.value.connection_invalidated and is_transient(raised.value)
         assert connection.invalidated
+
+
+def test_a_default_computed_at_each_execution_is_refused_and_no_rows_send_nothing(engine) -> None:  # type: ignore[no-untyped-def]
+    table = Table("stamped", MetaData(), Column("id", Integer, primary_key=True),
+                  Column("at", Integer, default=lambda: 1))
+    with pytest.raises(ValueError, match="computed at each execution"):
+        Direct(table.insert()).compiled(engine.dialect, {"id": 1})
+    sent: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda _c, _cursor, statement, *_: sent.append(statement))
+    with engine.begin() as connection:
+        assert Direct(Q.INSERT_POSTS).execute(connection, []) == 0
+    assert not [statement for statement in sent if statement.startswith("INSERT")]
