@@ -697,11 +697,6 @@ def _claim_messages_of(ids: Any) -> Select[Any]:
     )
 
 
-_CLAIM_MESSAGES = _claim_messages_of(_inbound.c.id.in_(bindparam("ids", expanding=True)))
-""":func:`claim_messages` for any number of messages (``ids``, a list), through
-SQLAlchemy's own execution (the plan tests read it)."""
-
-
 @lru_cache(maxsize=64)
 def claim_messages(count: int) -> Direct:
     """The pending ones of ``count`` messages (bound as ``m0``, ``m1``, ...), locked for

@@ -115,7 +115,8 @@ def test_a_missing_parameter_is_named(engine) -> None:  # type: ignore[no-untype
 def test_what_sqlalchemy_renders_at_each_execution_is_refused(engine) -> None:  # type: ignore[no-untyped-def]
     with engine.connect() as connection:
         with pytest.raises(ValueError, match="rendered at each execution"):
-            Direct(Q._CLAIM_MESSAGES).rows(connection, {"ids": [1]})
+            Direct(select(Post.__table__.c.id).where(
+                Post.__table__.c.id.in_(bindparam("ids", expanding=True)))).rows(connection, {"ids": [1]})
 
 
 def test_a_connection_lost_is_invalidated_and_the_error_passes(engine, database_url: str) -> None:  # type: ignore[no-untyped-def]
