@@ -38,7 +38,7 @@ from dealer.inbox.base import Delivery, InboxMessage
 from dealer.render import render
 from dealer.shell.faults import fault
 from dealer.store import queries as Q
-from dealer.store.direct import Direct
+from dealer.store.direct import direct
 from dealer.store.transient import is_transient
 from dealer.text import command_lines, escape_post, quote
 
@@ -251,12 +251,7 @@ def _insert_statement(connection: Connection, flush: bool) -> Any:
     statement = _INSERT_STATEMENTS.get(key)
     if statement is None:
         statement = _INSERT_STATEMENTS[key] = Q.insert_message(*key)
-        _INSERT_ONE[key] = Direct(statement)
     return statement
-
-
-_INSERT_ONE: dict[tuple[str, bool], Direct] = {}
-""":func:`_insert_statement` for one message, run on the driver's cursor (the hot path)."""
 
 
 def _store_new(
@@ -294,8 +289,7 @@ def _store_new(
 def _insert_new(connection: Connection, values: dict[str, Any], flush: bool) -> bool:
     """Insert one message (its :func:`_values`) unless its (source, id) is stored already;
     whether it was new."""
-    _insert_statement(connection, flush)
-    return _INSERT_ONE[connection.dialect.name, flush].first(connection, values) is not None
+    return direct(_insert_statement(connection, flush)).first(connection, values) is not None
 
 
 def _insert(

@@ -144,9 +144,9 @@ class Dealer:
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
         self.reader = reading_engine(self.engine)
-        """For work outside a transaction of its own (what is due, the next timer, one
-        message's insert on Postgres): no write lock on SQLite, in autocommit on
-        Postgres (:func:`~dealer.store.db.reading_engine`)."""
+        """For reads outside a transaction of their own (what is due, the next timer):
+        no write lock on SQLite, in autocommit on Postgres
+        (:func:`~dealer.store.db.reading_engine`)."""
         self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes, settings)
         self.publisher = publisher or open_publisher(settings.publish, settings)
         mailing.attach(self.publisher, self.reader)

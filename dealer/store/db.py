@@ -76,7 +76,12 @@ def make_engine(url: str) -> Engine:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    engine = create_engine(url, json_serializer=json_dumps)
+    return _server_engine(url)
+
+
+def _server_engine(url: Any, **options: Any) -> Engine:
+    """An engine for a database server (Postgres): UTC sessions, idle connections tested."""
+    engine = create_engine(url, json_serializer=json_dumps, **options)
     utc_sessions(engine)
     ping_when_idle(engine)
     return engine
@@ -197,10 +202,10 @@ def read_connection(engine: Engine) -> Connection:
 
 
 def reading_engine(engine: Engine) -> Engine:
-    """The daemon's engine for work outside any transaction of its own: finding what is
-    due, the next timer, a publisher reading the store while delivery's claim is open in
-    the same thread, and on Postgres the insert of one message (:mod:`dealer.shell.ingest`).
-    Made once for a daemon (a pool of its own: dispose it with ``engine``).
+    """The daemon's engine for reads outside any transaction of its own: finding what is
+    due, the next timer, the parked posts, a publisher reading the store while delivery's
+    claim is open in the same thread. Made once for a daemon (a pool of its own: dispose
+    it with ``engine``).
 
     On SQLite every transaction of ``engine`` takes the one write lock up front (``BEGIN
     IMMEDIATE``): a read through it would wait for (and hold back) every writer, and a
@@ -211,15 +216,12 @@ def reading_engine(engine: Engine) -> Engine:
     On Postgres its connections are in autocommit from the start: each statement sees
     what was committed, and no transaction is begun and rolled back around it (a round
     trip less). ``engine``'s own pool in autocommit did the same, but switched each
-    connection into autocommit and back at every use, which cost more of the client's
-    work than the statement of a one-message pass's ingest (bench/README.md, "Thirteenth
-    round"): one connection more to the server, kept in this pool, saves it.
+    connection into autocommit and back at every use: one connection more to the server,
+    kept in this pool, saves that (0.02-0.09 ms a pass: bench/README.md, "Thirteenth
+    round").
     """
     if engine.dialect.name != "sqlite":
-        reader = create_engine(engine.url, isolation_level="AUTOCOMMIT", json_serializer=json_dumps)
-        utc_sessions(reader)
-        ping_when_idle(reader)
-        return reader
+        return _server_engine(engine.url, isolation_level="AUTOCOMMIT")
     return create_engine(engine.url, connect_args={"timeout": 30}, json_serializer=json_dumps)
 
 

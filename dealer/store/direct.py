@@ -121,9 +121,7 @@ class Direct:
 
     def rows(self, connection: Connection, parameters: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
         """Execute with ``parameters``; every row of the result."""
-        parameters = parameters or {}
-        compiled = self.compiled(connection.dialect, parameters)
-        cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
+        compiled, cursor = self._send(connection, parameters or {})
         try:
             return [compiled.row(row) for row in cursor.fetchall()]
         finally:
@@ -131,9 +129,7 @@ class Direct:
 
     def first(self, connection: Connection, parameters: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
         """Execute with ``parameters``; the result's first row, or None."""
-        parameters = parameters or {}
-        compiled = self.compiled(connection.dialect, parameters)
-        cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
+        compiled, cursor = self._send(connection, parameters or {})
         try:
             row = cursor.fetchone()
             return None if row is None else compiled.row(row)
@@ -145,22 +141,23 @@ class Direct:
         each mapping of a list of them (the driver's ``executemany``; an empty list sends
         nothing); the number of rows it changed, where the driver knows it (not inside a
         pipeline on Postgres: -1)."""
-        if isinstance(parameters, Mapping):
-            compiled = self.compiled(connection.dialect, parameters)
-            cursor = _run(connection, compiled, compiled.parameters(parameters), many=False)
-        elif not parameters:
+        rows = [parameters] if isinstance(parameters, Mapping) else parameters
+        if not rows:
             return 0  # no row to write
+        if len(rows) == 1:
+            _, cursor = self._send(connection, rows[0])
         else:
-            compiled = self.compiled(connection.dialect, parameters[0])
-            if len(parameters) == 1:
-                cursor = _run(connection, compiled, compiled.parameters(parameters[0]), many=False)
-            else:
-                cursor = _run(connection, compiled, [compiled.parameters(each) for each in parameters],
-                              many=True)
+            compiled = self.compiled(connection.dialect, rows[0])
+            cursor = _run(connection, compiled, [compiled.parameters(each) for each in rows], many=True)
         try:
             return cursor.rowcount
         finally:
             cursor.close()
+
+    def _send(self, connection: Connection, parameters: Mapping[str, Any]) -> tuple[_Compiled, Any]:
+        """Execute once with ``parameters``: the compiled form and the cursor."""
+        compiled = self.compiled(connection.dialect, parameters)
+        return compiled, _run(connection, compiled, compiled.parameters(parameters), many=False)
 
 
 def _run(connection: Connection, compiled: _Compiled, parameters: Any, *, many: bool) -> Any:
