@@ -49,6 +49,15 @@ STARTING_CHIPS = 1000
 
 LAYOUTS = [(25, 15), (30, 10), (35, 5), (28, 12)]
 WINNING = ["gold", "silver", "black"]
+BETS = [
+    "bet gold 30 silver 10",
+    "bet gold 40",
+    "bet silver 25 gold 15",
+    "bet black 40",
+    "bet gold 20 black 20",
+    "bet silver 30 black 10",
+]
+"""Round-1 bets of 40 chips (SR-4), one chosen per player with the fair source."""
 
 
 def prepare_line(rng: Any) -> str:
@@ -236,6 +245,28 @@ class Bench:
             # each game: reminder-preparation-6h, -1h and preparation
             assert report.deadlines == 3 * count, report.line()
         return games, players
+
+    def round_one_eve(self, count: int, rng: Any) -> tuple[list[str], datetime]:
+        """Set up ``count`` roulettes (:meth:`prepared_games`) up to 1 s before their
+        round-1 deadline, all due at one instant: every player bets on the opponent's
+        roulette and prepares the round-2 one, in one two-line message (one pass); the
+        round-1 reminders fire and every post so far is delivered (one pass). What is left
+        due is the N round-1 deadlines alone.
+
+        Returns the players and the deadline's instant.
+        """
+        _, players = self.prepared_games(count, rng)
+        with step("round-1 bets and round-2 preparations (inbox + pass)"):
+            for i, name in enumerate(players):
+                body = f"{rng.choice(BETS)}\n{prepare_line(rng)}"
+                self.send(name, body, T0 + DAY + timedelta(hours=1, seconds=i % 3600))
+            report = self.run(T0 + DAY + timedelta(hours=2))
+            assert report.messages == len(players), report.line()
+        deadline = T0 + 2 * DAY
+        with step("round-1 reminders and delivery of everything so far (pass)"):
+            report = self.run(deadline - timedelta(seconds=1))
+            assert report.deadlines == 2 * count, report.line()
+        return players, deadline
 
     def send(self, sender: str, body: str, at: datetime, **fields: Any) -> None:
         """Drop one message file into the directory inbox (as `dealer submit` would)."""
@@ -490,7 +521,7 @@ def step(label: str) -> Iterator[None]:
 
 
 __all__ = [
-    "Bench", "DAY", "Deadline", "Inbound", "Post", "SqlCounter", "Store", "T0", "TimedPass",
+    "BETS", "Bench", "DAY", "Deadline", "Inbound", "Post", "SqlCounter", "Store", "T0", "TimedPass",
     "common_arguments", "file_creation_probe", "machine_line", "median", "repeat_argument", "spread", "stage_line",
     "step", "timed_pass", "verdict",
 ]

@@ -27,14 +27,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import (  # noqa: E402
-    DAY,
-    T0,
     Bench,
     Deadline,
     Post,
@@ -42,7 +39,6 @@ from benchlib import (  # noqa: E402
     Store,
     common_arguments,
     file_creation_probe,
-    prepare_line,
     machine_line,
     median,
     repeat_argument,
@@ -62,16 +58,6 @@ TARGET_SECONDS = 20.0
 TARGET_GAMES = 1000
 TARGET_RATIO = 3.0
 """Issue 13: the burst costs at most 3x the baseline (bench/baseline.py), median of the runs."""
-
-BETS = [
-    "bet gold 30 silver 10",
-    "bet gold 40",
-    "bet silver 25 gold 15",
-    "bet black 40",
-    "bet gold 20 black 20",
-    "bet silver 30 black 10",
-]
-
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,17 +97,7 @@ def one_run(args: argparse.Namespace) -> tuple[bool, float, float, float | None,
     bench = Bench(store, publisher=args.publisher)
     rng = FairSource("bench-20261201")  # every draw through the fair source (GH-40), even here
     try:
-        pairs, players = bench.prepared_games(games, rng)
-        with step("round-1 bets and round-2 preparations (inbox + pass)"):
-            for i, name in enumerate(players):
-                body = f"{rng.choice(BETS)}\n{prepare_line(rng)}"
-                bench.send(name, body, T0 + DAY + timedelta(hours=1, seconds=i % 3600))
-            report = bench.run(T0 + DAY + timedelta(hours=2))
-            assert report.messages == len(players), report.line()
-        deadline = T0 + 2 * DAY
-        with step("round-1 reminders and delivery of everything so far (pass)"):
-            report = bench.run(deadline - timedelta(seconds=1))
-            assert report.deadlines == 2 * games, report.line()
+        _, deadline = bench.round_one_eve(games, rng)
 
         due = bench.count(Deadline, Deadline.status == "pending", Deadline.due_at <= deadline)
         posts_before = bench.posts()

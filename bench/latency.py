@@ -44,7 +44,6 @@ from benchlib import (  # noqa: E402
     SqlCounter,
     Store,
     median,
-    prepare_line,
     repeat_argument,
     spread,
     step,

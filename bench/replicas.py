@@ -25,19 +25,16 @@ import multiprocessing
 import sys
 import time
 from collections import Counter
-from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import DAY, T0, Bench, Deadline, Post, Store, prepare_line, step, verdict  # noqa: E402
+from benchlib import Bench, Deadline, Post, Store, verdict  # noqa: E402
 
 from dealer.fairness import FairSource  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
 from dealer.shell.passes import Dealer  # noqa: E402
 from dealer.store.models import Event  # noqa: E402
-
-BETS = ["bet gold 30 silver 10", "bet gold 40", "bet silver 25 gold 15", "bet black 40"]
 
 
 def replica(url: str, root: str, at_text: str, sends: "multiprocessing.Queue[tuple[str, ...]]") -> None:
@@ -70,14 +67,7 @@ def one_run(url: str, games: int, replicas: int) -> tuple[bool, float]:
     bench = Bench(store)
     rng = FairSource("bench-replicas-20261201")  # every draw through the fair source (GH-40)
     try:
-        _, players = bench.prepared_games(games, rng)
-        with step("round-1 bets, then reminders and delivery of everything so far"):
-            for i, name in enumerate(players):
-                bench.send(name, f"{rng.choice(BETS)}\n{prepare_line(rng)}",
-                           T0 + DAY + timedelta(hours=1, seconds=i % 3600))
-            bench.run(T0 + DAY + timedelta(hours=2))
-            deadline = T0 + 2 * DAY
-            bench.run(deadline - timedelta(seconds=1))
+        _, deadline = bench.round_one_eve(games, rng)
         before = bench.posts()
         resolved_before = bench.count(Event, Event.type == "round.resolved")
         bench.dealer.engine.dispose()
