@@ -223,25 +223,29 @@ class Bench:
                         settings=settings,
                     )
 
-    def prepared_games(self, count: int, rng: Any) -> tuple[list[tuple[str, str, str]], list[str]]:
-        """Set up ``count`` roulettes up to round 1 (untimed): players, games starting at T0,
-        every preparation through the inbox, the preparation deadlines fired.
+    def prepared_games(
+        self, count: int, rng: Any, start: datetime = T0
+    ) -> tuple[list[tuple[str, str, str]], list[str]]:
+        """Set up ``count`` roulettes up to round 1 (untimed): players, games created and
+        starting at ``start`` (the clock set there), every preparation through the inbox,
+        the preparation deadlines fired.
 
         Returns the ``(game_id, player_a, player_b)`` triples and the players.
         """
+        self.now = start
         games = [(f"sr{i:04d}", f"p{2 * i:04d}", f"q{2 * i + 1:04d}") for i in range(count)]
         players = [name for _, a, b in games for name in (a, b)]
         with step(f"{len(players)} players"):
             self.add_players(players)
-        with step(f"{count} games starting {T0:%Y-%m-%dT%H:%MZ}"):
-            self.create_roulettes(games, start=T0)
+        with step(f"{count} games starting {start:%Y-%m-%dT%H:%MZ}"):
+            self.create_roulettes(games, start=start)
         with step("preparations (inbox + pass)"):
             for i, name in enumerate(players):
-                self.send(name, prepare_line(rng), T0 + timedelta(hours=1, seconds=i % 3600))
-            report = self.run(T0 + timedelta(hours=2))
+                self.send(name, prepare_line(rng), start + timedelta(hours=1, seconds=i % 3600))
+            report = self.run(start + timedelta(hours=2))
             assert report.messages == len(players), report.line()
         with step("preparation deadlines, round 1 opens (pass)"):
-            report = self.run(T0 + DAY)
+            report = self.run(start + DAY)
             # each game: reminder-preparation-6h, -1h and preparation
             assert report.deadlines == 3 * count, report.line()
         return games, players
