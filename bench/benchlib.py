@@ -67,17 +67,8 @@ def prepare_line(rng: Any) -> str:
 
 
 def common_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--database-url``, ``--publisher``, ``--profile``, ``--keep``."""
-    parser.add_argument(
-        "--database-url",
-        help="SQLAlchemy URL of the store (default: a temporary SQLite file). A Postgres URL "
-        "is used in a schema of its own, dropped at the end.",
-    )
-    parser.add_argument(
-        "--publisher", choices=("dir", "memory"), default="dir",
-        help="where delivered posts go: a temporary directory outbox (default, as "
-        "`dealer run --once` does) or an in-memory publisher",
-    )
+    """:func:`store_arguments`, ``--profile``, ``--sample``, ``--top``, ``--sql-stats``."""
+    store_arguments(parser)
     parser.add_argument(
         "--profile", metavar="FILE",
         help="also run the timed part under cProfile and write the stats to FILE "
@@ -93,6 +84,20 @@ def common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sql-stats", action="store_true",
         help="count the SQL statements the timed pass sends, by kind and by text",
+    )
+
+
+def store_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--database-url``, ``--publisher``, ``--keep``: the store and where posts go."""
+    parser.add_argument(
+        "--database-url",
+        help="SQLAlchemy URL of the store (default: a temporary SQLite file). A Postgres URL "
+        "is used in a schema of its own, dropped at the end.",
+    )
+    parser.add_argument(
+        "--publisher", choices=("dir", "memory"), default="dir",
+        help="where delivered posts go: a temporary directory outbox (default, as "
+        "`dealer run --once` does) or an in-memory publisher",
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary files/schema")
 
@@ -527,5 +532,5 @@ def step(label: str) -> Iterator[None]:
 __all__ = [
     "BETS", "Bench", "DAY", "Deadline", "Inbound", "Post", "SqlCounter", "Store", "T0", "TimedPass",
     "common_arguments", "file_creation_probe", "machine_line", "median", "repeat_argument", "spread", "stage_line",
-    "step", "timed_pass", "verdict",
+    "step", "store_arguments", "timed_pass", "verdict",
 ]

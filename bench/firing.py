@@ -39,7 +39,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import Bench, Deadline, Store, median, repeat_argument, spread, step, verdict  # noqa: E402
+from benchlib import (  # noqa: E402
+    Bench, Deadline, Store, median, repeat_argument, spread, step, store_arguments, verdict,
+)
 from sqlalchemy import func, select  # noqa: E402
 
 from dealer.fairness import FairSource  # noqa: E402
@@ -58,13 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=TARGET_GAMES, help="games (default 1000)")
     repeat_argument(parser)
-    parser.add_argument("--database-url", help="SQLAlchemy URL of the store (default: a temporary "
-                        "SQLite file). A Postgres URL is used in a schema of its own, dropped at the end.")
-    parser.add_argument("--publisher", choices=("dir", "memory"), default="dir",
-                        help="where the daemon delivers the posts: a directory outbox (default) or memory")
+    store_arguments(parser)
     parser.add_argument("--lead", type=float, default=5.0,
                         help="seconds between the daemon's start and the deadline, by its clock (default 5)")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary files/schema")
     parser.add_argument("--daemon", nargs=2, metavar=("START", "OFFSET_FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.daemon:

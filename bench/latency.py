@@ -44,8 +44,8 @@ import tempfile
 import threading
 import time
 from datetime import timedelta
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
