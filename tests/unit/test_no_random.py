@@ -27,7 +27,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "the module that makes server seeds; secrets is used only in new_server_seed (below)",
     ("dealer/fairness.py", "new_server_seed", "secrets"):
         "the secret server seed itself comes from the OS CSPRNG, committed before any draw",
-    ("dealer/cli.py", "submit", "uuid4"):
+    ("dealer/cli/inbox.py", "submit", "uuid4"):
         "a fresh id for a message file written by `dealer submit`; an id, not an outcome",
 }
 
