@@ -22,7 +22,7 @@ IMMEDIATE`` included), and
   error says so), so :func:`dealer.store.transient.is_transient` and the pool see nothing
   new;
 - rows come back as tuples, their values as SQLAlchemy's rows hold them (the hot path
-  makes named tuples of them: :func:`dealer.store.queries._row_type`).
+  makes named tuples of them: :func:`dealer.store.queries.sql.row_type`).
 
 Only for statements whose SQL does not change with their parameters: an expanding ``IN``
 list or a ``literal_execute`` parameter is rendered by SQLAlchemy at each execution, and

@@ -21,6 +21,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 
 from dealer.store import queries as Q
+from dealer.store.queries import delivery
 from dealer.store.db import make_engine
 
 
@@ -135,7 +136,7 @@ def test_the_members_balances_are_looked_up_by_account_without_statistics(databa
 
 def test_a_delivery_claims_first_page_locks_its_posts_by_id_and_reads_its_players_accounts_by_key(database_url: str) -> None:
     """Postgres reads a claim's first page, locks its posts and reads their players'
-    accounts in one statement (``Q._FIRST_PAGE_LOCKED``), on a store of 3,000 players'
+    accounts in one statement (``delivery._FIRST_PAGE_LOCKED``), on a store of 3,000 players'
     accounts, 5,000 delivered posts and 600 pending: the posts it locks are looked up by
     id (as an ``IN`` subquery, Postgres read every pending post to find them, every
     claim), the accounts through their index on the player, not read whole. (Before the
@@ -160,7 +161,7 @@ def test_a_delivery_claims_first_page_locks_its_posts_by_id_and_reads_its_player
             connection.execute(text("ANALYZE accounts"))  # as autovacuum does once the tables grew
             connection.execute(text("ANALYZE outbox"))
         parameters = {"after": 0, "n": 51, "limit": 50, "now": datetime(2026, 12, 1, 11, tzinfo=timezone.utc)}
-        plan = plan_of(engine, Q._FIRST_PAGE_LOCKED, parameters)
+        plan = plan_of(engine, delivery._FIRST_PAGE_LOCKED, parameters)
         accounts = [line.strip() for line in plan if " on accounts" in line]
         assert accounts and all("Seq Scan" not in line for line in accounts), plan
         at = next(n for n, line in enumerate(plan) if "LockRows" in line)
@@ -170,7 +171,7 @@ def test_a_delivery_claims_first_page_locks_its_posts_by_id_and_reads_its_player
         scans = [line.strip() for line in lock if " on outbox" in line]
         assert scans and all("pk_outbox" in line for line in scans), plan
         with engine.connect() as connection:
-            rows = connection.execute(Q._FIRST_PAGE_LOCKED, parameters).all()
+            rows = connection.execute(delivery._FIRST_PAGE_LOCKED, parameters).all()
             connection.rollback()
         assert [row.locked_key for row in rows] == [f"k{n}" for n in range(5000, 5050)] + [None]
         assert sorted(tuple(each) for each in rows[0].accounts) == [

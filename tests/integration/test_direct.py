@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, bindparam, event, exc, select, text
 
 from dealer.store import queries as Q
+from dealer.store.queries import claims
 from dealer.store.db import make_engine
 from dealer.store.direct import Direct
 from dealer.store.models import Post
@@ -59,8 +60,8 @@ def test_a_pending_message_and_a_due_deadline_are_read_as_before(engine) -> None
             "received_at": T0 + timedelta(minutes=1), "status": "pending"})
     parameters = {"now": T0 + timedelta(hours=1), "messages": 50, "deadlines": 50}
     with engine.connect() as connection:
-        direct = Direct(Q._DUE).rows(connection, parameters)
-        through = [tuple(row) for row in connection.execute(Q._DUE, parameters)]
+        direct = Direct(claims._DUE).rows(connection, parameters)
+        through = [tuple(row) for row in connection.execute(claims._DUE, parameters)]
     assert direct == through
     assert [(what, due) for what, _, due, _ in direct] == [
         ("deadline", T0 + timedelta(minutes=5)), ("message", T0 + timedelta(minutes=1))]
@@ -70,7 +71,7 @@ def test_an_update_counts_its_rows_and_the_events_see_each_statement(engine) -> 
     sent: list[tuple[str, bool]] = []
     event.listen(engine, "before_cursor_execute",
                  lambda _c, _cursor, statement, _p, _x, many: sent.append((statement.split()[0], many)))
-    update = Q._posts.update().where(Q._posts.c.key == bindparam("k")).values(status="delivered")
+    update = Post.__table__.update().where(Post.__table__.c.key == bindparam("k")).values(status="delivered")
     with engine.begin() as connection:
         Direct(Q.INSERT_POSTS).execute(connection, [post(1), post(2)])
         assert Direct(update).execute(connection, {"k": "k1"}) == 1
@@ -109,7 +110,7 @@ def test_a_refused_row_is_sqlalchemys_integrity_error(engine) -> None:  # type: 
 def test_a_missing_parameter_is_named(engine) -> None:  # type: ignore[no-untyped-def]
     with engine.connect() as connection:
         with pytest.raises(exc.ArgumentError, match="deadlines, now"):
-            Direct(Q._DUE).rows(connection, {"messages": 1})
+            Direct(claims._DUE).rows(connection, {"messages": 1})
 
 
 def test_what_sqlalchemy_renders_at_each_execution_is_refused(engine) -> None:  # type: ignore[no-untyped-def]
@@ -128,7 +129,7 @@ def test_a_connection_lost_is_invalidated_and_the_error_passes(engine, database_
         with make_engine(database_url).connect() as other:
             other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         with pytest.raises(exc.DBAPIError) as raised:
-            Direct(Q._DUE).rows(connection, {"now": T0, "messages": 1, "deadlines": 1})
+            Direct(claims._DUE).rows(connection, {"now": T0, "messages": 1, "deadlines": 1})
         assert raised.value.connection_invalidated and is_transient(raised.value)
         assert connection.invalidated
 

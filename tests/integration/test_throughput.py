@@ -16,6 +16,7 @@ from dealer.shell import delivery, passes
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport, deadline_group
 from dealer.store import queries as Q
+from dealer.store.queries import delivery as delivery_queries
 from dealer.store.models import Deadline, Event, Inbound, Post
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -222,7 +223,7 @@ def test_a_claim_past_its_first_page_locks_and_reads_the_accounts_of_the_later_p
     # The first page holds only posts waiting behind the table's first (its backoff):
     # the posts the claim takes come from the next page (locked with a statement of their
     # own on Postgres), with their players' accounts.
-    monkeypatch.setattr(Q, "CLAIM_WINDOW", 3)
+    monkeypatch.setattr(delivery_queries, "CLAIM_WINDOW", 3)
     _link(harness)
     ids = queue(harness, *[("table", None)] * 3, ("pm", "alice"), ("table", None), ("pm", "Carol"))
     harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[0]).values(
@@ -311,7 +312,7 @@ def test_a_claim_with_no_post_waiting_reads_one_post_more_than_it_takes(harness)
 def test_a_claim_reads_past_a_page_of_waiting_posts(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Two pages of posts waiting for their backoff come first; the claim still finds the
     # sendable posts behind them, and stops at its limit.
-    monkeypatch.setattr(Q, "CLAIM_WINDOW", 3)
+    monkeypatch.setattr(delivery_queries, "CLAIM_WINDOW", 3)
     ids = queue(harness, *[("table", None)] * 6, ("pm", "alice"), ("pm", "bob"), ("pm", "carol"))
     harness.admin(lambda s: s.execute(update(Post).where(Post.id == ids[0]).values(
         next_attempt_at=T0 + timedelta(minutes=5))))
@@ -537,7 +538,7 @@ def test_a_pass_with_nothing_to_do_costs_the_same_whatever_the_number_of_games(h
 
 
 def test_a_claim_that_fills_up_at_the_end_of_a_page_is_not_complete(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(Q, "CLAIM_WINDOW", 2)
+    monkeypatch.setattr(delivery_queries, "CLAIM_WINDOW", 2)
     queue(harness, *[("table", None)] * 3)
     with harness.dealer.engine.begin() as connection:
         claim = Q.claim_posts(connection, T0, 2)

@@ -1,0 +1,311 @@
+"""What a pass claims for its steps, and the messages it stores: the step lock that orders
+the steps of several daemons, what is due (messages and deadlines), their claim, a
+message's insert and its outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Sequence
+
+from sqlalchemy import (
+    Row, Select, String, bindparam, func, literal_column, null, select, union_all, update,
+)
+from sqlalchemy.dialects.postgresql import insert as postgres_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from dealer.store.direct import Direct
+from dealer.store.models import Deadline, Game, Inbound
+from dealer.store.queries.sql import postgres_first, row_type, unindexed
+
+_games = Game.__table__
+_deadlines = Deadline.__table__
+_inbound = Inbound.__table__
+
+
+# -- the step lock ------------------------------------------------------------------------
+
+STEP_LOCK_KEY = 0x6465616C
+"""The Postgres advisory lock that orders steps of several daemons (see :class:`_step_lock`)."""
+
+
+class _step_lock(postgres_first):
+    """A condition, true, that takes the step lock on Postgres before the statement it is
+    in locks any row: a statement that claims work for steps (messages, deadlines) carries
+    it, so the lock costs no round trip of its own: :class:`step_lock_alone` for a
+    transaction of several steps (several games), which takes the lock alone,
+    :class:`step_lock_shared` for a single step, which shares it.
+
+    A single step locks its game's row first, then the balances it changes in sorted
+    order, so two single steps never wait on each other in a cycle. A group takes row
+    locks step after step, in message order, across games and shared wallets: two groups
+    (or a group and a single step) on two daemons would deadlock. Ordering the games
+    alone would not do, as the wallets and the house account are shared between games.
+    Excluding the groups from each other and from single steps removes every such cycle;
+    a daemon's group waits only while another daemon's transaction runs. SQLite needs
+    nothing: one writer at a time (``BEGIN IMMEDIATE``); the condition is a plain true.
+
+    On Postgres it is ``(SELECT pg_advisory_xact_lock(KEY)) IS NOT NULL``
+    (:class:`~dealer.store.queries.sql.postgres_first`): the executor evaluates it (waiting
+    for the lock) before it reads the first row, so before the statement's ``FOR UPDATE`` locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
+    before that wait: what it reads of a row it locks is the row as the transaction it
+    waited for left it (``FOR UPDATE`` reads the newest version and checks its conditions
+    again, ``status = 'pending'`` among them: a message that transaction applied is not
+    claimed again, though Postgres keeps the lock it took on it until the commit), but
+    what it reads beside without locking predates that transaction; a claim reads nothing
+    else that another step changes (a deadline's game's kind never changes). Later
+    statements of the transaction see it all.
+    """
+
+    inherit_cache = True
+
+
+class step_lock_alone(_step_lock):
+    """The step lock for a group of steps (several games): taken alone (see :class:`_step_lock`)."""
+
+    name = "step_lock_alone"
+    inherit_cache = True
+    call = f"pg_advisory_xact_lock({STEP_LOCK_KEY})"
+
+
+class step_lock_shared(_step_lock):
+    """The step lock for a single step: shared (see :class:`_step_lock`)."""
+
+    name = "step_lock_shared"
+    inherit_cache = True
+    call = f"pg_advisory_xact_lock_shared({STEP_LOCK_KEY})"
+
+
+# -- deadlines due ------------------------------------------------------------------------
+
+def next_due_deadline(
+    connection: Connection, now: datetime, skipped: set[int]
+) -> tuple[int, datetime] | None:
+    """The id and time of the earliest pending, unpaused deadline due by ``now`` that is
+    not in ``skipped``."""
+    rows = connection.execute(
+        select(Deadline.id, Deadline.due_at)
+        .where(Deadline.status == "pending", Deadline.paused.is_(False), Deadline.due_at <= now)
+        .order_by(Deadline.due_at, Deadline.id)
+        .limit(len(skipped) + 1)
+    ).all()
+    for row in rows:
+        if row.id not in skipped:
+            return row.id, row.due_at
+    return None
+
+
+_LOCK_DEADLINES = (
+    select(_deadlines.c.id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.game_id,
+           _deadlines.c.error, _games.c.kind)
+    .join(_games, _games.c.id == _deadlines.c.game_id)
+    .where(_deadlines.c.id.in_(bindparam("ids", expanding=True)),
+           unindexed(_deadlines.c.status) == "pending", _deadlines.c.paused.is_(False))
+    .with_for_update(skip_locked=True, of=_deadlines)
+)
+LOCK_DEADLINES = _LOCK_DEADLINES.where(step_lock_alone())
+"""Take the step lock alone (:class:`step_lock_alone`: the group's steps lock several
+games), then lock a group's deadlines that are still pending and unpaused (``ids``),
+passing over those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE``
+already excludes every other writer): ``(id, name, due_at, game_id, error, kind)``, with
+the kind of the deadline's game (what its step input depends on) read in the same
+statement; the game's row is locked by its step."""
+
+LockedDeadline = row_type("LockedDeadline", _LOCK_DEADLINES)
+"""A row of :data:`LOCK_DEADLINES` or :data:`LOCK_DEADLINE`."""
+
+LOCK_DEADLINE = _LOCK_DEADLINES.where(step_lock_shared())
+""":data:`LOCK_DEADLINES` for a group of one deadline, a single step: it shares the step
+lock (:class:`step_lock_shared`)."""
+
+MARK_FIRED = (
+    update(_deadlines)
+    .where(_deadlines.c.id == bindparam("deadline_id"), _deadlines.c.status == "pending",
+           _deadlines.c.paused.is_(False), _deadlines.c.due_at == bindparam("due"))
+    .values(status="fired", fired_at=bindparam("new_fired_at"), error=None)
+)
+"""Mark a locked deadline fired if it is still pending, unpaused and due when it was
+locked (an earlier step of the same transaction may have cancelled, moved or paused it):
+``deadline_id``, ``due``, ``new_fired_at``; the row count says whether it fired."""
+
+def overdue_deadlines(connection: Connection | Session, before: datetime) -> Sequence[Row[Any]]:
+    """Pending, unpaused deadlines due before ``before`` (``game_id``, ``name``, ``due_at``,
+    ``error``), earliest first: what a running daemon should have fired by now."""
+    return connection.execute(
+        select(_deadlines.c.game_id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.error)
+        .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+               _deadlines.c.due_at < before)
+        .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    ).all()
+
+
+_NEXT_TIMER = (
+    select(_deadlines.c.id, _deadlines.c.due_at)
+    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+           _deadlines.c.due_at > bindparam("after"))
+    .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    .limit(1)
+)
+
+
+def next_timer_deadline(connection: Connection | Session, after: datetime) -> Row[Any] | None:
+    """``(id, due_at)`` of the earliest pending, unpaused deadline due after ``after``
+    (one index range read, whatever the number of games)."""
+    return connection.execute(_NEXT_TIMER, {"after": after}).first()
+
+
+# -- inbound messages: stored, then claimed ------------------------------------------------
+
+
+def insert_message(dialect: str, flush: bool):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id.
+
+    Without ``flush``, on Postgres, a message inserted also sets ``synchronous_commit``
+    off for its transaction (``set_config`` returned with its row, run only for a row
+    inserted): its commit does not wait for the flush to disk (see
+    :class:`~dealer.store.queries.delivery._without_flush_wait`;
+    :func:`dealer.shell.ingest.ingest` says when that is allowed)."""
+    insert = postgres_insert if dialect == "postgresql" else sqlite_insert
+    returned = [_inbound.c.id]
+    if dialect == "postgresql" and not flush:
+        returned.append(func.set_config("synchronous_commit", "off", True))
+    return (
+        insert(_inbound)
+        .on_conflict_do_nothing(index_elements=["source", "external_id"])
+        .returning(*returned)
+    )
+
+
+INSERT_MESSAGE = _inbound.insert()
+
+FLUSH_COMMITTED = select(func.txid_current())
+"""Gives the transaction an id, so that its commit writes a record and waits for the flush
+to disk, which makes every transaction committed before it durable too (Postgres)."""
+
+CLAIM_MESSAGE = (
+    select(
+        _inbound.c.id, _inbound.c.sender, _inbound.c.channel, _inbound.c.game_hint,
+        _inbound.c.kind, _inbound.c.body, _inbound.c.sent_at, _inbound.c.source,
+        _inbound.c.external_id, _inbound.c.target, _inbound.c.emoji, _inbound.c.removed,
+    )
+    .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending", step_lock_shared())
+    .with_for_update(skip_locked=True)
+)
+"""A pending message, locked for processing (``id``), once the step lock is shared
+(:class:`step_lock_shared`: a single step); no row if another daemon has it."""
+
+def _claim_messages_of(ids: Any) -> Select[Any]:
+    """:func:`claim_messages`, the messages chosen by the condition ``ids``."""
+    return (
+        select(*CLAIM_MESSAGE.selected_columns)
+        .where(ids, unindexed(_inbound.c.status) == "pending", step_lock_alone())
+        .with_for_update(skip_locked=True)
+    )
+
+
+@lru_cache(maxsize=64)
+def claim_messages(count: int) -> Direct:
+    """The pending ones of ``count`` messages (bound as ``m0``, ``m1``, ...), locked for
+    processing once the step lock is taken alone (:class:`step_lock_alone`: the group's
+    steps lock several games): one statement for a group
+    (:func:`dealer.shell.passes.process_messages`), one prebuilt per group size (a group
+    has up to 50 messages), run on the driver's cursor (:mod:`dealer.store.direct`)."""
+    return Direct(_claim_messages_of(_inbound.c.id.in_([bindparam(f"m{i}") for i in range(count)])))
+
+ClaimedMessage = row_type("ClaimedMessage", CLAIM_MESSAGE)
+"""A row of :data:`CLAIM_MESSAGE` or :func:`claim_messages` (the message's handling reads
+its fields again and again)."""
+
+
+RECORD_OUTCOME = (
+    update(_inbound)
+    .where(_inbound.c.id == bindparam("inbound_id"))
+    .values(
+        status=bindparam("new_status"),
+        outcome=bindparam("new_outcome"),
+        processed_at=bindparam("new_processed_at"),
+        game_id=bindparam("new_game_id"),
+    )
+)
+
+
+_PENDING_MESSAGES = (
+    # Messages count in the order they were sent (SR-6: a later submission replaces an
+    # earlier one), to the microsecond; an exact tie goes to the one dealer received first:
+    # the row id, which follows ingest order (the directory inbox reads files in arrival
+    # order).
+    select(_inbound.c.id, _inbound.c.sent_at)
+    .where(_inbound.c.status == "pending")
+    .order_by(_inbound.c.sent_at, _inbound.c.id)
+    .limit(bindparam("messages"))
+    .subquery("pending_messages")
+)
+_DUE_DEADLINES = (
+    select(_deadlines.c.id, _deadlines.c.due_at, _deadlines.c.game_id)
+    .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
+           _deadlines.c.due_at <= bindparam("now"))
+    .order_by(_deadlines.c.due_at, _deadlines.c.id)
+    .limit(bindparam("deadlines"))
+    .subquery("due_deadlines")
+)
+_DUE = (
+    union_all(
+        select(literal_column("'deadline'", String).label("what"), _DUE_DEADLINES.c.id,
+               _DUE_DEADLINES.c.due_at.label("due"), _DUE_DEADLINES.c.game_id),
+        select(literal_column("'message'", String), _PENDING_MESSAGES.c.id,
+               _PENDING_MESSAGES.c.sent_at, null()),
+    )
+    .order_by("what", "due", "id")
+)
+
+
+DUE = Direct(_DUE)
+"""What is due (:func:`due_now`), run on the driver's cursor (:mod:`dealer.store.direct`)."""
+
+
+@dataclass
+class Due:
+    """What :func:`due_now` read: pending messages ``(id, sent_at)``, in the order they
+    count, and due deadlines ``(id, due_at, game_id)``, in the order they fire."""
+
+    messages: list[tuple[int, datetime]]
+    deadlines: list[tuple[int, datetime, str]]
+
+
+def due_now(
+    connection: Connection, now: datetime, skipped_messages: set[int], skipped_deadlines: set[int],
+    messages: int, deadlines: int,
+) -> Due:
+    """Up to ``messages`` pending messages and up to ``deadlines`` pending, unpaused
+    deadlines due by ``now``, those in the ``skipped`` sets left out, each earliest first:
+    one statement (each an index range read, whatever the number of games)."""
+    rows = DUE.rows(connection, {
+        "now": now, "messages": messages + len(skipped_messages),
+        "deadlines": deadlines + len(skipped_deadlines),
+    })
+    due = Due([], [])
+    for what, row_id, due_at, game_id in rows:
+        if what == "message":
+            if row_id not in skipped_messages:
+                due.messages.append((row_id, due_at))
+        elif row_id not in skipped_deadlines:
+            due.deadlines.append((row_id, due_at, game_id))
+    due.messages = due.messages[:messages]
+    due.deadlines = due.deadlines[:deadlines]
+    return due
+
+
+def messages_sharing_id(connection: Connection, source: str, external_id: str, base: str) -> list[Row[Any]]:
+    """The stored messages from ``source`` with the id ``external_id``, and the conflicting
+    duplicates kept under it (``BASE#2``, ``BASE#3``...): what they say and who sent them."""
+    c = _inbound.c
+    return list(connection.execute(
+        select(c.external_id, c.sender, c.channel, c.game_hint, c.kind, c.target, c.emoji,
+               c.removed, c.body)
+        .where(c.source == source,
+               (c.external_id == external_id) | c.external_id.startswith(base + "#", autoescape=True))
+        .order_by(c.id)
+    ))

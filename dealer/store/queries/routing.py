@@ -1,0 +1,323 @@
+"""Routing: which game a message, an edit, a deletion or a reaction goes to.
+
+Games are read as Core rows with a Game's attributes (``id``, ``kind``, ``status``,
+``channel``, ``parent_id``) and without their state: the step that follows reads it,
+locked (:data:`dealer.store.queries.steps.LOCK_GAME`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Sequence
+
+from sqlalchemy import Row, Select, String, Text, and_, any_, bindparam, cast, func, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from dealer.clock import as_utc, parse_time
+from dealer.routes import ACCOUNT
+from dealer.store.direct import Direct
+from dealer.store.models import (
+    Account, Event, Game, GameChannel, GamePlayer, Inbound, Player, Post, PostPart,
+)
+from dealer.store.queries.platforms import player_of_sender
+from dealer.store.queries.sql import row_type
+from dealer.store.queries.steps import LOCKED_GAMES, LockedGame
+
+_games = Game.__table__
+_inbound = Inbound.__table__
+_posts = Post.__table__
+_events = Event.__table__
+_players = Player.__table__
+_members = GamePlayer.__table__
+_channels = GameChannel.__table__
+
+GAME_REF = (_games.c.id, _games.c.kind, _games.c.status, _games.c.channel, _games.c.parent_id,
+            _games.c.created_at)
+"""The columns of a game that routing needs."""
+
+_GAME_BY_ID = select(*GAME_REF).where(_games.c.id == bindparam("game_id"))
+_GAME_BY_ID_ANY_CASE = select(*GAME_REF).where(func.lower(_games.c.id) == bindparam("game_id"))
+_GAME_STATE = select(_games.c.kind, cast(_games.c.state, Text).label("state")).where(
+    _games.c.id == bindparam("game_id")
+)
+_GAMES_OF_PLAYER = (
+    select(*GAME_REF)
+    .join(_members, _members.c.game_id == _games.c.id)
+    .where(_members.c.player == bindparam("player"), _games.c.status != "finished")
+    .order_by(_games.c.created_at, _games.c.id)
+)
+_GAMES_ON_CHANNEL = (
+    select(*GAME_REF)
+    .join(_channels, _channels.c.game_id == _games.c.id)
+    .where(_channels.c.channel == bindparam("channel"), _games.c.status != "finished")
+    .order_by(_games.c.created_at, _games.c.id)
+)
+_GAME_OF_MESSAGE = select(_inbound.c.game_id).where(
+    _inbound.c.source == bindparam("source"), _inbound.c.external_id == bindparam("external_id")
+)
+_GAME_OF_POST = select(_posts.c.game_id).where(_posts.c.id == bindparam("post_id"))
+_REF_OF_POST = select(_posts.c.ref).where(_posts.c.id == bindparam("post_id"))
+_FIRST_MESSAGES = (
+    select(_inbound.c.sender, func.min(_inbound.c.sent_at))
+    .where(
+        or_(_inbound.c.game_id == bindparam("game_id"),
+            _inbound.c.game_id.in_(select(_games.c.id).where(_games.c.parent_id == bindparam("game_id")))),
+        _inbound.c.kind == "message",
+        _inbound.c.sent_at >= bindparam("since"),
+        _inbound.c.sent_at <= bindparam("until"),
+    )
+    .group_by(_inbound.c.sender)
+)
+_GAME_OF_PLATFORM_POST = (
+    select(_posts.c.game_id)
+    .where(or_(
+        _posts.c.external_id == bindparam("external_id"),
+        _posts.c.id.in_(select(PostPart.__table__.c.post_id).where(
+            PostPart.__table__.c.external_id == bindparam("external_id"))),
+    ))
+    .limit(1)
+)
+"""The game of one of dealer's posts by the id its platform gave it (a Discord message id,
+of the post or of any of its parts)."""
+_REF_OF_PLATFORM_POST = _GAME_OF_PLATFORM_POST.with_only_columns(_posts.c.ref)
+_CHANNELS_OF_GAME = (
+    select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
+)
+
+
+def game_by_id(session: Session, game_id: str) -> Row[Any] | None:
+    """The game ``game_id`` (exactly, else case aside), or None."""
+    game = session.execute(_GAME_BY_ID, {"game_id": game_id}).first()
+    if game is None:
+        game = session.execute(_GAME_BY_ID_ANY_CASE, {"game_id": game_id.lower()}).first()
+    return game
+
+
+def game_state_row(session: Session, game_id: str) -> Row[Any]:
+    """The game's ``kind`` and stored ``state``, as JSON text (``GameState.from_stored``
+    has pydantic parse it, as a step's locked read does)."""
+    return session.execute(_GAME_STATE, {"game_id": game_id}).one()
+
+
+def _players_with_games_of(keys: Any) -> Select[Any]:
+    """:func:`_players_with_games`, the players' keys matched by ``keys`` (a condition's
+    right side)."""
+    return (
+        select(_players.c.key, _players.c.name, *GAME_REF)
+        .select_from(_players)
+        .outerjoin(_members, _members.c.player == _players.c.name)
+        .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
+        .where(keys)
+        .order_by(_players.c.key, _games.c.created_at, _games.c.id)
+    )
+
+
+@lru_cache(maxsize=64)
+def _players_with_games(count: int) -> Select[Any]:
+    """The players of ``count`` keys (bound as ``k0``, ``k1``, ...) with their unfinished
+    games: one prebuilt statement per number of keys (a group has up to 50 senders)."""
+    return _players_with_games_of(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
+
+
+PlayerGame = row_type("PlayerGame", _players_with_games(1))
+"""A row of :func:`players_with_games` (routing reads its game's fields again and again)."""
+
+
+def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[PlayerGame]]:
+    """Each player of ``keys`` that exists, by key: its rows (``key``, ``name``) with each
+    unfinished game it takes part in (the game's routing columns, as
+    :func:`player_games`), one row per game; one row whose ``id`` is None, alone, for
+    none. One statement for them all."""
+    found: dict[str, list[PlayerGame]] = {}
+    for row in map(PlayerGame._make, session.execute(
+            _players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)})):
+        found.setdefault(row.key, []).append(row)
+    return _games_by_player(found)
+
+
+def _games_by_player(found: dict[str, list[PlayerGame]]) -> dict[str, list[PlayerGame]]:
+    """Each player's rows with a game, or its one row without (a player in no game)."""
+    return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
+
+
+def _senders_locking_games(keys: Any) -> Select[Any]:
+    """:data:`SENDERS_LOCKING_GAMES`, the players' keys matched by ``keys`` (a condition's
+    right side)."""
+    senders = _players_with_games_of(keys).cte("senders")
+    locked = (
+        LOCKED_GAMES.where(_games.c.id.in_(select(senders.c.id).where(senders.c.id.is_not(None))))
+        .order_by(_games.c.id)
+        .cte("locked").prefix_with("MATERIALIZED")
+    )
+    return (
+        select(senders.c.key, senders.c.name, *locked.c)
+        .select_from(senders.outerjoin(locked, locked.c.id == senders.c.id))
+        .order_by(senders.c.key, senders.c.created_at, senders.c.id)
+    )
+
+
+_SENDERS_LOCKING_GAMES = _senders_locking_games(
+    _players.c.key == any_(bindparam("keys", type_=ARRAY(String))))
+SENDERS_LOCKING_GAMES = Direct(_SENDERS_LOCKING_GAMES)
+"""Postgres: the players of ``keys`` (an array) as :func:`players_with_games` reads them,
+each player's games locked and read as :data:`~dealer.store.queries.steps.LOCK_GAME` reads a game, in the order of
+their ids (the order :func:`~dealer.store.queries.steps.lock_games` locks them in): ``key``, ``name``, then the
+locked game's columns (None for a player in no unfinished game), one row per player and
+game: one statement whatever the number of keys, run on the driver's cursor
+(:mod:`dealer.store.direct`)."""
+
+_SENDER_LOCKING_GAMES = _senders_locking_games(_players.c.key == bindparam("key", type_=String))
+SENDER_LOCKING_GAMES = Direct(_SENDER_LOCKING_GAMES)
+""":data:`SENDERS_LOCKING_GAMES` for one player (``key``, a plain parameter): the group
+of nearly every message (one sender), planned once.
+
+Postgres plans a prepared statement anew at each execution while the plan it would keep
+for every value (its generic plan) looks costlier than the plans made for the values
+given. It cannot know how many keys an array holds, guesses about ten, and so prices the
+generic plan of :data:`SENDERS_LOCKING_GAMES` (ten players, their games locked and read
+with all their subqueries) at eight times the plan for the one key given: that statement
+was planned at every execution, 0.6-0.9 ms of the server's time a one-message pass (more
+than its execution). A key compared with ``=`` is one row by the players' primary key
+for every value, so after its first five executions Postgres keeps the generic plan
+(``tests/integration/test_claim_plans.py`` checks it)."""
+
+
+def senders_with_games_locked(
+    connection: Connection, keys: Sequence[str]
+) -> tuple[dict[str, list[PlayerGame]], list[LockedGame]]:
+    """Postgres: :func:`players_with_games` and :func:`~dealer.store.queries.steps.lock_games` of their games in one
+    statement, one round trip: a group of messages reads its senders, routing needs their
+    games, and nearly every step of the group goes to one of them
+    (:func:`dealer.shell.messages.read_senders_keeping_games`).
+
+    Returns the players as :func:`players_with_games` does (their games' routing columns
+    as the lock read them) and the locked games, each once. As :func:`dealer.shell.steps.lock_game`: where the
+    statement waited for another transaction's lock on a game, it read the rest (the
+    players, their games, and what is read beside each game) as it stood before that
+    transaction committed, and it is run again, now without waiting."""
+    for _ in range(2):  # the second time only after waiting (see above)
+        rows = (SENDER_LOCKING_GAMES.rows(connection, {"key": keys[0]}) if len(keys) == 1 else
+                SENDERS_LOCKING_GAMES.rows(connection, {"keys": list(keys)}))
+        locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
+        if all(game.seen_seq == game.next_event_seq for game in locked.values()):
+            break
+    found: dict[str, list[PlayerGame]] = {}
+    for row in rows:
+        game = locked.get(row[2])
+        found.setdefault(row[0], []).append(PlayerGame(
+            row[0], row[1], *((game.id, game.kind, game.status, game.channel, game.parent_id,
+                               game.created_at) if game is not None else (None,) * 6)))
+    return _games_by_player(found), sorted(locked.values(), key=lambda game: game.id)
+
+
+def player_games(session: Session, name: str) -> list[Row[Any]]:
+    """The unfinished games ``name`` takes part in."""
+    return list(session.execute(_GAMES_OF_PLAYER, {"player": name}))
+
+
+def games_on_channel(session: Session, channel: str) -> list[Row[Any]]:
+    """The unfinished games that own ``channel`` (as their main channel or a declared one)."""
+    return list(session.execute(_GAMES_ON_CHANNEL, {"channel": channel}))
+
+
+def game_of_target(session: Session, source: str, target: str) -> str | None:
+    """The game an edit, deletion or reaction goes to: that of the message it targets.
+
+    ``target`` is first read as a player's message (its inbox id from the same source: the
+    game it was applied to), then as one of dealer's posts (the outbox post's ``id``, as
+    the directory publisher writes it: the game that posted it). None when neither knows a
+    game.
+    """
+    game_id = session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).scalar()
+    if game_id is not None:
+        return game_id
+    game_id = session.execute(_GAME_OF_PLATFORM_POST, {"external_id": target}).scalar()
+    if game_id is not None:
+        return game_id
+    if target.isdigit() and len(target) < 19:
+        return session.execute(_GAME_OF_POST, {"post_id": int(target)}).scalar()
+    return None
+
+
+def post_ref(session: Session, source: str, target: str) -> str | None:
+    """The name the rules gave the post ``target`` (a reaction's target), when the target is
+    one of dealer's posts and not a player's message; else None. A post is found by its
+    platform id (a Discord message id, of the post or any of its parts) or by its outbox id,
+    in the order :func:`game_of_target` reads them."""
+    if session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).first():
+        return None  # a player's message of that id comes first (game_of_target)
+    found = session.execute(_REF_OF_PLATFORM_POST, {"external_id": target}).first()
+    if found is not None:
+        return found[0]
+    if not target.isdigit() or len(target) >= 19:
+        return None
+    return session.execute(_REF_OF_POST, {"post_id": int(target)}).scalar()
+
+
+def first_messages(
+    session: Session, game_id: str, since: datetime, until: datetime
+) -> dict[str, datetime]:
+    """Each sender's first text message to game ``game_id`` or one of its matches, sent
+    from ``since`` to ``until`` (both included): ``{sender: sent_at}``."""
+    rows = session.execute(_FIRST_MESSAGES, {"game_id": game_id, "since": since, "until": until})
+    found = {sender: as_utc(first) for sender, first in rows}
+    # A platform stores its sender as the account (``discord:ID``): the rules know players
+    # by name, so an account linked to a player counts as that player (the earliest time
+    # when a player wrote both ways).
+    accounts = [s for s in found if ACCOUNT.match(s)]
+    if accounts:
+        names = _player_names_of_accounts(session, accounts)
+        for account in accounts:
+            name = names.get(account)
+            if name is not None:
+                at = found.pop(account)
+                found[name] = min(at, found.get(name, at))
+    return found
+
+
+def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str, str]:
+    """``platform:id`` -> the name of the player its messages are from, for those that are
+    a player's (:func:`~dealer.store.queries.platforms.player_of_sender`)."""
+    wanted = [tuple(a.split(":", 1)) for a in accounts]
+    rows = session.execute(
+        select(Account.platform, Account.account_id, Player.name)
+        .join(Player, Player.key == Account.player)
+        .where(or_(*[and_(Account.platform == p, Account.account_id == i) for p, i in wanted]))
+    )
+    names = {f"{platform}:{account_id}": name for platform, account_id, name in rows}
+    for platform, account_id in wanted:
+        if platform == "discourse" and f"{platform}:{account_id}" not in names:
+            key = player_of_sender(session, platform, account_id)
+            name = None if key is None else session.execute(
+                select(_players.c.name).where(_players.c.key == key)).scalar()
+            if name is not None:
+                names[f"{platform}:{account_id}"] = name
+    return names
+
+
+def channels_of_game(connection: Connection | Session, game_id: str) -> list[str]:
+    """Every channel game ``game_id`` owns, sorted."""
+    return list(connection.execute(_CHANNELS_OF_GAME, {"game_id": game_id}).scalars())
+
+
+def own_channels(connection: Connection | Session, game_id: str, channels: list[str]) -> None:
+    """Record that game ``game_id`` owns ``channels`` (its main one first)."""
+    wanted = list(dict.fromkeys(channels))
+    if wanted:
+        connection.execute(_channels.insert(), [{"game_id": game_id, "channel": c} for c in wanted])
+_GAME_START = (
+    select(_events.c.data)
+    .where(_events.c.game_id == bindparam("game_id"), _events.c.type == "game.create")
+    .order_by(_events.c.seq)
+    .limit(1)
+)
+
+
+def game_began(session: Session, game_id: str, created_at: datetime) -> datetime:
+    """When a game's own time begins: its creation, or the start it was given when that
+    is earlier (``dealer game new --start`` may date a game back)."""
+    data = session.execute(_GAME_START, {"game_id": game_id}).scalar()
+    start = data.get("start") if isinstance(data, dict) else None
+    return min(created_at, parse_time(start)) if isinstance(start, str) else created_at
