@@ -14,6 +14,7 @@ import pytest
 from played import MARKUP_HORSE, MARKUP_PROPOSAL, SECRET_HAND
 from dealer import views
 from dealer.store import queries as Q
+from dealer.store.models import Game
 
 pytest.importorskip("starlette")
 with warnings.catch_warnings():
@@ -193,7 +194,7 @@ def test_the_halls_proposals_with_live_tallies_and_rulings(played: Any, client: 
     # The view reads only the government's events; the record equals the whole history's.
     whole = played.read(lambda s: rules_for("hall").record_view(
         [(e.type, e.data) for e in Q.game_events(s, "h3")],
-        rules_for("hall").summary(views.game_state(s.get(views.Game, "h3"))[1])))
+        rules_for("hall").summary(views.game_state(s.get(Game, "h3"))[1])))
     assert {k: shown[k] for k in whole} == whole
     html = client.get("/games/h3").text
     row = html.split('data-proposal="1">')[1].split("</tr>")[0]

@@ -1,8 +1,21 @@
-"""Read views: what the CLI prints and the status page shows, read from the store.
+"""The status page's views (``dealer serve``): what a player may see, read from the store.
 
-Nothing here writes. Each view is a plain dict (JSON as printed by ``--json``); the admin
-writes live in :mod:`dealer.shell.admin`. A view of many rows asks the store a fixed number
-of queries, never one per row (:func:`list_games` reads every game with three).
+The page and its JSON never show what is not yet public (docs/WEB.md, "Nothing private"):
+
+- WEB-1: no private message and no player's command text (history events `command`,
+  `message` are never read here), no error text of a deadline;
+- WEB-2: a seed's server seed and client seeds only once revealed (GH-40: the client
+  seeds are revealed with it), a roulette's sealed submissions only once their round is
+  resolved (SR-6, SR-7: the fairness record holds resolved rounds only);
+- WEB-3: an Exoptosis hand only once the hands are revealed (GH-10: chosen privately,
+  public when all have chosen);
+- WEB-4: what a Hall member did (packs, purchases, gifts, trades, joins) only once the
+  phase it happened in is over: the rules answer those privately and announce them in the
+  phase summary (GH-1, GH-4, GH-5, GH-7). A cycle's chips per member are its standings
+  (`scores` of `game show --json`) and shown live; its open trade offers are private.
+
+Each view starts from the admin's (:mod:`dealer.views.admin`) and takes out what is not
+public yet.
 """
 
 from __future__ import annotations
@@ -12,272 +25,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from dealer import ledger as L
-from dealer.cards import card_of_item, display
+from dealer.cards import display
 from dealer.clock import iso
 from dealer.games import rules_for
-from dealer.games.base import GameState, Rules
-from dealer.history import shown as shown_fields
 from dealer.store import queries as Q
-from dealer.store.models import Game, GamePlayer, Inbound, Player, Post
+from dealer.store.models import Game
 from dealer.text import player_key
-
-
-class NotFound(ValueError):
-    """A view of a player, game or inventory that does not exist; the message says how to
-    find the right one."""
-
-
-def find_player(session: Session, name: str) -> Player:
-    """The player called ``name`` (matched as :func:`~dealer.text.player_key` says), or
-    :class:`NotFound`."""
-    player = session.get(Player, player_key(name))
-    if player is None:
-        raise NotFound(f'there is no player {name!r}; add one with `dealer player add "{name}"`')
-    return player
-
-
-def game_state(game: Game) -> tuple[Rules, GameState]:
-    """The ruleset of ``game`` and its stored state, parsed."""
-    rules = rules_for(game.kind)
-    return rules, rules.State.from_stored(game.state)
-
-
-def ledger_scope(session: Session, game_id: str) -> str | None:
-    """The ledger scope of game ``game_id``'s accounts (its parent's for a child game).
-
-    One query per level; the step engine, the replay and the views all use this one."""
-    row = session.execute(Q.SCOPE_OF, {"game_id": game_id}).one()
-    rules = rules_for(row.kind)
-    state = rules.State.from_stored(row.state) if row.state else None
-    parent_scope = ledger_scope(session, row.parent_id) if row.parent_id else None
-    return rules.ledger_scope(row.id, state, parent_scope)
-
-
-def own_inventories(
-    session: Session, game_id: str, command: str, lock: bool = False
-) -> tuple[Game, L.Scope]:
-    """The game ``game_id`` (its row locked with ``lock``) and its ledger scope, for
-    ``--game``; only a game whose inventories are its own (a Hall cycle, GH-1) has one."""
-    game = session.get(Game, game_id, with_for_update=lock)
-    if game is None:
-        raise NotFound(f"there is no game {game_id!r}; `dealer game list` shows them")
-    rules = rules_for(game.kind)
-    scope = ledger_scope(session, game.id)  # a child game's are its parent's
-    if scope is None:
-        raise NotFound(
-            f"game {game.id} is {rules.title} ({game.kind}), which keeps no inventories of its "
-            f"own; --game names a Hall cycle (GH-1). Without --game, `{command}` uses the "
-            "player's wallet"
-        )
-    return game, L.Scope(scope)
-
-
-def player_view(session: Session, name: str, game_id: str | None = None) -> dict[str, Any]:
-    """``dealer player show``: the player's wallet, cards, packs and games.
-
-    With ``game_id``, the player's inventory in that Hall cycle instead (GH-1), with the same
-    keys plus ``game`` and ``member`` (whether the player has joined the cycle).
-    """
-    player = find_player(session, name)
-    account = L.player(player.name)
-    extra: dict[str, Any] = {}
-    if game_id is not None:
-        game, scope = own_inventories(session, game_id, "player show")
-        account = scope.player(player.name)
-        member = session.get(GamePlayer, (game.id, player.name)) is not None
-        extra = {"game": game.id, "member": member}
-    holdings = Q.holdings_of(session, account)
-    cards: list[str] = []
-    for item, amount in sorted(holdings.items()):
-        if card_of_item(item) is not None:
-            cards += [display(item)] * amount
-    packs = {item.split(":", 1)[1]: amount for item, amount in holdings.items() if item.startswith("pack:")}
-    return {
-        "name": player.name,
-        "chips": holdings.get(L.CHIPS, 0),
-        "vertebrae": holdings.get(L.VERTEBRAE, 0),
-        "cards": cards,
-        "packs": packs,
-        "games": Q.games_of_player(session, player.name),
-        **extra,
-    }
-
-
-def game_view(session: Session, game_id: str) -> dict[str, Any]:
-    """``dealer game show``: status, players, scores, winner, deadlines, history and the
-    fairness record (``seeds``; ``sealed``: each resolved round's full commitments, salts,
-    receipts and sealed texts, for a game that seals submissions)."""
-    game = session.get(Game, game_id)
-    if game is None:
-        raise NotFound(f"there is no game {game_id!r}")
-    rules, state = game_state(game)
-    summary = rules.summary(state)
-    deadlines = [
-        {"name": d.name, "due_at": iso(d.due_at), "status": d.status, "paused": d.paused,
-         "error": d.error}
-        for d in Q.game_deadlines(session, game.id)
-        if d.status == "pending"
-    ]
-    history = [
-        {"seq": e.seq, "at": iso(e.at), "type": e.type, **shown_fields(e.type, e.data)}
-        for e in Q.game_events_with_prefix(session, game.id, ("deadline.", "admin."))
-    ]
-    # Only the events a ruleset's records read (a long Hall's history is large, and the
-    # status page shows this view on every request).
-    keeps_record = (type(rules).fairness_record is not Rules.fairness_record
-                    or type(rules).record_view is not Rules.record_view)
-    if not keeps_record:
-        events = []
-    elif rules.record_events:
-        events = Q.game_events_with_prefix(session, game.id, rules.record_events)
-    else:
-        events = Q.game_events(session, game.id)
-    seeds = [
-        {
-            "epoch": s.epoch,
-            "commitment": s.commitment,
-            "server_seed": s.server_seed if s.revealed_at else None,
-            "client_seeds": s.client_seeds,
-        }
-        for s in Q.game_seeds(session, game.id)
-    ]
-    return {
-        "id": game.id,
-        "kind": game.kind,
-        "title": rules.title,
-        "status": summary.status,
-        "channel": game.channel,
-        "players": summary.players,
-        "scores": summary.scores,
-        "winner": summary.winner,
-        "deadlines": deadlines,
-        # The settings in force: a Hall's adopted proposals may have changed some (GH-23).
-        "settings": summary.settings if summary.settings is not None else game.settings,
-        "detail": summary.detail,
-        "seeds": seeds,
-        # The full values behind the hashes the posts shorten (the game's fairness record).
-        "sealed": rules.fairness_record([(e.type, e.data) for e in events]),
-        "history": history,
-        "created_at": iso(game.created_at),
-        **rules.record_view([(e.type, e.data) for e in events], summary),
-    }
-
-
-def list_games(session: Session) -> list[dict[str, Any]]:
-    """``dealer game list``: every game, newest first, with its status, players and next
-    deadline. Three queries, however many games there are."""
-    players = Q.players_by_game(session)
-    next_deadline = Q.next_deadline_by_game(session)
-    rows = []
-    for game in Q.games_newest_first(session):
-        due = next_deadline.get(game.id)
-        rows.append(
-            {
-                "id": game.id,
-                "kind": game.kind,
-                "status": game.status,
-                "players": sorted(players.get(game.id, [])),
-                "next_deadline": iso(due) if due else None,
-            }
-        )
-    return rows
-
-
-def settings_help(kind: str) -> list[dict[str, str]]:
-    """Each setting of ``kind``: its ``name``, ``default`` (as ``--set`` writes it), the
-    ``rule`` it sets and what it ``means`` (from the field descriptions, "SR-1: ...")."""
-    try:
-        rules = rules_for(kind)
-    except KeyError as exc:
-        raise NotFound(str(exc.args[0])) from None
-    defaults = rules.Settings().model_dump(mode="json")
-    rows = []
-    for name, field in rules.Settings.model_fields.items():
-        rule, _, meaning = (field.description or "").partition(": ")
-        rows.append(
-            {"name": name, "default": setting_text(defaults[name]), "rule": rule, "meaning": meaning}
-        )
-    return rows
-
-
-def setting_text(value: Any) -> str:
-    """A setting's value as ``--set`` writes it (``off`` for none)."""
-    if value is None:
-        return "off"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):  # names, written alice,bob
-        return ",".join(str(v) for v in value) or "(none)"
-    return str(value)
-
-
-def message_view(inbound: Inbound) -> dict[str, Any]:
-    """One stored message as ``dealer inbox list`` shows it."""
-    return {
-        "id": inbound.id,
-        "message_id": inbound.external_id,
-        "source": inbound.source,
-        "sender": inbound.sender,
-        "channel": inbound.channel,
-        "sent_at": iso(inbound.sent_at),
-        "received_at": iso(inbound.received_at),
-        "status": inbound.status,
-        "body": inbound.body,
-        "error": inbound.error,
-    }
-
-
-def list_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
-    """``dealer inbox list``: the newest stored messages (only the failed ones with
-    ``failed``), newest first."""
-    return [message_view(m) for m in Q.newest_messages(session, failed=failed, limit=limit)]
-
-
-def post_view(post: Post) -> dict[str, Any]:
-    """One queued, sent, parked or dropped post as ``dealer outbox list`` shows it."""
-    return {
-        "id": post.id,
-        "key": post.key,
-        "game": post.game_id,
-        "channel": post.channel,
-        "recipient": post.recipient,
-        "kind": post.kind,
-        "subject": post.subject,
-        "created_at": iso(post.created_at),
-        "status": post.status,
-        "attempts": post.attempts,
-        "next_attempt_at": iso(post.next_attempt_at) if post.next_attempt_at else None,
-        "delivered_at": iso(post.delivered_at) if post.delivered_at else None,
-        "error": post.last_error,
-    }
-
-
-def list_posts(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
-    """``dealer outbox list``: the newest posts (only the parked ones with ``failed``),
-    newest first."""
-    return [post_view(p) for p in Q.outbox_posts(session, failed=failed, limit=limit)]
-
-
-def count_failed(session: Session) -> int:
-    """How many stored messages wait for a retry."""
-    return Q.count_failed_messages(session)
-
-
-# -- the status page (dealer serve) ---------------------------------------------------------
-#
-# What a player may see, read from the store. The page and its JSON never show what is not
-# yet public (docs/WEB.md, "Nothing private"):
-# - WEB-1: no private message and no player's command text (history events `command`,
-#   `message` are never read here), no error text of a deadline;
-# - WEB-2: a seed's server seed and client seeds only once revealed (GH-40: the client
-#   seeds are revealed with it), a roulette's sealed submissions only once their round is
-#   resolved (SR-6, SR-7: the fairness record holds resolved rounds only);
-# - WEB-3: an Exoptosis hand only once the hands are revealed (GH-10: chosen privately,
-#   public when all have chosen);
-# - WEB-4: what a Hall member did (packs, purchases, gifts, trades, joins) only once the
-#   phase it happened in is over: the rules answer those privately and announce them in the
-#   phase summary (GH-1, GH-4, GH-5, GH-7). A cycle's chips per member are its standings
-#   (`scores` of `game show --json`) and shown live; its open trade offers are private.
+from dealer.views.admin import game_state, game_view, list_games, player_view
 
 
 def public_game_view(session: Session, game_id: str) -> dict[str, Any]:
