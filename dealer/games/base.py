@@ -40,17 +40,16 @@ from functools import lru_cache
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo
 
 from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
+from dealer.games.commands import Commands
+from dealer.games.rejection import Rejected  # a ruleset imports it with the rest of its interface
 from dealer.history import HistoryEvent
 from dealer.ledger import GLOBAL, Ledger, Scope
-
-if TYPE_CHECKING:
-    from dealer.games.commands import Commands
 
 
 DURATION_FORMS = "24h, 90m, 1h30m or 2d"
@@ -131,21 +130,6 @@ class GameState(BaseModel):
         if isinstance(data, str):
             return cls.model_validate_json(data, context=STORED)
         return cls.model_validate(data, context=STORED)
-
-
-class Rejected(Exception):
-    """A command the rules refuse.
-
-    ``what`` says what is wrong in the player's terms, ``rule`` cites the rule id (SR-5),
-    and ``allowed`` lists what the player may do instead (the shell adds the commands that
-    are valid now when it is empty).
-    """
-
-    def __init__(self, what: str, rule: str | None = None, allowed: list[str] | None = None):
-        super().__init__(what)
-        self.what = what
-        self.rule = rule
-        self.allowed = list(allowed or [])
 
 
 @dataclass

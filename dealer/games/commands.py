@@ -6,7 +6,7 @@ converters), its examples, its rule id, its help text and when it is valid. From
 list come:
 
 - the parser (:meth:`Commands.parse`): a line becomes the command object, or
-  :class:`~dealer.games.base.Rejected` naming the expected form and an example;
+  :class:`~dealer.games.rejection.Rejected` naming the expected form and an example;
 - ``help`` (:meth:`Commands.help`): the commands valid now for a player, each with an
   example and its rule id;
 - chatter detection (:meth:`Commands.is_command_word`): in a public channel, a line whose
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from dealer.cards import UnknownCard, parse_card
-from dealer.games.base import Rejected
+from dealer.games.rejection import Rejected
 from dealer.text import quote
 
 Valid = Callable[[Any, str], bool]
