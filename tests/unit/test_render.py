@@ -99,7 +99,7 @@ def test_the_fairness_url_must_be_a_web_address() -> None:
 
 
 def test_hall_help_counts_one_vertebra() -> None:
-    from dealer.games.hall.economy import croupier_lines
+    from dealer.games.hall.croupier import croupier_lines
 
     assert croupier_lines(1) == [
         "(with 1 vertebra you cannot buy: random card (5), handy pack (12), deck pack (18), "

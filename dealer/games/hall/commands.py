@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from dealer.clock import format_utc
 from dealer.games.base import Rejected
 from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word
-from dealer.games.hall.economy import croupier_examples, croupier_note
+from dealer.games.hall.croupier import croupier_examples, croupier_note
 from dealer.games.hall.fights import FIGHT_COMMANDS
 from dealer.games.hall.governance import GOVERNANCE_COMMANDS
 from dealer.games.hall.items import labels, parse_bundle
@@ -43,7 +43,7 @@ class OpenPack:
 class Buy:
     """Buy from the Croupier (GH-5)."""
 
-    ware: str  # a key of economy.PRICES
+    ware: str  # a key of croupier.PRICES
     count: int = 1
 
 

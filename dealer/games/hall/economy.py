@@ -11,34 +11,18 @@ cycle's own (GH-1: ``ctx.scope``, e.g. ``hall1/player:alice``, ``hall1/house``):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from dealer.cards import CATALOGUE
 from dealer.fairness import FairSource
 from dealer.games.base import Context, Rejected
-from dealer.games.commands import Example, help_line
 from dealer.games.hall import events
+from dealer.games.hall.commands import Buy, OpenPack
+from dealer.games.hall.croupier import croupier_lines
 from dealer.games.hall.items import PACK_NAMES, card_label, label, pack_item
 from dealer.games.hall.state import Happening, HallState
 from dealer.ledger import CHIPS, VERTEBRAE
-from dealer.text import plural
-
-if TYPE_CHECKING:  # the commands' declarations offer croupier_examples in help
-    from dealer.games.hall.commands import Buy, OpenPack
 
 # GH-4: what a pack holds: (random cards at the usual holo chance, guaranteed holographic cards).
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
-
-# GH-5: the Croupier's default prices in vertebrae; a cycle's own are its settings
-# (``price_*``, which an adopted proposal may change: GH-23).
-PRICES: dict[str, int] = {
-    "random card": 5,
-    "handy pack": 12,
-    "deck pack": 18,
-    "legendary pack": 50,
-    "chip": 25,
-}
-
 
 def draw_card(rng: FairSource, holo_percent: int | None, purpose: str) -> str:
     """A random card (GH-2, GH-3) as a ledger item.
@@ -140,28 +124,6 @@ def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[s
         return []
     ctx.ledger.mint(ctx.scope.player(actor), pack_item(command.ware.split()[0]), command.count, memo)
     return []
-
-
-def croupier_examples(held: int, prices: dict[str, int] = PRICES) -> list[Example]:
-    """GH-5: a ``buy`` example with its price for each item ``held`` vertebrae pay for."""
-    return [Example(f"buy {ware}", f"{price} vertebrae", "GH-5")
-            for ware, price in prices.items() if price <= held]
-
-
-def croupier_note(held: int, prices: dict[str, int] = PRICES) -> str | None:
-    """GH-5: the items ``held`` vertebrae do not pay for, with their prices (or None)."""
-    too_dear = [f"{ware} ({price})" for ware, price in prices.items() if price > held]
-    if not too_dear:
-        return None
-    return f"with {plural(held, 'vertebra', 'vertebrae')} you cannot buy: {', '.join(too_dear)}"
-
-
-def croupier_lines(held: int, prices: dict[str, int] = PRICES) -> list[str]:
-    """GH-5: a ``buy`` line with its price for each item ``held`` vertebrae pay for, then one
-    line naming those they do not (help never offers a purchase it would refuse)."""
-    lines = [help_line(e.line, e.says, e.rule) for e in croupier_examples(held, prices)]
-    note = croupier_note(held, prices)
-    return lines + [f"({note})"] if note else lines
 
 
 def _instead(held: int, refused: Buy, prices: dict[str, int]) -> list[str]:
