@@ -162,3 +162,68 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycles_among_dealer_modules() -> None:
     assert cycles(graph()) == []
+
+
+def module_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The dealer modules ``path`` (module ``name``) imports when it is itself imported:
+    the imports of its module level, those under ``if``/``try`` (``TYPE_CHECKING``
+    included: a circle a type checker follows is still a circle) and relative ones
+    (``from . import x``, ``from .base import y``); none inside a function or a class."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def absolute(node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        base = package.split(".")
+        base = base[: len(base) - node.level + 1]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                module = absolute(node)
+                for alias in node.names:
+                    sub = f"{module}.{alias.name}"
+                    found.add(sub if sub in known else module)
+            elif isinstance(node, ast.If):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return {each for each in found if each in known} - {name}
+
+
+def module_level_graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: module_level_imports(name, path, known) for name, path in mods.items()}
+
+
+def test_the_module_level_walk_sees_relative_and_type_checking_imports(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "a.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from . import b\n"
+        "from .c import thing\n"
+        "if TYPE_CHECKING:\n"
+        "    from pkg.d import Other\n"
+        "def later():\n"
+        "    from pkg import e\n",
+        encoding="utf-8",
+    )
+    known = {"pkg.a", "pkg.b", "pkg.c", "pkg.d", "pkg.e"}
+    assert module_level_imports("pkg.a", source, known) == {"pkg.b", "pkg.c", "pkg.d"}
+
+
+def test_no_import_circles_among_dealer_modules_at_module_level() -> None:
+    assert cycles(module_level_graph()) == []
