@@ -19,7 +19,7 @@ from dealer.shell.failures import describe
 from dealer.shell.faults import fault
 from dealer.shell.report import Daemon, PassReport, stays_pending
 from dealer.shell.steps import GameHeld, run_step
-from dealer.shell.unit_of_work import keep_games, stage_step_write, staging
+from dealer.shell import unit_of_work
 from dealer.store import queries as Q
 from dealer.store.models import Deadline
 from dealer.store.transient import is_transient
@@ -113,20 +113,17 @@ def _fire_group(
         lock = Q.LOCK_DEADLINES if len(group) > 1 else Q.LOCK_DEADLINE
         locked = {row.id: row for row in map(
             Q.LockedDeadline._make, session.connection().execute(lock, {"ids": ids}))}
-        # Without savepoints every step stands or falls with the group: their append-only
-        # rows are inserted together at the end (steps.staging); if that insert fails, the
-        # group is fired again with a savepoint per deadline, as if a step had failed.
+        # Without savepoints every step stands or falls with the group: its rows are
+        # staged and written together at the end, on Postgres with the commit
+        # (unit_of_work.group); if that fails, the group is fired again with a savepoint
+        # per deadline, as if a step had failed. A group of several games holds the step
+        # lock alone: it keeps the games its steps lock, locked and read at once.
         try:
-            # A group of several games holds the step lock alone: its steps reuse what an
-            # earlier step of it left of a game (steps.KeptGame), its games locked and read
-            # in one statement.
-            reuse = len(group) > 1
-            # On Postgres the group commits with its last writes, in their round trip
-            # (steps.staging, store.db.pipelined): nothing runs in the transaction after.
-            with contextlib.nullcontext() if savepoints else staging(
-                    session, steps=True, reuse=reuse, commit=True):
-                if not savepoints and reuse:
-                    keep_games(session, [row.game_id for row in locked.values()])
+            keep = len(group) > 1
+            with contextlib.nullcontext() if savepoints else unit_of_work.group(
+                    session, own_writes=True, keep_games=keep, commit=True) as unit:
+                if unit is not None:
+                    unit.lock_games([row.game_id for row in locked.values()])
                 for deadline_id, _, _ in group:
                     row = locked.get(deadline_id)
                     if row is None:
@@ -166,16 +163,12 @@ def _fire(dealer: Daemon, session: Session, row: Q.LockedDeadline) -> datetime |
     return when it fired, or None if it no longer stands as it was locked."""
     fired_at = dealer.clock()
     mark = {"deadline_id": row.id, "due": row.due_at, "new_fired_at": fired_at}
-    # In a group fired without savepoints the mark is kept with the group's rows and
-    # written with theirs (steps.StagedRows), unless an earlier step of the group stepped
-    # this game (a child's end stepping its parent) and may have cancelled, paused or
-    # moved it: it is written now, and its row count says whether it still stands.
-    if not stage_step_write(session, row.game_id, Q.MARK_FIRED, [mark], firing=row.id):
-        # The connection is asked for here, not before: in a savepoint, the session emits
-        # the SAVEPOINT when its connection is next asked for.
-        if not session.connection().execute(Q.MARK_FIRED, mark).rowcount:
-            # The next read of the due deadlines sees it as it now stands.
-            return None
+    # In a group the mark is staged with the group's rows, unless an earlier step of the
+    # group stepped this game (a child's end stepping its parent) and may have cancelled,
+    # paused or moved it: it is written now, and its row count says whether it still
+    # stands (the next read of the due deadlines sees it as it now stands).
+    if unit_of_work.of(session).own(row.game_id, Q.MARK_FIRED, [mark], firing=row.id) == 0:
+        return None
     run_step(session, row.game_id, row.due_at,
              _deadline_input(session, row.game_id, row.kind, row.name, row.due_at),
              origin=f"deadline:{row.id}", firing=row.id)

@@ -2,8 +2,8 @@
 events, deadline rows, fair source and rendered posts, in the caller's transaction.
 
 Everything is written with Core statements (a step is on the daemon's hot path); the
-append-only rows are staged with a group's where the step runs in one
-(:mod:`dealer.shell.unit_of_work`).
+rows go through the transaction's unit of work (:mod:`dealer.shell.unit_of_work`),
+which stages them where the step runs in a group.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from dealer.games.base import PostDraft
 from dealer.history import HistoryEvent
 from dealer.records import DeadlineChange, FairChanges, StepRecords
 from dealer.render import render_post
-from dealer.shell.unit_of_work import StagedRows, games_changed, stage_step_write, staged_rows
+from dealer.shell import unit_of_work
+from dealer.shell.unit_of_work import UnitOfWork
 from dealer.store import queries as Q
 from dealer.store.models import Game, JsonText
 from dealer.text import escape_post
@@ -35,10 +36,10 @@ Executor = Session | Connection
 skips the ORM's per-statement work (autoflush, ORM compile state): about 0.1 ms a statement."""
 
 def _insert(executor: Executor, statement: Insert, rows: list[dict[str, Any]],
-            staged: StagedRows | None) -> None:
-    """Insert ``rows`` now, or stage them with the group's (:func:`staging`)."""
-    if staged is not None:
-        staged.add(statement, rows)
+            unit: UnitOfWork | None) -> None:
+    """Insert ``rows`` through ``unit`` (staged in a group), else now."""
+    if unit is not None:
+        unit.add(statement, rows)
     else:
         executor.execute(statement, rows)
 
@@ -83,16 +84,14 @@ def commit_effects(
     told its new committed values, so the session stays consistent without a flush.
     """
     conn = session.connection()
-    staged = staged_rows(session)
+    unit = unit_of_work.of(session)
     sync_players(conn, game.id, players, records.players)
-    if records.status != game.status or set(records.players) != set(players):
-        games_changed(session)
-    moved = apply_transfers(conn, records.transfers, now, game.id, staged=staged)
-    write_deadlines(conn, game, records.deadlines, pending, owner=session)
-    write_fair_source(conn, game, records.fair, now, staged=staged)
+    moved = apply_transfers(conn, records.transfers, now, game.id, unit=unit)
+    write_deadlines(conn, game, records.deadlines, pending, unit=unit)
+    write_fair_source(conn, game, records.fair, now, unit=unit)
     first_seq = game.next_event_seq or 1
     events = [records.input, *((event.type, _event_data(event)) for event in records.history)]
-    append_events(conn, game.id, first_seq, now, events, staged=staged)
+    append_events(conn, game.id, first_seq, now, events, unit=unit)
     values = {
         "state": JsonText(records.new_state.model_dump_json()),
         "status": records.status,
@@ -100,15 +99,13 @@ def commit_effects(
         "next_event_seq": first_seq + len(events),
     }
     update = {"game_id": game.id, **{f"new_{k}": v for k, v in values.items()}}
-    if not stage_step_write(session, game.id, Q.UPDATE_GAME, [update]):
-        conn.execute(Q.UPDATE_GAME, update)
-    if staged is not None and staged.kept is not None:
-        staged.keep_step(game, records, players, moved, values)
+    unit.own(game.id, Q.UPDATE_GAME, [update])
+    unit.follow(game, records, players, moved, values)
     loaded = session.identity_map.get(identity_key(Game, game.id))
     if loaded is not None:  # keep a Game object the caller holds up to date
         for key, value in values.items():
             set_committed_value(loaded, key, records.state if key == "state" else value)
-    queue_posts(conn, records.posts, now, game.id, origin, staged=staged)
+    queue_posts(conn, records.posts, now, game.id, origin, unit=unit)
 
 
 def _event_data(event: HistoryEvent) -> Any:
@@ -133,7 +130,7 @@ def sync_players(session: Executor, game_id: str, before: list[str], after: list
 
 def apply_transfers(
     session: Executor, transfers: list[L.Transfer], now: datetime, game_id: str | None,
-    *, staged: StagedRows | None = None,
+    *, unit: UnitOfWork | None = None,
 ) -> dict[tuple[str, str], int]:
     """Record ledger entries and change balances by their net effect; return it, by
     ``(account, item)`` (the balances that changed).
@@ -155,7 +152,7 @@ def apply_transfers(
              "item": t.item, "amount": t.amount, "memo": t.memo}
             for t in transfers
         ],
-        staged,
+        unit,
     )
     changes = [{"a": account, "i": item, "d": delta}
                for (account, item), delta in sorted(deltas.items()) if delta]
@@ -186,7 +183,7 @@ def append_events(
     at: datetime,
     events: list[tuple[str, dict[str, Any] | JsonText]],
     *,
-    staged: StagedRows | None = None,
+    unit: UnitOfWork | None = None,
 ) -> None:
     """Insert events numbered from ``first_seq`` into the game's history (``(type,
     data)``, the data as a dict or as its JSON text)."""
@@ -198,7 +195,7 @@ def append_events(
             {"game_id": game_id, "seq": first_seq + i, "at": at, "type": type_, "data": data}
             for i, (type_, data) in enumerate(events)
         ],
-        staged,
+        unit,
     )
 
 
@@ -208,11 +205,10 @@ def write_deadlines(
     changes: list[DeadlineChange],
     pending: dict[str, PendingDeadline],
     *,
-    owner: Session | None = None,
+    unit: UnitOfWork | None = None,
 ) -> None:
     """Create, move or cancel the game's deadline rows as the step's records say (the new
-    rows in one statement, or kept with a group's rows: :func:`stage_step_write` in
-    ``owner``, the step's session)."""
+    rows in one statement, or staged by ``unit``: :meth:`UnitOfWork.own`)."""
     created = []
     for change in changes:
         if change.action == "cancelled":
@@ -228,13 +224,15 @@ def write_deadlines(
              "set_due_at": change.due_at, "status": "pending", "paused": paused}
             for change in created
         ]
-        if owner is None or not stage_step_write(owner, game.id, Q.INSERT_DEADLINE, rows):
+        if unit is None:
             session.execute(Q.INSERT_DEADLINE, rows)
+        else:
+            unit.own(game.id, Q.INSERT_DEADLINE, rows)
 
 
 def write_fair_source(
     session: Executor, game: Q.LockedGame, fair: FairChanges, now: datetime,
-    *, staged: StagedRows | None = None,
+    *, unit: UnitOfWork | None = None,
 ) -> None:
     """Persist the fair source: its draws, counter and client seeds, rotations and reveals."""
     if fair.draws:
@@ -245,7 +243,7 @@ def write_fair_source(
                  "result": d.result, "client": d.client, "purpose": d.purpose[:120]}
                 for d in fair.draws
             ],
-            staged,
+            unit,
         )
 
     def epoch_row(epoch: int):  # type: ignore[no-untyped-def]
@@ -266,7 +264,7 @@ def write_fair_source(
 
 def queue_posts(
     session: Executor, drafts: list[PostDraft], now: datetime, game_id: str | None, origin: str,
-    *, staged: StagedRows | None = None,
+    *, unit: UnitOfWork | None = None,
 ) -> None:
     """Render each draft and queue it in the outbox (exactly once per origin and index)."""
     if not drafts:
@@ -292,5 +290,5 @@ def queue_posts(
             }
             for index, draft in enumerate(drafts)
         ],
-        staged,
+        unit,
     )

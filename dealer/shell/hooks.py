@@ -16,7 +16,7 @@ from dealer.shell.routing import (
     GAME_LINE, GameRef, InboundRef, PlayerRef, before_game, find_game,
 )
 from dealer.shell.steps import run_step
-from dealer.shell.unit_of_work import write_kept_steps, write_staged
+from dealer.shell import unit_of_work
 from dealer.store import queries
 
 def _overrides(rules: Rules, hook: str) -> bool:
@@ -90,7 +90,7 @@ def offer_shared(
     by line, as before."""
     if route[0] is not None or inbound.game_hint or inbound.channel == "pm":
         return False
-    write_kept_steps(session)
+    unit_of_work.of(session).before_reading()
     whole = [g for g in queries.games_on_channel(session, inbound.channel)
              if _overrides(rules_for(g.kind), "on_message") and rules_for(g.kind).takes_whole(inbound.channel)]
     if not whole:
@@ -167,7 +167,7 @@ def process_event(
         return
     # The target may be a message of the same group (its outcome names its game) or a
     # post it queued: what the group staged is written first.
-    write_staged(session)
+    unit_of_work.of(session).before_reading_appended()
     game_id = queries.game_of_target(session, inbound.source, inbound.target)
     game = queries.game_by_id(session, game_id) if game_id else None
     if game is None:

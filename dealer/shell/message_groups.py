@@ -18,7 +18,7 @@ from dealer.shell.replies import Outcome
 from dealer.shell.report import Daemon, PassReport, stays_pending
 from dealer.shell.routing import read_senders_keeping_games
 from dealer.shell.steps import GameHeld
-from dealer.shell.unit_of_work import staged_rows, staging, write_kept_steps
+from dealer.shell import unit_of_work
 from dealer.store import queries as Q
 from dealer.store.models import Inbound, Post
 from dealer.store.transient import is_transient
@@ -58,15 +58,9 @@ def process_messages(
             rows = Q.claim_messages(len(messages)).rows(
                 session.connection(), {f"m{n}": message_id for n, (message_id, _) in enumerate(messages)})
             claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
-            # The group stands or falls as one: its append-only rows (history events,
-            # ledger entries, draws, posts and replies, in order), the messages' outcomes
-            # and the steps' own writes (the games' new states and deadline rows) are
-            # written together before its commit (steps.staging), each kept row of a game
-            # before anything reads that game again. A game a step of the group locked is
-            # not read again by the next step of it (steps.KeptGame).
-            # On Postgres the group commits with its last writes, in their round trip
-            # (steps.staging, store.db.pipelined): nothing runs in the transaction after.
-            with staging(session, steps=True, reuse=True, commit=True):
+            # The group stands or falls as one: its rows are staged and written together
+            # before its commit, on Postgres with the commit (unit_of_work.group).
+            with unit_of_work.group(session, own_writes=True, keep_games=True, commit=True) as unit:
                 # The senders and their unfinished games, for routing (kept while no step
                 # changes whose games they are: a join, a game over), and those games,
                 # locked and read at once: on Postgres one statement.
@@ -83,7 +77,7 @@ def process_messages(
                     applied += 1
                     moved |= outcome.deadlines_changed
                     if outcome.deadlines_changed and reached + 1 < len(messages):
-                        write_kept_steps(session)  # the new deadline rows the steps kept
+                        unit.before_reading()  # the new deadline rows the steps staged
                         nxt = Q.next_due_deadline(session.connection(), now, skipped_deadlines)
                         if nxt is not None and nxt[1] < messages[reached + 1][1]:
                             break
@@ -112,11 +106,7 @@ def _record(dealer: Daemon, session: Session, inbound_id: int, outcome: Outcome)
     """Store what became of a message (staged with its group's rows in a group)."""
     row = {"inbound_id": inbound_id, "new_status": outcome.status, "new_outcome": outcome.lines,
            "new_processed_at": dealer.clock(), "new_game_id": outcome.game_id}
-    staged = staged_rows(session)
-    if staged is not None:
-        staged.add(Q.RECORD_OUTCOME, [row])
-    else:
-        session.execute(Q.RECORD_OUTCOME, row)
+    unit_of_work.of(session).add(Q.RECORD_OUTCOME, [row])
 
 
 @logs.scoped

@@ -37,7 +37,7 @@ from dealer.shell.routing import (
     find_game, match_route,
 )
 from dealer.shell.steps import run_step
-from dealer.shell.unit_of_work import write_staged
+from dealer.shell import unit_of_work
 from dealer.store import queries
 from dealer.text import (
     MAX_BODY_CHARS, MAX_LINES, MAX_LINE_CHARS, command_lines, escape_post,
@@ -53,7 +53,8 @@ def _unknown_sender(session: Session, inbound: InboundRef, outcome: Outcome, ori
     outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
     account = ACCOUNT.match(inbound.sender)
     if account:
-        write_staged(session)  # an earlier message of the group may have told it
+        # An earlier message of the group may have told it.
+        unit_of_work.of(session).before_reading_appended()
         if queries.already_told(session, inbound.sender):
             return  # told once already
         # A join command registers an unknown sender only on Discord (DEALER_REGISTER_UNKNOWN).

@@ -17,7 +17,7 @@ from dealer.render import render, render_post
 from dealer.shell.effects import queue_posts
 from dealer.shell.routing import GameRef, InboundRef, PlayerRef, player_games
 from dealer.shell.steps import load_state
-from dealer.shell.unit_of_work import kept_game, staged_rows, write_kept_steps
+from dealer.shell import unit_of_work
 from dealer.store import queries
 from dealer.text import quote
 
@@ -103,7 +103,7 @@ def queue_reply(
                  "not_commands": outcome.not_commands},
     )
     queue_posts(session, [reply], inbound.sent_at, game_id, f"{origin}:reply",
-                staged=staged_rows(session))
+                unit=unit_of_work.of(session))
 
 
 def reply_error(
@@ -180,10 +180,11 @@ def no_command(
 
 def current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     """The game's ruleset and its state as it stands now (for help and error replies)."""
-    kept = kept_game(session, game.id)  # as a step of the group left it
+    unit = unit_of_work.of(session)
+    kept = unit.kept_row(game.id)  # as a step of the group left it
     if kept is not None:
         return load_state(kept)
-    write_kept_steps(session, game.id)  # a step of the group may have kept its new state
+    unit.before_reading([game.id])  # a step of the group may have kept its new state
     return load_state(queries.game_state_row(session, game.id))
 
 

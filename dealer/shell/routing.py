@@ -18,9 +18,7 @@ from sqlalchemy.orm import Session
 from dealer.clock import iso_exact
 from dealer.games import rules_for
 from dealer.routes import ACCOUNT
-from dealer.shell.unit_of_work import (
-    games_version, keep_games, keep_locked, keeps_games, write_kept_steps, write_staged,
-)
+from dealer.shell import unit_of_work
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.text import player_key
@@ -74,11 +72,11 @@ class _Senders:
     """The players routing read in a transaction (a message, or a group of them) and their
     unfinished games: kept while they stand. Players are added only by the admin (another
     transaction); a player's unfinished games change only through a step that changes who
-    plays in a game or a game's status, which :func:`~dealer.shell.steps.games_version`
+    plays in a game or a game's status, which :attr:`~dealer.shell.unit_of_work.UnitOfWork.games_version`
     counts: the games read before such a step are read again."""
 
     version: int
-    """:func:`~dealer.shell.steps.games_version` when ``games`` were read."""
+    """:attr:`~dealer.shell.unit_of_work.UnitOfWork.games_version` when ``games`` were read."""
     players: dict[str, PlayerRef | None] = field(default_factory=dict)
     """By sender as stored: the player (``key``, ``name``), or None for no player."""
     games: dict[str, list[GameRef]] = field(default_factory=dict)
@@ -87,7 +85,7 @@ class _Senders:
 
 def _senders(session: Session) -> _Senders:
     """What routing read in ``session``, its games dropped if a step changed any since."""
-    version = games_version(session)
+    version = unit_of_work.of(session).games_version
     senders = session.info.get(_ROUTING)
     if senders is None:
         senders = session.info[_ROUTING] = _Senders(version)
@@ -106,7 +104,7 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
     keys = _unread(senders, names)
     if not keys:
         return
-    write_kept_steps(session)  # a step of the group may have changed a game's status
+    unit_of_work.of(session).before_reading()  # a step of the group may have changed a game's status
     _keep_senders(senders, keys, queries.players_with_games(session, sorted(set(keys.values()))))
 
 
@@ -116,18 +114,18 @@ def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
     games, one statement reads the senders and locks and reads their games
     (:func:`~dealer.store.queries.senders_with_games_locked`): a round trip less for
     every group, a one-message pass's included."""
-    if not keeps_games(session) or session.connection().dialect.name != "postgresql":
+    if not unit_of_work.of(session).keeps_games or session.connection().dialect.name != "postgresql":
         read_senders(session, names)
         keep_senders_games(session)
         return
     senders = _senders(session)
     keys = _unread(senders, names)
     if keys:
-        write_kept_steps(session)  # a step of the group may have changed a game's status
+        unit_of_work.of(session).before_reading()  # a step of the group may have changed a game's status
         found, locked = queries.senders_with_games_locked(
             session.connection(), sorted(set(keys.values())))
         _keep_senders(senders, keys, found)
-        keep_locked(session, locked)
+        unit_of_work.of(session).keep(locked)
     keep_senders_games(session)  # the games of senders read before, if any is not kept
 
 
@@ -150,9 +148,10 @@ def _keep_senders(senders: _Senders, keys: dict[str, str],
 
 def keep_senders_games(session: Session) -> None:
     """Lock and read, in one statement, the unfinished games of the senders routing read
-    in the current group of messages (:func:`~dealer.shell.steps.keep_games`): nearly
+    in the current group of messages (:meth:`~dealer.shell.unit_of_work.UnitOfWork.lock_games`): nearly
     every step of the group goes to one of them."""
-    keep_games(session, [game.id for games in _senders(session).games.values() for game in games])
+    unit_of_work.of(session).lock_games(
+        [game.id for games in _senders(session).games.values() for game in games])
 
 
 def find_sender(session: Session, name: str) -> PlayerRef | None:
@@ -174,7 +173,7 @@ def player_games(session: Session, name: str) -> list[Row[Any]]:
     senders = _senders(session)
     games = senders.games.get(name)
     if games is None:
-        write_kept_steps(session)
+        unit_of_work.of(session).before_reading()
         games = senders.games[name] = queries.player_games(session, name)
     return games
 
@@ -189,13 +188,13 @@ def find_game(
         known = _senders(session).games.get(sender.name, ())
         game = next((g for g in known if g.id == chosen), None)
         if game is None:
-            write_kept_steps(session)
+            unit_of_work.of(session).before_reading()
             game = queries.game_by_id(session, chosen)
         if game is None:
             return None, f"There is no game {chosen!r}."
         return game, None
     if inbound.channel != "pm":
-        write_kept_steps(session)
+        unit_of_work.of(session).before_reading()
         on_channel = queries.games_on_channel(session, inbound.channel)
         if len(on_channel) == 1:
             return on_channel[0], None
@@ -206,7 +205,7 @@ def find_game(
     if len(mine) == 1:
         return mine[0], None
     if not mine:
-        write_kept_steps(session)
+        unit_of_work.of(session).before_reading()
         finished = session.scalar(
             select(Game.id)
             .join(GamePlayer, GamePlayer.game_id == Game.id)
@@ -273,7 +272,8 @@ def before_game(session: Session, game: GameRef, inbound: InboundRef) -> str | N
     """
     if inbound.sent_at >= game.created_at:
         return None  # the common case needs no query
-    write_staged(session)  # the game may have been opened by an earlier message of the group
+    # The game may have been opened by an earlier message of the group.
+    unit_of_work.of(session).before_reading_appended()
     began = queries.game_began(session, game.id, game.created_at)
     if inbound.sent_at >= began:
         return None

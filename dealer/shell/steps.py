@@ -5,10 +5,10 @@ input (:mod:`dealer.history`). It reads the game's state, a ledger snapshot, the
 source and the pending deadlines, runs the input through the ruleset
 (:func:`dealer.records.perform`), turns the effects into records
 (:func:`dealer.records.collect`, shared with the in-memory shell and the replay) and
-writes them (:mod:`dealer.shell.effects`), in the caller's transaction: the new state, the ledger entries and balances,
-the events (the input first), the deadline rows, the fair source's counter and draws, and
-the rendered posts in the outbox. If the rules raise
-:class:`~dealer.games.base.Rejected` (or anything else), nothing is written.
+writes them (:mod:`dealer.shell.effects`), in the caller's transaction: the new state,
+the ledger entries and balances, the events (the input first), the deadline rows, the
+fair source's counter and draws, and the rendered posts in the outbox. If the rules
+raise :class:`~dealer.games.base.Rejected` (or anything else), nothing is written.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dealer.games.base import (
 from dealer.history import ChildActed, ChildFinished, GameCreated, StepInput
 from dealer.records import FairMark, collect, perform
 from dealer.shell.effects import Executor, PendingDeadline, commit_effects, new_seed_row
-from dealer.shell.unit_of_work import locked_game, read_parents
+from dealer.shell import unit_of_work
 from dealer.store import queries as Q
 from dealer.views import ledger_scope
 from dealer.store.models import Game
@@ -187,7 +187,8 @@ def run_step(
     # caller staged as ORM objects is written first, as a session statement would.
     session.flush()
     conn = session.connection()
-    kept = locked_game(session, conn, game_id, firing)
+    unit = unit_of_work.of(session)
+    kept = unit.game(game_id, firing)
     game = kept.row
     rules, state = _state_or_none(game)
     # Who takes part is the ruleset's to say; game_players mirrors it for routing.
@@ -195,7 +196,7 @@ def run_step(
     # GH-1: a Hall cycle's accounts live in its own scope, apart from the global wallets;
     # a child game's (a match of the cycle) in its parent's.
     if game.parent_id:
-        read_parents(session)
+        unit.before_reading()  # the parent's row, which a step of the group may have written
     parent_scope = ledger_scope(session, game.parent_id) if game.parent_id else None
     scope = L.Scope(rules.ledger_scope(game.id, state, parent_scope))
     accounts = [scope.player(p) for p in [*players, *extra_players]]

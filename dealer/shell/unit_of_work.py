@@ -1,12 +1,34 @@
-"""What a group of steps stages and keeps in its one transaction.
+"""One unit of work: what the steps of one transaction stage, keep and write, and when.
 
-A group of messages, or of deadlines fired without savepoints, runs its steps in one
-transaction: the rows its steps append (history events, ledger entries, draws, posts,
-replies, outcomes) are staged and written together before it commits
-(:class:`StagedRows`); so are the steps' own writes of their games (new states, new
-deadline rows, fired marks) where the group keeps them; and a game a step locked is kept as
-the group's steps left it, so that a later step of the group does not read it again
-(:class:`KeptGame`).
+Every transaction that runs steps has one :class:`UnitOfWork` (:func:`of`). Outside a
+group it writes each row at once and keeps nothing. A group of steps sharing one
+transaction (a group of messages; a group of deadlines fired without savepoints) opens
+one with :func:`group`, which stages and keeps:
+
+- **Appended rows** (:meth:`UnitOfWork.add`: history events, ledger entries, fair
+  draws, posts, a message's outcome): staged, and written together in the order first
+  staged, one ``executemany`` per statement, at the group's end or before anything reads
+  such a table during the group (:meth:`UnitOfWork.before_reading_appended`).
+- **A step's own writes** (:meth:`UnitOfWork.own`: a game's new row, its new deadline
+  rows, a deadline's fired mark), with ``own_writes``: staged too, and written before
+  any read of that game's row or deadlines (:meth:`UnitOfWork.before_reading`). A fired
+  mark staged must change its row when written, or the group fails
+  (:class:`StaleRows`); one whose game a step of the group already wrote is written at
+  once, its row count telling whether the deadline still stands.
+- **Kept games** (:class:`KeptGame`), with ``keep_games``: a game a step locked and
+  read, as the group's steps left it, so that a later step of the group does not lock
+  and read it again. It is what a fresh read would return: the group holds the step lock
+  alone and the game's row lock, so only its own steps change the game, and each step
+  updates it (:meth:`UnitOfWork.follow`) or drops it where it changed what is not
+  followed (deadlines, players, the fair source's epoch).
+- **Who plays where** (:attr:`UnitOfWork.games_version`): counts the steps that changed
+  who plays in a game or a game's status; routing's reads of the senders' games stand
+  while it does not change (:mod:`dealer.shell.routing`).
+
+A group is rolled back whole when one of its steps fails, and its unit of work with it:
+nothing staged or kept outlives the block. On Postgres the staged rows go without waiting
+for each other's results (:func:`dealer.store.db.pipelined`), and with ``commit`` the
+transaction's ``COMMIT`` goes in their round trip.
 """
 
 from __future__ import annotations
@@ -25,229 +47,70 @@ from dealer.store import queries as Q
 from dealer.store.db import pipelined
 from dealer.store.direct import direct
 
+Statement = Insert | Update
+
+CHECK_KEPT = False
+"""Whether every use of a kept game also reads the game afresh and raises
+:class:`KeptGameDiffers` if the two differ in anything a step uses (tests set it)."""
+
+_KEY = "dealer.unit_of_work"
+"""The key of a session's unit of work in ``Session.info``."""
+
+
+class StaleRows(RuntimeError):
+    """A staged fired mark changed fewer rows than staged: a deadline changed since it was
+    read in the same transaction. Never expected; the group is fired again with a
+    savepoint per deadline, which writes each mark at once."""
+
+
+class KeptGameDiffers(BaseException):
+    """A kept game differs from a fresh read of it (:data:`CHECK_KEPT`): a bug. Not an
+    ``Exception``, so that no group falls back to one step at a time over it."""
+
 
 class StagedRows:
-    """Rows the steps of a group add that no step reads back (history events, ledger
-    entries, fair draws, outbox posts; a message group's replies and outcomes too), kept
-    to be written together before the group commits: one ``executemany`` per table for the
-    group instead of one statement per step and table. Rows keep their order, so posts get
-    their ids (their order of delivery) as if each step had inserted its own. What reads
-    such a table during the group writes them first (:func:`write_staged`).
+    """Rows staged by statement, in the order first staged, and how they are written."""
 
-    With ``steps`` (a group of deadlines fired without savepoints, a group of messages)
-    the steps' own writes are kept too: each deadline's "fired" mark, each game's new
-    state (``UPDATE games``) and its new deadline rows. ``games`` names the games they
-    concern; a step that reads one of those games (its locked row, a parent's scope)
-    writes the kept step rows first (:func:`_read_game`), so it sees the game as the
-    steps before it left it, and so does any other read of a game's row or deadlines
-    during the group (:func:`write_kept_steps`: routing reads a game's status or state)."""
+    def __init__(self) -> None:
+        self.rows: dict[Statement, list[dict[str, Any]]] = {}
+        self.counted: set[Statement] = set()
+        """Updates each of whose rows must change one row (fired marks)."""
 
-    def __init__(self, *, steps: bool = False, reuse: bool = False) -> None:
-        self.rows: dict[Insert | Update, list[dict[str, Any]]] = {}
-        self.steps = steps
-        self.kept: dict[str, KeptGame] | None = {} if reuse else None
-        """With ``reuse`` (a group of messages, or of several deadlines fired without
-        savepoints): each game a step of the group locked, as the group's steps left it
-        (:class:`KeptGame`)."""
-        self.games: dict[str, int | None] = {}
-        """The games with rows kept (``steps``): the id of the deadline whose fired mark
-        alone is kept for the game, or None once anything else of it is."""
-        self.counted: set[Insert | Update] = set()
-        """Updates that must change one row each (a deadline's fired mark)."""
-        self.own: set[Insert | Update] = set()
-        """The statements of the steps' own writes (``steps``)."""
-
-    def add(self, statement: Insert | Update, rows: list[dict[str, Any]]) -> None:
-        """Keep ``rows`` for ``statement``."""
+    def add(self, statement: Statement, rows: list[dict[str, Any]]) -> None:
+        """Stage ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
-    def write(self, connection: Connection, *, own: bool = False, commit: bool = False) -> None:
-        """Write every row kept, table by table in the order first staged; with ``own``,
-        only the steps' own writes (what a read of a game's row or deadlines needs: the
-        append-only rows, which no step reads, stay kept).
-
-        On Postgres the statements go without waiting for each other's results
-        (:func:`dealer.store.db.pipelined`): one round trip for them all, where each was
-        one (a message's step writes four). A counted update, whose row count is read,
-        waits for the statements before it and is sent alone. With ``commit`` (Postgres),
-        the transaction's ``COMMIT`` goes in the same round trip as the last of them
-        (:func:`dealer.store.db.pipelined`)."""
-        uncounted: list[Insert | Update] = []
+    def write(self, connection: Connection, *, only: set[Statement] | None = None,
+              commit: bool = False) -> None:
+        """Write the staged rows (with ``only``, those of these statements), statement by
+        statement in the order first staged. A counted update goes alone and raises
+        :class:`StaleRows` if it changed fewer rows than staged; the others go together in
+        one round trip on Postgres (:func:`~dealer.store.db.pipelined`), with the
+        ``COMMIT`` if ``commit``."""
+        waiting: list[Statement] = []
         for statement in list(self.rows):
-            if own and statement not in self.own:
+            if only is not None and statement not in only:
                 continue
             if statement not in self.counted:
-                uncounted.append(statement)
+                waiting.append(statement)
                 continue
-            self._write_all(connection, uncounted)
-            uncounted = []
+            self._write_all(connection, waiting)
+            waiting = []
             rows = self.rows.pop(statement)
             changed = direct(statement).execute(connection, rows)
             if changed != len(rows):
                 raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
                                 f"{statement.table} no longer stand as they were read")
-        self._write_all(connection, uncounted, commit)
-        self.games.clear()
+        self._write_all(connection, waiting, commit)
 
-    def _write_all(self, connection: Connection, statements: list[Insert | Update],
+    def _write_all(self, connection: Connection, statements: list[Statement],
                    commit: bool = False) -> None:
-        """Write the rows kept for ``statements`` (none of them counted), in order, in one
-        round trip on Postgres; with ``commit``, the transaction's commit with them."""
         if len(statements) == 1 and not commit:
             direct(statements[0]).execute(connection, self.rows.pop(statements[0]))
         elif statements or commit:
             with pipelined(connection, commit=commit):
                 for statement in statements:
                     direct(statement).execute(connection, self.rows.pop(statement))
-
-    def keep_step(self, game: Q.LockedGame, records: StepRecords, players: list[str],
-                  moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:
-        """Follow in what the group keeps (:class:`KeptGame`) what a step of game
-        ``game.id`` (read as ``game``, with ``players``) just wrote: the balances it
-        ``moved``, in every kept game that read them, and its game's new row ``values``
-        (:func:`commit_effects`); or drop its game where it changed what is not followed."""
-        kept = self.kept
-        assert kept is not None
-        for key, delta in moved.items():
-            if key[1] in Q.CURRENCIES:
-                for each in kept.values():
-                    if key[0] in each.accounts:
-                        each.balances.amounts[key] = each.balances.amounts.get(key, 0) + delta
-        own = kept.get(game.id)
-        fair = records.fair
-        if own is None:
-            return
-        if (records.deadlines or set(records.players) != set(players) or fair.retired
-                or fair.new_epoch is not None or fair.reveal is not None
-                or (fair.current is not None and fair.current[0] != game.epoch)):
-            del kept[game.id]  # its deadlines, members or epoch: read again
-            return
-        row = own.row._replace(state=values["state"].text, status=values["status"],
-                               updated_at=values["updated_at"],
-                               next_event_seq=values["next_event_seq"])
-        if fair.current is not None:
-            _, counter, client_seeds = fair.current
-            row = row._replace(counter=counter, client_seeds=list(client_seeds))
-        kept[game.id] = KeptGame(row, own.balances, own.pending, own.accounts)
-
-
-class StaleRows(RuntimeError):
-    """A kept update changed fewer rows than kept (:class:`StagedRows`): a row changed
-    since it was read in the same transaction. Never expected; the group is fired again
-    with a savepoint per deadline, which writes each mark at once."""
-
-
-_STAGED = "dealer.staged_rows"
-"""The key of a session's :class:`StagedRows` in ``Session.info`` while :func:`staging`."""
-
-
-@contextmanager
-def staging(session: Session, *, steps: bool = False, reuse: bool = False,
-            commit: bool = False) -> Iterator[None]:
-    """Stage the append-only rows of the steps run in the block (:class:`StagedRows`) and
-    insert them at its end, in the block's transaction.
-
-    Only for a block whose steps are rolled back together (a group of deadlines fired
-    without savepoints, a group of messages): a step rolled back alone to its savepoint
-    would leave its rows staged. With ``steps``, the steps' own writes are kept too
-    (:class:`StagedRows`): only for a group whose every read of a game's row or deadlines
-    outside :func:`run_step` writes them first (:func:`write_kept_steps`). With ``reuse``
-    as well, a game's locked row is read once for the block (:class:`KeptGame`): only for
-    a block rolled back whole when a step fails, whose refused steps write nothing (a
-    group of messages) or roll it back too (a group of deadlines fired without
-    savepoints), in a transaction that holds the step lock alone. With ``commit``, on
-    Postgres, the transaction commits with the block's last writes, in their round trip
-    (:func:`dealer.store.db.pipelined`): only for a block that ends its transaction, which
-    nothing reads or writes in after it.
-    """
-    staged = StagedRows(steps=steps, reuse=reuse)
-    session.info[_STAGED] = staged
-    try:
-        yield
-        staged.write(session.connection(), commit=commit)
-    finally:
-        session.info.pop(_STAGED, None)
-
-
-def staged_rows(session: Session) -> StagedRows | None:
-    """The rows staged in ``session`` (:func:`staging`), or None outside a staging block."""
-    return session.info.get(_STAGED)
-
-
-def write_staged(session: Session) -> None:
-    """Insert what the steps of a staging block kept so far, in order (the block goes on
-    staging what follows). A statement that reads what a step of the block may have
-    staged (the outbox, the history, an inbound message's outcome) comes after this."""
-    staged = session.info.get(_STAGED)
-    if staged is not None and staged.rows:
-        staged.write(session.connection())
-
-
-def stage_step_write(session: Session, game_id: str, statement: Insert | Update,
-                     rows: list[dict[str, Any]], *, firing: int | None = None) -> bool:
-    """Keep a step's own write of game ``game_id`` (its state, its new deadlines, with
-    ``firing`` the fired mark of that deadline) with the group's rows, if the group keeps
-    them (:class:`StagedRows` ``steps``) and, for a mark, nothing else of the game is kept
-    (an earlier step of the group stepped it: the mark is written at once, to see whether
-    the deadline still stands). Returns False if the caller is to write it now."""
-    staged = session.info.get(_STAGED)
-    if staged is None or not staged.steps:
-        return False
-    if firing is not None:
-        if game_id in staged.games:
-            return False
-        staged.counted.add(statement)
-        staged.games[game_id] = firing
-    else:
-        staged.games[game_id] = None
-    staged.own.add(statement)
-    staged.add(statement, rows)
-    return True
-
-
-def _read_game(session: Session, game_id: str, firing: int | None) -> None:
-    """Before a step reads game ``game_id``'s row and deadlines: write the group's kept
-    step rows if some concern that game, unless only the fired mark of ``firing`` (the
-    deadline this step fires, which the step leaves out of its pending deadlines)."""
-    staged = session.info.get(_STAGED)
-    if staged is None or game_id not in staged.games:
-        return
-    if firing is not None and staged.games[game_id] == firing:
-        return
-    staged.write(session.connection(), own=True)
-
-
-def read_parents(session: Session) -> None:
-    """Before a child game's step reads its parent's scope (their rows): write the kept
-    step rows of the group, if any."""
-    write_kept_steps(session)
-
-
-def write_kept_steps(session: Session, game_id: str | None = None) -> None:
-    """Before a read of games' rows or deadlines that may see what a step of a group kept
-    (:class:`StagedRows` ``steps``): write the kept step rows, if some concern game
-    ``game_id`` (its state read again), or with None any game (a read of games by player,
-    channel or id: their status; of the next due deadline)."""
-    staged = session.info.get(_STAGED)
-    if staged is not None and staged.games and (game_id is None or game_id in staged.games):
-        staged.write(session.connection(), own=True)
-
-
-_GAMES_VERSION = "dealer.games_version"
-"""The key of a session's count of steps that changed who plays in a game or a game's
-status (:func:`games_version`) in ``Session.info``."""
-
-
-def games_version(session: Session) -> int:
-    """How many steps run in ``session`` changed who plays in a game (``game_players``) or
-    a game's status (a game opened, started or over): what was read before of a player's
-    unfinished games (routing's reads) stands while this stays the same."""
-    return session.info.get(_GAMES_VERSION, 0)
-
-
-def games_changed(session: Session) -> None:
-    """Count a step that changed who plays in a game or a game's status (:func:`games_version`)."""
-    session.info[_GAMES_VERSION] = games_version(session) + 1
 
 
 def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
@@ -262,38 +125,17 @@ def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
     return game
 
 
-CHECK_KEPT = False
-"""Whether every reuse of a kept game (:class:`KeptGame`) reads the game afresh too and
-fails if the two differ in anything a step uses (tests set it)."""
-
-
 @dataclass
 class KeptGame:
-    """What a step read of its game (:data:`Q.LOCK_GAME`), as the steps of a group (of
-    messages, or of deadlines fired without savepoints) left it: a later step of the group on the same game uses it instead of
-    locking and reading the game again (its transaction holds the row's lock already).
-
-    It is exactly what a fresh read would return. The group holds the step lock alone
-    (Postgres; SQLite's one writer), so no other step changes what it holds, and its row's
-    lock keeps every other writer of the row waiting: only the group's own steps change
-    it, and each step updates or drops it as it writes (:meth:`StagedRows.keep_step`): the
-    row's state, status, time and event number, the epoch's counter and client seeds, the
-    currencies of every kept game an entry of the ledger moved. What it does not follow
-    (deadlines created, moved or cancelled; players joining or leaving; an epoch rotated
-    or revealed) drops it, to be read again. A refused step writes nothing and changes
-    nothing kept; a step that fails rolls its whole group back, and what it kept with it.
-    An admin command of another transaction that changes a balance (a grant) or a pause
-    without the step lock is ordered after the group, as if it came a moment later; a
-    fresh read could have seen it."""
+    """What a step reads of its game (:data:`Q.LOCK_GAME`): its row, the currencies of
+    its accounts and its pending deadlines."""
 
     row: Q.LockedGame
     balances: Q.LockedBalances
-    """:func:`Q.balances_of_locked` of the row, kept up to date."""
     pending: list[tuple[int, str, datetime, bool, str | None]]
-    """:func:`Q.pending_of_locked` of the row."""
     accounts: frozenset[str]
-    """The accounts whose currencies the row's read covers (:data:`Q.LOCK_GAME`): the
-    members', the house, the void and the game's pool, in both scopes it looks in."""
+    """The accounts whose currencies the read covers: the members', the house, the void
+    and the game's pool, in both scopes it looks in."""
 
     @classmethod
     def read(cls, row: Q.LockedGame) -> KeptGame:
@@ -320,103 +162,211 @@ class KeptGame:
                 and self.balances == fresh.balances and self.pending == fresh.pending)
 
 
-class KeptGameDiffers(BaseException):
-    """A kept game differs from a fresh read of it (:data:`CHECK_KEPT`): a bug. Not an
-    ``Exception``, so that no group falls back to one message at a time over it: the
-    check stops the run (a test) that found it."""
+class UnitOfWork:
+    """What the steps of one transaction stage and keep (see the module's doc). Made by
+    :func:`of` (writing at once) or :func:`group` (staging)."""
 
+    def __init__(self, session: Session, *, staging: bool = False, own_writes: bool = False,
+                 keep_games: bool = False, games_version: int = 0) -> None:
+        self.session = session
+        self.staging = staging
+        self.own_writes = own_writes
+        self.staged = StagedRows()
+        self.own_statements: set[Statement] = set()
+        """The statements of the steps' own writes."""
+        self.games: dict[str, int | None] = {}
+        """The games with own writes staged: the id of the deadline whose fired mark alone
+        is staged for the game, or None once anything else of it is."""
+        self.kept: dict[str, KeptGame] | None = {} if keep_games else None
+        self.games_version = games_version
 
-def _kept_games(session: Session) -> dict[str, KeptGame] | None:
-    """The games the current group keeps (:class:`KeptGame`), or None outside a group
-    that keeps them (``staging(reuse=True)``)."""
-    staged = session.info.get(_STAGED)
-    return staged.kept if staged is not None else None
+    # -- staging and writing --------------------------------------------------------------
 
+    def add(self, statement: Statement, rows: list[dict[str, Any]]) -> None:
+        """Append ``rows`` with ``statement`` (rows no step of the group reads back)."""
+        if not rows:
+            return
+        if self.staging:
+            self.staged.add(statement, rows)
+        else:
+            self.session.connection().execute(statement, rows)
 
-def locked_game(session: Session, conn: Connection, game_id: str, firing: int | None) -> KeptGame:
-    """The game's locked row, read now or, in a group that keeps games, as an earlier
-    step of the group left it (:class:`KeptGame`)."""
-    kept = _kept_games(session)
-    if kept is not None and game_id in kept:
-        if CHECK_KEPT:
-            _read_game(session, game_id, firing)
-            fresh = KeptGame.read(lock_game(conn, game_id)).without(firing)
-            if not kept[game_id].without(firing).same_as(fresh):
-                raise KeptGameDiffers(f"game {game_id}: kept {kept[game_id]!r}, read {fresh!r}")
-        read = kept[game_id]
-    else:
-        _read_game(session, game_id, firing)  # an earlier step of a group may have kept its rows
-        # Lock the game's row and read it afresh: two daemons on one Postgres never step the
-        # same game at once (SQLite takes its write lock at BEGIN IMMEDIATE instead).
-        read = KeptGame.read(lock_game(conn, game_id))
-    if kept is not None:
-        # The deadline this step fires (a group of deadlines) is no longer pending for a
-        # later step of the group on the same game, as a fresh read would see once its
-        # fired mark is written (steps before it leave it out: run_step).
-        kept[game_id] = read = read.without(firing)
-    return read
-
-
-def keep_games(session: Session, game_ids: Iterable[str]) -> None:
-    """Lock and read games ``game_ids`` in one statement, for the steps of the current
-    group (:class:`KeptGame`), those it kept already aside: a group of messages reads
-    the games of its senders at once (its messages' steps mostly go to them), a group of
-    deadlines the games of its deadlines.
-
-    As :func:`lock_game`: where the statement waited for another transaction's lock on a
-    row (Postgres), what it read beside the rows predates that transaction, and it is run
-    again, now without waiting."""
-    kept = _kept_games(session)
-    if kept is None:
-        return
-    wanted = sorted(set(game_ids) - kept.keys())
-    if not wanted:
-        return
-    _read_games(session, wanted)
-    conn = session.connection()
-    params = {f"g{i}": game_id for i, game_id in enumerate(wanted)}
-    rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
-    if any(row.seen_seq != row.next_event_seq for row in rows):
-        rows = [Q.LockedGame._make(row) for row in conn.execute(Q.lock_games(len(wanted)), params)]
-    for row in rows:
-        kept[row.id] = KeptGame.read(row)
-
-
-def keeps_games(session: Session) -> bool:
-    """Whether the current group keeps the games its steps lock (``staging(reuse=True)``)."""
-    return _kept_games(session) is not None
-
-
-def keep_locked(session: Session, rows: Iterable[Q.LockedGame]) -> None:
-    """Keep games another statement locked and read as :func:`keep_games` does (its
-    :data:`Q.LOCK_GAME` columns, the wait for another transaction's lock handled), for the
-    steps of the current group: those it kept already stay as they are."""
-    kept = _kept_games(session)
-    if kept is None:
-        return
-    for row in rows:
-        if row.id not in kept:
-            kept[row.id] = KeptGame.read(row)
-
-
-def _read_games(session: Session, game_ids: list[str]) -> None:
-    """Before games ``game_ids`` are read (:func:`keep_games`): write the group's kept step
-    rows if some concern them."""
-    staged = session.info.get(_STAGED)
-    if staged is not None and not staged.games.keys().isdisjoint(game_ids):
-        staged.write(session.connection(), own=True)
-
-
-def kept_game(session: Session, game_id: str) -> Q.LockedGame | None:
-    """Game ``game_id``'s row as a step of the current group left it (its
-    ``kind`` and ``state`` as text among the rest), or None if no step of it kept one."""
-    kept = _kept_games(session)
-    if kept is None or game_id not in kept:
+    def own(self, game_id: str, statement: Statement, rows: list[dict[str, Any]], *,
+            firing: int | None = None) -> int | None:
+        """A step's own write of game ``game_id`` (with ``firing``, the fired mark of that
+        deadline): staged (None), or written now (the rows it changed) outside a group
+        that stages own writes, and for a mark whose game a step of the group wrote."""
+        if not self.own_writes or (firing is not None and game_id in self.games):
+            return self.session.connection().execute(statement, rows).rowcount
+        if firing is not None:
+            self.staged.counted.add(statement)
+        self.games[game_id] = firing if game_id not in self.games else None
+        self.own_statements.add(statement)
+        self.staged.add(statement, rows)
         return None
-    row = kept[game_id].row
-    if CHECK_KEPT:
-        write_kept_steps(session, game_id)
-        fresh = Q.game_state_row(session, game_id)
-        if (fresh.kind, fresh.state) != (row.kind, row.state):
-            raise KeptGameDiffers(f"game {game_id}: kept state {row.state!r}, read {fresh.state!r}")
-    return row
+
+    def write(self, *, own_only: bool = False, commit: bool = False) -> None:
+        """Write the staged rows (:meth:`StagedRows.write`); with ``own_only`` only the
+        steps' own writes."""
+        self.staged.write(self.session.connection(),
+                          only=self.own_statements if own_only else None, commit=commit)
+        self.games.clear()
+
+    def before_reading_appended(self) -> None:
+        """Before a read of what the group may have appended (the outbox, the history, a
+        message's outcome): write every staged row."""
+        if self.staged.rows:
+            self.write()
+
+    def before_reading(self, game_ids: Iterable[str] | None = None, *,
+                       firing: int | None = None) -> None:
+        """Before a read of games ``game_ids``' rows or deadlines (None: of any game, found
+        by player, channel or due time): write the own writes staged for them, unless
+        all that is staged of the one game read is the fired mark of ``firing`` (the
+        deadline its step fires, which the step leaves out of its pending deadlines)."""
+        if not self.games:
+            return
+        if game_ids is not None:
+            wanted = [game_id for game_id in game_ids if game_id in self.games]
+            if not wanted or (firing is not None and len(wanted) == 1
+                              and self.games[wanted[0]] == firing):
+                return
+        self.write(own_only=True)
+
+    # -- kept games -----------------------------------------------------------------------
+
+    def game(self, game_id: str, firing: int | None = None) -> KeptGame:
+        """Game ``game_id`` as a step reads it: kept, or locked and read now (kept for the
+        group's later steps, with ``firing``, the deadline this step fires, no longer
+        pending in it)."""
+        kept = self.kept
+        if kept is not None and game_id in kept:
+            if CHECK_KEPT:
+                self._check(game_id, firing)
+            read = kept[game_id]
+        else:
+            self.before_reading([game_id], firing=firing)
+            # The row's lock: two daemons on one Postgres never step a game at once.
+            read = KeptGame.read(lock_game(self.session.connection(), game_id))
+        if kept is not None:
+            kept[game_id] = read = read.without(firing)
+        return read
+
+    def _check(self, game_id: str, firing: int | None) -> None:
+        self.before_reading([game_id], firing=firing)
+        fresh = KeptGame.read(lock_game(self.session.connection(), game_id)).without(firing)
+        kept = self.kept[game_id].without(firing)  # type: ignore[index]
+        if not kept.same_as(fresh):
+            raise KeptGameDiffers(f"game {game_id}: kept {kept!r}, read {fresh!r}")
+
+    @property
+    def keeps_games(self) -> bool:
+        """Whether this unit keeps the games its steps lock."""
+        return self.kept is not None
+
+    def lock_games(self, game_ids: Iterable[str]) -> None:
+        """Lock and read games ``game_ids`` in one statement and keep them (those kept
+        already aside); as :func:`lock_game`, run again if it waited for a lock."""
+        if self.kept is None:
+            return
+        wanted = sorted(set(game_ids) - self.kept.keys())
+        if not wanted:
+            return
+        self.before_reading(wanted)
+        connection = self.session.connection()
+        params = {f"g{i}": game_id for i, game_id in enumerate(wanted)}
+        statement = Q.lock_games(len(wanted))
+        rows = [Q.LockedGame._make(row) for row in connection.execute(statement, params)]
+        if any(row.seen_seq != row.next_event_seq for row in rows):
+            rows = [Q.LockedGame._make(row) for row in connection.execute(statement, params)]
+        self.keep(rows)
+
+    def keep(self, rows: Iterable[Q.LockedGame]) -> None:
+        """Keep games another statement locked and read (:data:`Q.LOCK_GAME`'s columns,
+        the wait for another transaction's lock handled); those kept already stay."""
+        if self.kept is None:
+            return
+        for row in rows:
+            if row.id not in self.kept:
+                self.kept[row.id] = KeptGame.read(row)
+
+    def kept_row(self, game_id: str) -> Q.LockedGame | None:
+        """Game ``game_id``'s row as the group's steps left it, or None if not kept."""
+        if self.kept is None or game_id not in self.kept:
+            return None
+        row = self.kept[game_id].row
+        if CHECK_KEPT:
+            self.before_reading([game_id])
+            fresh = Q.game_state_row(self.session, game_id)
+            if (fresh.kind, fresh.state) != (row.kind, row.state):
+                raise KeptGameDiffers(f"game {game_id}: kept state {row.state!r}, read {fresh.state!r}")
+        return row
+
+    def follow(self, game: Q.LockedGame, records: StepRecords, players: list[str],
+               moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:
+        """After a step of ``game`` (read with ``players``) wrote ``records``: the
+        currencies it ``moved`` in every kept game that read them, its game's new row
+        ``values``; or its game dropped where the step changed what is not followed."""
+        if records.status != game.status or set(records.players) != set(players):
+            self.games_version += 1
+        kept = self.kept
+        if kept is None:
+            return
+        for key, delta in moved.items():
+            if key[1] in Q.CURRENCIES:
+                for each in kept.values():
+                    if key[0] in each.accounts:
+                        each.balances.amounts[key] = each.balances.amounts.get(key, 0) + delta
+        own = kept.get(game.id)
+        if own is None:
+            return
+        fair = records.fair
+        if (records.deadlines or set(records.players) != set(players) or fair.retired
+                or fair.new_epoch is not None or fair.reveal is not None
+                or (fair.current is not None and fair.current[0] != game.epoch)):
+            del kept[game.id]  # its deadlines, members or epoch: read again
+            return
+        row = own.row._replace(state=values["state"].text, status=values["status"],
+                               updated_at=values["updated_at"],
+                               next_event_seq=values["next_event_seq"])
+        if fair.current is not None:
+            _, counter, client_seeds = fair.current
+            row = row._replace(counter=counter, client_seeds=list(client_seeds))
+        kept[game.id] = KeptGame(row, own.balances, own.pending, own.accounts)
+
+
+def of(session: Session) -> UnitOfWork:
+    """The unit of work of ``session``'s transaction: its group's, else one that writes
+    at once and keeps nothing."""
+    unit = session.info.get(_KEY)
+    if unit is None:
+        unit = session.info[_KEY] = UnitOfWork(session)
+    return unit
+
+
+@contextmanager
+def group(session: Session, *, own_writes: bool = False, keep_games: bool = False,
+          commit: bool = False) -> Iterator[UnitOfWork]:
+    """A unit of work that stages the appended rows of the block's steps and writes them
+    at its end, in its transaction; with ``own_writes`` the steps' own writes too, with
+    ``keep_games`` the games they lock (see the module's doc).
+
+    Only for steps rolled back together: a step rolled back alone to a savepoint would
+    leave its rows staged. ``own_writes`` needs every read of a game's row or deadlines
+    in the block to go through :meth:`UnitOfWork.before_reading`; ``keep_games`` a block
+    whose transaction holds the step lock alone and whose refused steps write nothing.
+    With ``commit`` (Postgres) the transaction commits with the last writes: only for a
+    block that ends its transaction."""
+    previous = session.info.get(_KEY)
+    unit = UnitOfWork(session, staging=True, own_writes=own_writes, keep_games=keep_games,
+                      games_version=previous.games_version if previous is not None else 0)
+    session.info[_KEY] = unit
+    try:
+        yield unit
+        unit.write(commit=commit)
+    finally:
+        if previous is None:
+            session.info.pop(_KEY, None)
+        else:
+            previous.games_version = unit.games_version
+            session.info[_KEY] = previous

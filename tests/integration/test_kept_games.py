@@ -133,8 +133,8 @@ def test_the_check_finds_a_kept_game_whose_balances_were_not_followed(harness, m
     # The scenario above, with the kept games told of no balance moved: the board's next
     # step is checked against a fresh read and the difference stops the run.
     board(harness)
-    keep = unit_of_work.StagedRows.keep_step
-    monkeypatch.setattr(unit_of_work.StagedRows, "keep_step",
+    keep = unit_of_work.UnitOfWork.follow
+    monkeypatch.setattr(unit_of_work.UnitOfWork, "follow",
                         lambda self, game, records, players, moved, values:
                         keep(self, game, records, players, {}, values))
     harness.send("alice", "duel bob", AT, channel="#board")
@@ -248,9 +248,9 @@ def _kept_board_after_waiting(harness, read) -> unit_of_work.KeptGame:  # type: 
     kept: list[unit_of_work.KeptGame] = []
 
     def group(session) -> None:  # type: ignore[no-untyped-def]
-        with unit_of_work.staging(session, steps=True, reuse=True):
+        with unit_of_work.group(session, own_writes=True, keep_games=True) as unit:
             read(session)
-            kept.append(unit_of_work.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
+            kept.append(unit.kept["b1"])  # type: ignore[index]
 
     def release() -> None:
         first.commit()
@@ -263,7 +263,7 @@ def _kept_board_after_waiting(harness, read) -> unit_of_work.KeptGame:  # type: 
 def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
-    kept = _kept_board_after_waiting(harness, lambda session: unit_of_work.keep_games(session, ["b1"]))
+    kept = _kept_board_after_waiting(harness, lambda session: unit_of_work.of(session).lock_games(["b1"]))
     assert kept.row.client_seeds == ["alice: one"]
     assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
 
