@@ -64,6 +64,7 @@ def run(once: bool, now_text: str | None) -> None:
         if settings.web:
             _serve_web_beside(settings)
         from dealer.shell.endpoint import catch_up, start_side
+        from dealer.shell.timers import run_forever
 
         try:
             side = start_side(dealer)  # the webhook endpoint, IMAP IDLE (when set up)
@@ -75,7 +76,7 @@ def run(once: bool, now_text: str | None) -> None:
                 if link is not None:
                     link.start()
                 try:
-                    dealer.run_forever()
+                    run_forever(dealer)
                 finally:
                     if link is not None:
                         link.stop()

@@ -19,7 +19,8 @@ from dealer.cards import UnknownCard, parse_card
 from dealer.games import rules_for
 from dealer.games.base import Rejected
 from dealer.history import ItemGranted
-from dealer.shell.steps import apply_transfers, open_game, run_step
+from dealer.shell.effects import apply_transfers
+from dealer.shell.steps import open_game, run_step
 from dealer.store import queries as Q
 from dealer.store.models import Game, GamePlayer, Player
 from dealer.text import BadName, look_alike_keys, player_key, player_name

@@ -70,7 +70,7 @@ from sqlalchemy.orm import Session
 from dealer.clock import iso, parse_duration, parse_time
 from dealer.games.base import PostDraft
 from dealer.history import AdminOverride, DeadlineShift
-from dealer.shell.steps import append_event, queue_posts
+from dealer.shell.effects import append_event, queue_posts
 from dealer.store import queries as Q
 from dealer.store.models import Deadline, Game, Override
 

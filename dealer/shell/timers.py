@@ -20,17 +20,15 @@ import logging
 import signal
 import threading
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from sqlalchemy import Engine
 
 from dealer.shell.failures import describe
 from dealer.shell.faults import fault
+from dealer.shell.passes import Dealer
 from dealer.store import queries as Q
 from dealer.store.transient import StoreUnavailable, is_transient
-
-if TYPE_CHECKING:
-    from dealer.shell.passes import Dealer
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import func, select
 
+from dealer.shell import timers
 from dealer.shell.admin import add_player, create_game
 
 from dealer.views import game_view, player_view
@@ -265,12 +266,12 @@ def test_the_scheduler_mirrors_pending_deadlines_and_never_drops_a_missed_one(ha
     scheduler = BackgroundScheduler(timezone=timezone.utc, job_defaults={"misfire_grace_time": None})
     scheduler.start(paused=True)
     try:
-        assert harness.dealer.sync_timers(scheduler) == 1
+        assert timers.sync_timers(scheduler, harness.dealer.reader, harness.dealer.wake) == 1
         job = scheduler.get_jobs()[0]
         assert job.id == "next-deadline" and job.next_run_time == CLOSE
         assert job.misfire_grace_time is None
         harness.run(CLOSE)
-        assert harness.dealer.sync_timers(scheduler) == 0
+        assert timers.sync_timers(scheduler, harness.dealer.reader, harness.dealer.wake) == 0
         assert scheduler.get_jobs() == []
     finally:
         scheduler.shutdown(wait=False)
@@ -310,7 +311,7 @@ def test_run_forever_reloads_overrides_on_sighup(harness, monkeypatch) -> None: 
     previous = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
     monkeypatch.setattr(harness.dealer.wake, "wait", fake_wait)
     try:
-        harness.dealer.run_forever()
+        timers.run_forever(harness.dealer)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

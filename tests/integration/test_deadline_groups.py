@@ -16,7 +16,7 @@ import tally
 from sqlcount import statements
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport
-from dealer.shell import steps
+from dealer.shell import unit_of_work
 from dealer.shell.steps import load_state
 from dealer.store.models import Deadline, Event, Game, Holding
 
@@ -111,7 +111,7 @@ def test_a_parent_in_a_group_sees_its_fired_deadline_gone_as_a_fresh_read_would(
     # The board's kept read (the group's, before any step) lists its review as pending; the
     # review's step fires it, and the duels' ends, stepping the board after it, must not
     # see it pending (each reuse is checked against a fresh read, too: CHECK_KEPT).
-    monkeypatch.setattr(steps, "CHECK_KEPT", True)
+    monkeypatch.setattr(unit_of_work, "CHECK_KEPT", True)
     two_duels(harness, monkeypatch, END - timedelta(seconds=1))
     finished = board.Board.on_child_finished
 

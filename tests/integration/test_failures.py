@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 
 import tally
-from dealer.shell import failures
+from dealer.shell import failures, timers
 from dealer.clock import iso
 from dealer.shell.admin import add_player, create_game
 from dealer.views import game_view
@@ -217,7 +217,7 @@ def test_a_deadline_that_crashes_holds_its_game_and_fires_once_fixed(harness, cl
     scheduler = BackgroundScheduler(timezone=timezone.utc)
     scheduler.start(paused=True)
     try:
-        assert harness.dealer.sync_timers(scheduler, after=CLOSE + timedelta(minutes=1)) == 1  # t2's close
+        assert timers.sync_timers(scheduler, harness.dealer.reader, harness.dealer.wake, after=CLOSE + timedelta(minutes=1)) == 1  # t2's close
         assert [j.next_run_time for j in scheduler.get_jobs()] != [row.due_at]
     finally:
         scheduler.shutdown(wait=False)

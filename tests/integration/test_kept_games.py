@@ -1,7 +1,7 @@
 """A group of messages locks and reads a game once (issue 13): a later step of a game in the
-same group uses what the earlier step left of its locked row (``steps.KeptGame``: its
+same group uses what the earlier step left of its locked row (``unit_of_work.KeptGame``: its
 state, status, event number, balances, epoch), never a stale copy. Every reuse here is
-also checked against a fresh read (``steps.CHECK_KEPT``), which stops the run at the first
+also checked against a fresh read (``unit_of_work.CHECK_KEPT``), which stops the run at the first
 difference; the outcomes are asserted besides. On a real store."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sqlalchemy import event, select, text
 import board as board_rules
 from lockwait import run_after_waiting
 from dealer.history import ClientSeedAdded
-from dealer.shell import messages, steps
+from dealer.shell import routing, steps, unit_of_work
 from dealer.shell.admin import add_player, create_game
 from dealer.store import queries as Q
 from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Seed
@@ -26,7 +26,7 @@ AT = T0 + timedelta(minutes=30)
 
 @pytest.fixture(autouse=True)
 def checked(monkeypatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(steps, "CHECK_KEPT", True)
+    monkeypatch.setattr(unit_of_work, "CHECK_KEPT", True)
 
 
 def board(h) -> None:  # type: ignore[no-untyped-def]
@@ -58,14 +58,14 @@ def locked_reads(h, monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     were read: one entry per row of a locked read (``Q.LOCK_GAME``, one game or several
     at once, alone or with the group's senders) kept for the group's steps."""
     seen: list[str] = []
-    read = steps.KeptGame.read
+    read = unit_of_work.KeptGame.read
 
     def spy(row):  # type: ignore[no-untyped-def]
         if row.id.startswith("b1"):
             seen.append(row.id)
         return read(row)
 
-    monkeypatch.setattr(steps.KeptGame, "read", spy)
+    monkeypatch.setattr(unit_of_work.KeptGame, "read", spy)
     return seen
 
 
@@ -94,7 +94,7 @@ def chips(h, account: str) -> int:  # type: ignore[no-untyped-def]
 def test_a_game_stepped_twice_in_a_group_is_read_once_and_its_second_step_sees_the_first(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The second duel is the board's second (b1-duel-2): a stale state would open
     # b1-duel-1 again, and be refused as a game that exists.
-    monkeypatch.setattr(steps, "CHECK_KEPT", False)  # the check reads again: count without it
+    monkeypatch.setattr(unit_of_work, "CHECK_KEPT", False)  # the check reads again: count without it
     board(harness)
     harness.send("alice", "duel bob", AT, channel="#board")
     harness.send("bob", "duel alice", AT + timedelta(seconds=1), channel="#board")
@@ -133,14 +133,14 @@ def test_the_check_finds_a_kept_game_whose_balances_were_not_followed(harness, m
     # The scenario above, with the kept games told of no balance moved: the board's next
     # step is checked against a fresh read and the difference stops the run.
     board(harness)
-    keep = steps.StagedRows.keep_step
-    monkeypatch.setattr(steps.StagedRows, "keep_step",
+    keep = unit_of_work.UnitOfWork.follow
+    monkeypatch.setattr(unit_of_work.UnitOfWork, "follow",
                         lambda self, game, records, players, moved, values:
                         keep(self, game, records, players, {}, values))
     harness.send("alice", "duel bob", AT, channel="#board")
     harness.send("alice", "duel bob", AT + timedelta(seconds=1), channel="#board")
     harness.dealer.ingest(AT + timedelta(seconds=2))
-    with pytest.raises(steps.KeptGameDiffers):
+    with pytest.raises(unit_of_work.KeptGameDiffers):
         harness.dealer.process_due(AT + timedelta(seconds=2))
 
 
@@ -235,7 +235,7 @@ def test_a_game_read_with_the_groups_senders_follows_what_another_game_moved_bef
     assert reads[:2] == ["b1", "b1-duel-1"]  # in one statement (above), in id order
 
 
-def _kept_board_after_waiting(harness, read) -> steps.KeptGame:  # type: ignore[no-untyped-def]
+def _kept_board_after_waiting(harness, read) -> unit_of_work.KeptGame:  # type: ignore[no-untyped-def]
     """The board as a group keeps it when ``read(session)``, the group's read of its
     games, had to wait for another transaction that holds the board's row lock, adds a
     client seed and moves 7 chips to bob, and then commits."""
@@ -245,12 +245,12 @@ def _kept_board_after_waiting(harness, read) -> steps.KeptGame:  # type: ignore[
     steps.run_step(first, "b1", AT, ClientSeedAdded(player="alice", seed="alice: one"),
                    origin="x:1", actor="alice")
     first.execute(text("UPDATE holdings SET amount = amount + 7 WHERE account = 'b1/player:bob'"))
-    kept: list[steps.KeptGame] = []
+    kept: list[unit_of_work.KeptGame] = []
 
     def group(session) -> None:  # type: ignore[no-untyped-def]
-        with steps.staging(session, steps=True, reuse=True):
+        with unit_of_work.group(session, own_writes=True, keep_games=True) as unit:
             read(session)
-            kept.append(steps.staged_rows(session).kept["b1"])  # type: ignore[union-attr,index]
+            kept.append(unit.kept["b1"])  # type: ignore[index]
 
     def release() -> None:
         first.commit()
@@ -263,7 +263,7 @@ def _kept_board_after_waiting(harness, read) -> steps.KeptGame:  # type: ignore[
 def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_wrote(harness, database_url) -> None:  # type: ignore[no-untyped-def]
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
-    kept = _kept_board_after_waiting(harness, lambda session: steps.keep_games(session, ["b1"]))
+    kept = _kept_board_after_waiting(harness, lambda session: unit_of_work.of(session).lock_games(["b1"]))
     assert kept.row.client_seeds == ["alice: one"]
     assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
 
@@ -277,7 +277,7 @@ def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
     kept = _kept_board_after_waiting(
-        harness, lambda session: messages.read_senders_keeping_games(session, senders))
+        harness, lambda session: routing.read_senders_keeping_games(session, senders))
     assert kept.row.client_seeds == ["alice: one"]
     assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
     assert kept.row.next_event_seq == kept.row.seen_seq  # read again, not waited

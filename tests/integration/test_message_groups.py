@@ -13,7 +13,7 @@ from sqlalchemy import event, select
 
 import tally
 from sqlcount import statements
-from dealer.shell import steps
+from dealer.shell import unit_of_work
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport
 from dealer.store.models import Event, Inbound, Post
@@ -308,8 +308,8 @@ def test_a_deadline_a_message_of_the_group_set_before_the_next_message_fires_bet
 def test_a_group_writes_its_games_updates_together_and_a_read_of_a_game_sees_them(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Each game's new state is kept with the group's rows; the help alice asks for reads
     # the table's state as her standing up left it (the group's kept read of the table,
-    # which the step brought up to date: steps.KeptGame).
-    monkeypatch.setattr(steps, "CHECK_KEPT", False)  # it reads again: statements are counted
+    # which the step brought up to date: unit_of_work.KeptGame).
+    monkeypatch.setattr(unit_of_work, "CHECK_KEPT", False)  # it reads again: statements are counted
     raceway(harness)
 
     def more(session):  # type: ignore[no-untyped-def]

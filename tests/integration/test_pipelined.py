@@ -1,6 +1,6 @@
 """Rows written without waiting for each statement's result (:func:`dealer.store.db.pipelined`:
 psycopg's pipeline mode on Postgres, a plain block on SQLite), as a group's kept rows are
-(:meth:`dealer.shell.steps.StagedRows.write`): they land in order, a refused statement
+(:meth:`dealer.shell.unit_of_work.StagedRows.write`): they land in order, a refused statement
 raises as SQLAlchemy raises any database error, and a connection lost inside the block is
 a passing error on a connection that is never handed out again."""
 
@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine, bindparam, select, text, update
 from sqlalchemy import exc as sa_exc
 
-from dealer.shell.steps import StagedRows, StaleRows
+from dealer.shell.unit_of_work import StagedRows, StaleRows
 from dealer.store import queries as Q
 from dealer.store.db import make_engine, pipelined
 from dealer.store.models import Post

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from dealer.shell import steps
+from dealer.shell import effects, steps
 from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Post
 from dealer.testing import seed_chain
 from dealer.text import escape_post
@@ -23,7 +23,9 @@ def test_the_fake_shell_plays_a_game_as_the_daemon_does(harness, monkeypatch, ki
     script = SCRIPTS[kind]()
     # The daemon makes a fresh secret seed for each new epoch (a Hall phase); here it
     # follows the fake's deterministic chain, so both draw the same cards.
-    monkeypatch.setattr(steps, "new_server_seed", seed_chain(script.seed))
+    chain = seed_chain(script.seed)
+    monkeypatch.setattr(steps, "new_server_seed", chain)
+    monkeypatch.setattr(effects, "new_server_seed", chain)
     script.on_daemon(harness)
     daemon = harness.admin(lambda session: _stored(session, script.game_id))
     shell = script.on_shell()

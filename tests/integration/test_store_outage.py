@@ -21,9 +21,9 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from dealer.shell import delivery, ingest, passes
+from dealer.shell import deadline_groups, delivery, ingest, message_groups, passes
 from dealer.shell.admin import add_player, create_game
-from dealer.shell.timers import backoff, keep_trying, one_turn
+from dealer.shell.timers import backoff, keep_trying, one_turn, run_forever
 from dealer.store import queries as Q
 from dealer.store.db import make_engine, migrate
 from dealer.store.models import Deadline, Inbound, Post
@@ -93,8 +93,8 @@ POINTS = {
     # name: (module, attribute) called once per pass at that point of the loop
     "overrides": (passes, "apply_overrides"),
     "ingest": (ingest, "_insert_new"),
-    "message": (passes, "process_inbound"),
-    "deadline": (passes, "run_step"),
+    "message": (message_groups, "process_inbound"),
+    "deadline": (deadline_groups, "run_step"),
     "delivery": (delivery, "fault"),
     "timers": (Q, "next_timer_deadline"),
 }
@@ -164,7 +164,7 @@ def test_a_lock_timeout_while_applying_leaves_the_message_pending(harness, monke
     def timeout(_args: tuple[Any, ...]) -> None:
         raise pg_error(psycopg.errors.LockNotAvailable)
 
-    monkeypatch.setattr(passes, "process_inbound", once(passes.process_inbound, timeout))
+    monkeypatch.setattr(message_groups, "process_inbound", once(message_groups.process_inbound, timeout))
     with pytest.raises(sa_exc.OperationalError):
         harness.run(T0 + timedelta(minutes=10))
     rows = harness.admin(lambda s: [(r.status, r.error) for r in s.scalars(select(Inbound))])
@@ -182,7 +182,7 @@ def test_a_deadlock_while_firing_leaves_the_deadline_pending_and_the_game_free(h
     def deadlock(_args: tuple[Any, ...]) -> None:
         raise pg_error(psycopg.errors.DeadlockDetected)
 
-    monkeypatch.setattr(passes, "run_step", once(passes.run_step, deadlock))
+    monkeypatch.setattr(deadline_groups, "run_step", once(deadline_groups.run_step, deadlock))
     with pytest.raises(sa_exc.OperationalError):
         harness.run(NOW)
     assert harness.admin(lambda s: [(d.status, d.error) for d in s.scalars(select(Deadline))]) == [("pending", None)]
@@ -209,7 +209,7 @@ def test_an_own_code_error_still_marks_the_message_failed(harness, monkeypatch) 
     def bug(*_args: Any) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(passes, "process_inbound", bug)
+    monkeypatch.setattr(message_groups, "process_inbound", bug)
     report = harness.run(T0 + timedelta(minutes=10))
     assert not report.ok
     assert harness.admin(lambda s: [r.status for r in s.scalars(select(Inbound))]) == ["failed"]
@@ -307,7 +307,7 @@ def test_run_forever_waits_out_an_outage_and_a_failing_turn_and_goes_on(harness,
     previous = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)}
     try:
         with caplog.at_level("INFO"):
-            harness.dealer.run_forever()
+            run_forever(harness.dealer)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

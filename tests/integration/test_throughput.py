@@ -12,7 +12,7 @@ from sqlalchemy import event, select, update
 import tally
 from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
-from dealer.shell import delivery, passes
+from dealer.shell import delivery, passes, timers
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport, deadline_group
 from dealer.store import queries as Q
@@ -383,14 +383,14 @@ def test_the_timer_costs_one_read_whatever_the_number_of_games(harness) -> None:
     scheduler = BackgroundScheduler(timezone=timezone.utc)
     scheduler.start(paused=True)
     try:
-        assert harness.dealer.sync_timers(scheduler, after=T0) == 1
+        assert timers.sync_timers(scheduler, harness.dealer.reader, harness.dealer.wake, after=T0) == 1
         assert [job.next_run_time for job in scheduler.get_jobs()] == [CLOSE]
         selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
         assert len(selects) == 1 and "LIMIT" in selects[0].upper()
         # Nothing changed: the timer stays as it is.
-        assert harness.dealer.sync_timers(scheduler, after=T0) == 1
+        assert timers.sync_timers(scheduler, harness.dealer.reader, harness.dealer.wake, after=T0) == 1
         harness.run(CLOSE)
-        assert harness.dealer.sync_timers(scheduler, after=CLOSE) == 0
+        assert timers.sync_timers(scheduler, harness.dealer.reader, harness.dealer.wake, after=CLOSE) == 0
         assert scheduler.get_jobs() == []
     finally:
         scheduler.shutdown(wait=False)

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from dealer.shell.steps import GameHeld, PendingDeadline, check_not_held
+from dealer.shell.effects import PendingDeadline
+from dealer.shell.steps import GameHeld, check_not_held
 
 DUE = datetime(2026, 12, 1, 11, 0, tzinfo=timezone.utc)
 LATER = DUE + timedelta(seconds=1)

@@ -34,13 +34,12 @@ def _type_checking_only(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def imports(path: Path, known: set[str], type_checking: bool = False) -> set[str]:
-    """The dealer modules ``path`` imports (with ``type_checking``, those it imports under
-    ``if TYPE_CHECKING:`` too)."""
+def imports(path: Path, known: set[str]) -> set[str]:
+    """The dealer modules ``path`` imports."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if not type_checking and _type_checking_only(node):
+        if _type_checking_only(node):
             for child in node.orelse:  # type: ignore[attr-defined]
                 visit(child)
             return
@@ -57,10 +56,10 @@ def imports(path: Path, known: set[str], type_checking: bool = False) -> set[str
     return {name for name in found if name in known}
 
 
-def graph(type_checking: bool = False) -> dict[str, set[str]]:
+def graph() -> dict[str, set[str]]:
     mods = modules()
     known = set(mods)
-    return {name: imports(path, known, type_checking) - {name} for name, path in mods.items()}
+    return {name: imports(path, known) - {name} for name, path in mods.items()}
 
 
 def within(name: str, *packages: str) -> bool:
@@ -165,24 +164,66 @@ def test_no_import_cycles_among_dealer_modules() -> None:
     assert cycles(graph()) == []
 
 
-def test_the_walk_counts_imports_for_type_checking_only_when_asked(tmp_path: Path) -> None:
-    module = tmp_path / "m.py"
-    module.write_text("from typing import TYPE_CHECKING\n"
-                      "from dealer.a import x\n"
-                      "if TYPE_CHECKING:\n"
-                      "    from dealer.b import y\n"
-                      "else:\n"
-                      "    import dealer.c\n")
-    known = {"dealer.a", "dealer.b", "dealer.c"}
-    assert imports(module, known) == {"dealer.a", "dealer.c"}
-    assert imports(module, known, type_checking=True) == known
+def module_level_imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The dealer modules ``path`` (module ``name``) imports when it is itself imported:
+    the imports of its module level, those under ``if``/``try`` (``TYPE_CHECKING``
+    included: a circle a type checker follows is still a circle) and relative ones
+    (``from . import x``, ``from .base import y``); none inside a function or a class."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def absolute(node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        base = package.split(".")
+        base = base[: len(base) - node.level + 1]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                module = absolute(node)
+                for alias in node.names:
+                    sub = f"{module}.{alias.name}"
+                    found.add(sub if sub in known else module)
+            elif isinstance(node, ast.If):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return {each for each in found if each in known} - {name}
 
 
-def test_games_store_and_views_have_no_cycle_even_through_imports_for_type_checking() -> None:
-    # An import made for type checking only still ties two modules together: neither can
-    # be read, moved or tested without the other. games.base <-> games.commands and
-    # games.hall.commands <-> games.hall.economy were such circles; each side's shared
-    # part now lives on a floor below both (games.rejection, games.hall.croupier).
-    found = cycles(graph(type_checking=True))
-    assert [c for c in found if any(within(m, "dealer.games", "dealer.store", "dealer.views")
-                                    for m in c)] == []
+def module_level_graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: module_level_imports(name, path, known) for name, path in mods.items()}
+
+
+def test_the_module_level_walk_sees_relative_and_type_checking_imports(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "a.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from . import b\n"
+        "from .c import thing\n"
+        "if TYPE_CHECKING:\n"
+        "    from pkg.d import Other\n"
+        "def later():\n"
+        "    from pkg import e\n",
+        encoding="utf-8",
+    )
+    known = {"pkg.a", "pkg.b", "pkg.c", "pkg.d", "pkg.e"}
+    assert module_level_imports("pkg.a", source, known) == {"pkg.b", "pkg.c", "pkg.d"}
+
+
+def test_no_import_circles_among_dealer_modules_at_module_level() -> None:
+    assert cycles(module_level_graph()) == []

@@ -211,7 +211,7 @@ def claim_messages(count: int) -> Direct:
     """The pending ones of ``count`` messages (bound as ``m0``, ``m1``, ...), locked for
     processing once the step lock is taken alone (:class:`step_lock_alone`: the group's
     steps lock several games): one statement for a group
-    (:func:`dealer.shell.passes.process_messages`), one prebuilt per group size (a group
+    (:func:`dealer.shell.message_groups.process_messages`), one prebuilt per group size (a group
     has up to 50 messages), run on the driver's cursor (:mod:`dealer.store.direct`)."""
     return Direct(_claim_messages_of(_inbound.c.id.in_([bindparam(f"m{i}") for i in range(count)])))
 

@@ -190,10 +190,10 @@ def senders_with_games_locked(
     """Postgres: :func:`players_with_games` and :func:`~dealer.store.queries.steps.lock_games` of their games in one
     statement, one round trip: a group of messages reads its senders, routing needs their
     games, and nearly every step of the group goes to one of them
-    (:func:`dealer.shell.messages.read_senders_keeping_games`).
+    (:func:`dealer.shell.routing.read_senders_keeping_games`).
 
     Returns the players as :func:`players_with_games` does (their games' routing columns
-    as the lock read them) and the locked games, each once. As :func:`dealer.shell.steps.lock_game`: where the
+    as the lock read them) and the locked games, each once. As :func:`dealer.shell.unit_of_work.lock_game`: where the
     statement waited for another transaction's lock on a game, it read the rest (the
     players, their games, and what is read beside each game) as it stood before that
     transaction committed, and it is run again, now without waiting."""

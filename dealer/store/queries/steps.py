@@ -128,7 +128,7 @@ it waited for left it, but reads everything beside it (the epoch, the pause, the
 deadlines, the balances) as it stood when the statement began. ``seen_seq`` is the row's
 ``next_event_seq`` as it stood then: where it differs from ``next_event_seq`` (every step
 and every admin event moves it), the rest was read from before that transaction and the
-statement is run again (:func:`dealer.shell.steps.lock_game`), now without waiting.
+statement is run again (:func:`dealer.shell.unit_of_work.lock_game`), now without waiting.
 
 It runs as a lambda statement: SQLAlchemy finds its compiled form by the lambda's code,
 not by hashing the statement's whole structure on every execution, as it does for a
@@ -137,7 +137,7 @@ a step). The lambda names the statement as a global, which SQLAlchemy leaves out
 key."""
 
 LockedGame = row_type("LockedGame", _LOCK_GAME)
-"""A row of :data:`LOCK_GAME` (:func:`dealer.shell.steps.lock_game` reads dozens of its
+"""A row of :data:`LOCK_GAME` (:func:`dealer.shell.unit_of_work.lock_game` reads dozens of its
 fields a step)."""
 
 
@@ -145,7 +145,7 @@ fields a step)."""
 def lock_games(count: int) -> Select[Any]:
     """:data:`LOCK_GAME` for ``count`` games at once (bound as ``g0``, ``g1``, ...), their
     rows locked in the order of their ids: a group of messages reads the games of its
-    senders with one statement (:func:`dealer.shell.steps.keep_games`)."""
+    senders with one statement (:meth:`dealer.shell.unit_of_work.UnitOfWork.lock_games`)."""
     return (LOCKED_GAMES.where(_games.c.id.in_([bindparam(f"g{i}") for i in range(count)]))
             .order_by(_games.c.id))
 
@@ -212,7 +212,7 @@ GAME_EXISTS = select(_games.c.id).where(_games.c.id == bindparam("game_id"))
 
 
 INSERT_SEED = _seeds.insert()
-"""A new epoch of a game's fair source (the columns of :func:`dealer.shell.steps.new_seed_row`)."""
+"""A new epoch of a game's fair source (the columns of :func:`dealer.shell.effects.new_seed_row`)."""
 
 INSERT_GAME_PLAYERS = _game_players.insert()
 """Rows ``{"game_id", "player"}`` of ``game_players``."""

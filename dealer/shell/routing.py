@@ -1,0 +1,284 @@
+"""Which game a stored message is for: its sender, the sender's games, the game a line goes to.
+
+A message's ``game`` field or a ``game ID`` line names the game; else the game owning its
+channel; else, in a PM, the sender's one game. A match's command goes to the sender's one
+running match of the game it reached (a child game owns no channel). What routing reads
+of the senders is kept for the transaction while it stands (:class:`_Senders`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from sqlalchemy import Row, bindparam, select
+from sqlalchemy.orm import Session
+
+from dealer.clock import iso_exact
+from dealer.games import rules_for
+from dealer.routes import ACCOUNT
+from dealer.shell import unit_of_work
+from dealer.store import queries
+from dealer.store.models import Game, GamePlayer, Inbound, Player
+from dealer.text import player_key
+
+GameRef = Row[Any] | queries.PlayerGame
+"""A game as routing found it: a row with ``id``, ``kind``, ``status``, ``channel``,
+``parent_id`` and ``created_at``."""
+
+PlayerRef = Row[Any] | queries.PlayerGame
+"""A player as routing found it: a row with ``key`` and ``name``."""
+
+InboundRef = Inbound | queries.ClaimedMessage
+"""A stored message being handled."""
+
+
+GAME_LINE = re.compile(r"^game\s+(\S+)$", re.IGNORECASE)
+SEED_LINE = re.compile(r"^seed\s+(.+)$", re.IGNORECASE)
+HELP_LINE = re.compile(r"^(help|\?|commands)$", re.IGNORECASE)
+
+
+_PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
+    Player.__table__.c.key == bindparam("key")
+)
+
+
+def find_player(session: Session, name: str) -> Row[Any] | None:
+    """The player called ``name`` (matched by :func:`~dealer.text.player_key`: case, width
+    and spacing aside): a row with ``key`` and ``name``.
+
+    A sender written as a platform account (``discord:80351110224678912``: how a platform
+    adapter stores who sent a message) is the player linked to that account: a message is
+    attributed by the account, never by a display name that can change. A Discourse
+    username linked to nobody is the player of that name, unless that player linked
+    another Discourse account (:func:`~dealer.store.queries.player_of_sender`)."""
+    account = ACCOUNT.match(name)
+    if account:
+        platform, account_id = account.group("platform"), account.group("id")
+        if platform == "discourse":
+            account_id = account_id.lower()  # Discourse usernames: one user whatever the case
+        key = queries.player_of_sender(session, platform, account_id)
+        return None if key is None else session.execute(_PLAYER, {"key": key}).first()
+    return session.execute(_PLAYER, {"key": player_key(name)}).first()
+
+
+_ROUTING = "dealer.routing_reads"
+"""``session.info`` key: what routing read of the senders (:class:`_Senders`)."""
+
+
+@dataclass
+class _Senders:
+    """The players routing read in a transaction (a message, or a group of them) and their
+    unfinished games: kept while they stand. Players are added only by the admin (another
+    transaction); a player's unfinished games change only through a step that changes who
+    plays in a game or a game's status, which :attr:`~dealer.shell.unit_of_work.UnitOfWork.games_version`
+    counts: the games read before such a step are read again."""
+
+    version: int
+    """:attr:`~dealer.shell.unit_of_work.UnitOfWork.games_version` when ``games`` were read."""
+    players: dict[str, PlayerRef | None] = field(default_factory=dict)
+    """By sender as stored: the player (``key``, ``name``), or None for no player."""
+    games: dict[str, list[GameRef]] = field(default_factory=dict)
+    """By player name: the unfinished games the player takes part in."""
+
+
+def _senders(session: Session) -> _Senders:
+    """What routing read in ``session``, its games dropped if a step changed any since."""
+    version = unit_of_work.of(session).games_version
+    senders = session.info.get(_ROUTING)
+    if senders is None:
+        senders = session.info[_ROUTING] = _Senders(version)
+    elif senders.version != version:
+        senders.games.clear()
+        senders.version = version
+    return senders
+
+
+def read_senders(session: Session, names: Iterable[str]) -> None:
+    """Read the players who sent ``names`` (as stored) with their unfinished games, in one
+    statement: a group of messages reads its senders together (nearly every message needs
+    its sender's games to be routed). A sender written as a platform account is read when
+    its message is (:func:`find_player`)."""
+    senders = _senders(session)
+    keys = _unread(senders, names)
+    if not keys:
+        return
+    unit_of_work.of(session).before_reading()  # a step of the group may have changed a game's status
+    _keep_senders(senders, keys, queries.players_with_games(session, sorted(set(keys.values()))))
+
+
+def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
+    """:func:`read_senders`, then :func:`keep_senders_games`: what a group of messages
+    reads first, once its messages are claimed. On Postgres, in a group that keeps its
+    games, one statement reads the senders and locks and reads their games
+    (:func:`~dealer.store.queries.senders_with_games_locked`): a round trip less for
+    every group, a one-message pass's included."""
+    if not unit_of_work.of(session).keeps_games or session.connection().dialect.name != "postgresql":
+        read_senders(session, names)
+        keep_senders_games(session)
+        return
+    senders = _senders(session)
+    keys = _unread(senders, names)
+    if keys:
+        unit_of_work.of(session).before_reading()  # a step of the group may have changed a game's status
+        found, locked = queries.senders_with_games_locked(
+            session.connection(), sorted(set(keys.values())))
+        _keep_senders(senders, keys, found)
+        unit_of_work.of(session).keep(locked)
+    keep_senders_games(session)  # the games of senders read before, if any is not kept
+
+
+def _unread(senders: _Senders, names: Iterable[str]) -> dict[str, str]:
+    """The senders of ``names`` (as stored) not read yet, each with its player key; a
+    platform account is read with its message (:func:`find_player`)."""
+    return {name: player_key(name) for name in names
+            if name not in senders.players and not ACCOUNT.match(name)}
+
+
+def _keep_senders(senders: _Senders, keys: dict[str, str],
+                  found: dict[str, list[queries.PlayerGame]]) -> None:
+    """Keep what was read of the players of ``keys`` (by sender as stored)."""
+    for name, key in keys.items():
+        rows = found.get(key)
+        senders.players[name] = rows[0] if rows else None
+        if rows:
+            senders.games[rows[0].name] = [row for row in rows if row.id is not None]
+
+
+def keep_senders_games(session: Session) -> None:
+    """Lock and read, in one statement, the unfinished games of the senders routing read
+    in the current group of messages (:meth:`~dealer.shell.unit_of_work.UnitOfWork.lock_games`): nearly
+    every step of the group goes to one of them."""
+    unit_of_work.of(session).lock_games(
+        [game.id for games in _senders(session).games.values() for game in games])
+
+
+def find_sender(session: Session, name: str) -> PlayerRef | None:
+    """:func:`find_player`, reading the player's unfinished games in the same statement
+    (nearly every message needs them to be routed), unless read already
+    (:func:`read_senders`)."""
+    senders = _senders(session)
+    if name not in senders.players:
+        if ACCOUNT.match(name):
+            senders.players[name] = find_player(session, name)
+        else:
+            read_senders(session, [name])
+    return senders.players[name]
+
+
+def player_games(session: Session, name: str) -> list[Row[Any]]:
+    """The unfinished games ``name`` takes part in (read once while they stand:
+    :class:`_Senders`)."""
+    senders = _senders(session)
+    games = senders.games.get(name)
+    if games is None:
+        unit_of_work.of(session).before_reading()
+        games = senders.games[name] = queries.player_games(session, name)
+    return games
+
+
+def find_game(
+    session: Session, inbound: InboundRef, sender: PlayerRef, chosen: str | None
+) -> tuple[GameRef | None, str | None]:
+    """The game a line is for, or ``(None, why)``."""
+    if chosen:
+        # One of the sender's games, as read already, needs no statement (most `game ID`
+        # lines name one).
+        known = _senders(session).games.get(sender.name, ())
+        game = next((g for g in known if g.id == chosen), None)
+        if game is None:
+            unit_of_work.of(session).before_reading()
+            game = queries.game_by_id(session, chosen)
+        if game is None:
+            return None, f"There is no game {chosen!r}."
+        return game, None
+    if inbound.channel != "pm":
+        unit_of_work.of(session).before_reading()
+        on_channel = queries.games_on_channel(session, inbound.channel)
+        if len(on_channel) == 1:
+            return on_channel[0], None
+        if len(on_channel) > 1:
+            ids = ", ".join(g.id for g in on_channel)
+            return None, f"Several games run in {inbound.channel} ({ids}); start with 'game ID'."
+    mine = player_games(session, sender.name)
+    if len(mine) == 1:
+        return mine[0], None
+    if not mine:
+        unit_of_work.of(session).before_reading()
+        finished = session.scalar(
+            select(Game.id)
+            .join(GamePlayer, GamePlayer.game_id == Game.id)
+            .where(GamePlayer.player == sender.name, Game.status == "finished")
+            .order_by(Game.updated_at.desc())
+            .limit(1)
+        )
+        if finished:
+            return None, f"Your game {finished} has finished, and you are in no running game."
+        open_games = [
+            g.id
+            for g in session.scalars(select(Game).where(Game.status != "finished").order_by(Game.id))
+            if rules_for(g.kind).open_to_all
+        ]
+        hint = f" Open games: {', '.join(open_games)}." if open_games else ""
+        return None, f"You are in no running game, so the line has no game to go to.{hint} Start with 'game ID'."
+    ids = ", ".join(g.id for g in mine)
+    return None, f"You are in several games ({ids}); start the message with a line 'game ID'."
+
+
+def match_route(
+    session: Session, sender: PlayerRef, line: str, route: tuple[GameRef | None, str | None],
+    public: bool,
+) -> tuple[GameRef | None, str | None]:
+    """A match's command sent where its parent game is reached (the Hall's channel, or a PM
+    of a player in the Hall and a match) goes to the match: a child game owns no channel.
+
+    When the line's first word is no command word of the routed game (or no game was found
+    because the sender plays in several, in a PM), and the sender plays in exactly one running
+    child game whose ruleset has that word (of the routed game, if any), the line goes there.
+    A public line in a channel no game owns stays unaddressed."""
+    game, _ = route
+    words = line.split()
+    if not words or HELP_LINE.match(line) or SEED_LINE.match(line) or (game is None and public):
+        return route
+    word = words[0]
+    if game is not None and rules_for(game.kind).is_command_word(word):
+        return route
+    mine = player_games(session, sender.name)
+    matches = [g for g in mine
+               if g.parent_id is not None and (game is None or g.parent_id == game.id)
+               and rules_for(g.kind).is_command_word(word)]
+    if len(matches) == 1:
+        return matches[0], None
+    if game is None and len({g.parent_id or g.id for g in mine}) == 1:
+        # A PM of a player whose games are one Hall and its matches: a Hall command goes to
+        # the Hall.
+        parents = [g for g in mine if g.parent_id is None and rules_for(g.kind).is_command_word(word)]
+        if len(parents) == 1:
+            return parents[0], None
+    if len(matches) > 1:
+        ids = ", ".join(g.id for g in matches)
+        return None, f"You play in several matches ({ids}); start the message with a line 'game ID'."
+    return route
+
+
+def before_game(session: Session, game: GameRef, inbound: InboundRef) -> str | None:
+    """Why a message sent before its game began is refused (else None); a game begins when
+    it is created, or at the start it was given if that is earlier.
+
+    Nothing sent before a game exists counts for it: a clock far behind (a ``sent_at`` of
+    year 0001) would otherwise have the move made, and every deadline it sets fall, long
+    before the game began.
+    """
+    if inbound.sent_at >= game.created_at:
+        return None  # the common case needs no query
+    # The game may have been opened by an earlier message of the group.
+    unit_of_work.of(session).before_reading_appended()
+    began = queries.game_began(session, game.id, game.created_at)
+    if inbound.sent_at >= began:
+        return None
+    return (
+        f"The message says it was sent at {iso_exact(inbound.sent_at)}, before game "
+        f"{game.id} began ({iso_exact(began)}), so it does not count for it. "
+        "If the time is wrong, send the message again."
+    )
