@@ -1,0 +1,150 @@
+"""Who sent a message, where the transport cannot vouch for it: quarantine and pass phrases.
+
+An e-mail inbox tells ingest, with each message, whether its sender was authenticated
+(:class:`~dealer.inbox.base.SenderCheck`). :func:`quarantine_reasons` decides what is
+stored ``quarantined``: a mail not authenticated, unless its first line carried the pass
+phrase of the player it would count for. A quarantined message is never applied nor
+answered (its ``From:`` may be forged: dealer sends no backscatter); the host lists it
+(``dealer inbox list --quarantined``) and releases it (:func:`release_messages`).
+
+A PM whose first line is ``set passphrase WORDS`` (an authenticated mail, a Discord DM, a
+forwarded PM from an authenticated forwarder) sets its sender's pass phrase when it is
+stored (:func:`set_from_message`, in the insert's transaction): the phrase is hashed and
+cut out of the stored body and raw text at once, so it is never kept, and the reply says
+it was set without repeating it. Nothing else of such a message is read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime
+from typing import Any, Sequence
+
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.orm import Session
+
+from dealer.inbox.base import Delivery, InboxMessage
+from dealer.passphrases import HIDDEN, BadPassphrase, check_new, hash_passphrase, matches, take_new_passphrase
+from dealer.render import render
+from dealer.store import queries as Q
+from dealer.store.models import Inbound
+from dealer.store.passphrases import passphrase_hash, player_of, set_passphrase_hash
+from dealer.store.quarantine import QUARANTINED, release
+
+log = logging.getLogger(__name__)
+
+
+def quarantine_reasons(engine: Engine, deliveries: Sequence[Delivery]) -> list[str | None]:
+    """For each delivery, why it is to be quarantined, or None when it counts."""
+    if all(d.check is None or d.check.authenticated for d in deliveries):
+        return [None] * len(deliveries)
+    with engine.connect() as connection:
+        return [_reason(connection, delivery) for delivery in deliveries]
+
+
+def _reason(connection: Connection, delivery: Delivery) -> str | None:
+    check = delivery.check
+    if check is None or check.authenticated:
+        return None
+    if check.passphrase is None:
+        return f"sender not authenticated: {check.how}"
+    player = player_of(connection, delivery.message.sender)
+    stored = passphrase_hash(connection, player) if player else None
+    if stored is not None and matches(check.passphrase, stored):
+        log.info("message %s from %s: not authenticated (%s), counted by its pass phrase",
+                 delivery.message.id, delivery.message.sender, check.how)
+        return None
+    whose = "has no pass phrase set" if player and stored is None else \
+        "is no player" if not player else "has another pass phrase"
+    return f"sender not authenticated ({check.how}), and its pass phrase does not match: {delivery.message.sender} {whose}"
+
+
+def redact_new_passphrase(message: InboxMessage, raw: str) -> tuple[InboxMessage, str, str | None]:
+    """``message`` and its ``raw`` text with the pass phrase of a ``set passphrase WORDS``
+    first line cut out, and the phrase (None when the message sets none)."""
+    if message.kind != "message":
+        return message, raw, None
+    taken = take_new_passphrase(message.body)
+    if taken.phrase is None:
+        return message, raw, None
+    message = message.model_copy(update={"body": taken.body})
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        data["body"] = taken.body
+        raw = json.dumps(data, ensure_ascii=False)
+    else:  # a raw text that is not a JSON object: the message as dealer read it stands in
+        raw = message.model_dump_json()
+    return message, raw, taken.phrase
+
+
+def set_from_message(connection: Connection, source: str, message: InboxMessage, phrase: str,
+                     now: datetime) -> None:
+    """Apply a stored ``set passphrase`` message (just inserted, in ``connection``'s
+    transaction): set its sender's pass phrase, mark the message, queue the reply."""
+    row = connection.execute(
+        Inbound.__table__.select().where(Inbound.source == source, Inbound.external_id == message.id)
+    ).one()
+    player = player_of(connection, message.sender)
+    result, said = "rejected", ""
+    if player is None:
+        said = f"{message.sender} is not a registered player, so no pass phrase was set."
+    elif message.channel != "pm":
+        # Said where others read it, the phrase is no secret: it is not set.
+        said = ("A pass phrase is set in a private message only: this one was not set. It was "
+                "seen by others, so choose another.")
+    else:
+        try:
+            set_passphrase_hash(connection, player, hash_passphrase(check_new(phrase)), now)
+            result = "applied"
+        except BadPassphrase as exc:
+            said = f"The pass phrase was not set: {exc}."
+    detail = "pass phrase set" if result == "applied" else said
+    connection.execute(
+        Inbound.__table__.update().where(Inbound.id == row.id).values(
+            status=result, processed_at=now, outcome=[{"line": "set passphrase", "result": result, "detail": detail}],
+        )
+    )
+    connection.execute(Q.INSERT_POSTS, dict(
+        key=f"in:{row.id}:passphrase", game_id=None, channel="pm", recipient=message.sender,
+        kind="passphrase", subject="Pass phrase set" if result == "applied" else "Pass phrase not set",
+        body=render("common/passphrase.txt", now, applied=result == "applied", said=said),
+        created_at=now, status="pending", attempts=0,
+    ))
+
+
+class NotReleased(ValueError):
+    """A release named a message that does not exist or is not quarantined."""
+
+
+def release_messages(session: Session, idents: list[str]) -> list[dict[str, Any]]:
+    """Release quarantined messages (by the number ``dealer inbox list`` shows, or their own
+    id) to ``pending``: the next pass applies each at its own ``sent_at``, and answers it.
+    Returns what each was (as ``dealer inbox list`` shows it)."""
+    from dealer.views import message_view
+
+    chosen: list[Inbound] = []
+    for ident in idents:
+        found = session.get(Inbound, int(ident)) if ident.isdigit() else None
+        if found is None:
+            matches_ = Q.messages_with_external_id(session, ident)
+            if len(matches_) > 1:
+                raise NotReleased(f"several stored messages have the id {ident!r}; name one by its number")
+            found = matches_[0] if matches_ else None
+        if found is None:
+            raise NotReleased(f"there is no stored message {ident!r}; `dealer inbox list --quarantined` shows them")
+        if found.status != QUARANTINED:
+            raise NotReleased(f"message {found.id} ({found.external_id!r} from {found.sender}) is "
+                              f"{found.status}, not quarantined")
+        if found.body.strip().lower().startswith(f"set passphrase {HIDDEN}"):
+            # Its pass phrase was cut out when it was stored: released, it could set nothing.
+            raise NotReleased(f"message {found.id} set a pass phrase, which is not kept; the player "
+                              "sends it again from an authenticated address")
+        if found not in chosen:
+            chosen.append(found)
+    views = [message_view(m) for m in chosen]
+    release(session, [m.id for m in chosen])
+    return views
