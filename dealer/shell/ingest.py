@@ -375,10 +375,7 @@ CONFLICT_BASE = 190
 
 def _values(source: str, message: InboxMessage, raw: str, now: datetime,
             held: str | None = None) -> dict[str, Any]:
-    # A quarantined message keeps why in ``error`` (what `dealer inbox list` shows beside
-    # it); the columns of every other message are left as they were, for the hot path.
-    quarantine: dict[str, Any] = {} if held is None else dict(status="quarantined", error=held)
-    return dict(
+    values = dict(
         source=source,
         external_id=message.id,
         raw=raw,
@@ -395,8 +392,12 @@ def _values(source: str, message: InboxMessage, raw: str, now: datetime,
         sent_at=min(message.sent_at, now),
         received_at=now,
         status="pending",
-        **quarantine,
     )
+    if held is not None:
+        # A quarantined message keeps why in ``error`` (what `dealer inbox list` shows
+        # beside it); every other message's columns are left as they were (the hot path).
+        values.update(status="quarantined", error=held)
+    return values
 
 
 def _said(message: InboxMessage) -> tuple[Any, ...]:

@@ -25,7 +25,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from dealer.inbox.base import Delivery, InboxMessage
-from dealer.passphrases import HIDDEN, BadPassphrase, check_new, hash_passphrase, matches, take_new_passphrase
+from dealer.passphrases import (
+    HIDDEN, BadPassphrase, check_new, hash_passphrase, matches, new_passphrase, take_new_passphrase,
+)
 from dealer.render import render
 from dealer.store import queries as Q
 from dealer.store.models import Inbound
@@ -114,6 +116,17 @@ def set_from_message(connection: Connection, source: str, message: InboxMessage,
         body=render("common/passphrase.txt", now, applied=result == "applied", said=said),
         created_at=now, status="pending", attempts=0,
     ))
+
+
+def new_passphrase_for(session: Session, name: str, now: datetime) -> tuple[str, str]:
+    """Set a new random pass phrase for player ``name`` (``dealer player passphrase``):
+    (the player's name, the phrase), the phrase to be shown once and only its hash kept."""
+    from dealer.views import find_player
+
+    player = find_player(session, name)
+    phrase = new_passphrase()
+    set_passphrase_hash(session, player.key, hash_passphrase(phrase), now)
+    return player.name, phrase
 
 
 class NotReleased(ValueError):
