@@ -125,6 +125,18 @@ def take_passphrase(body: str) -> Taken:
     return Taken(rest, found.group("phrase"))
 
 
+def hide_passphrase(body: str) -> Taken:
+    """``body`` with the phrase of a first line ``passphrase WORDS`` replaced by
+    :data:`HIDDEN` (a transport that does not read pass phrases still never stores one)."""
+    taken = take_passphrase(body)
+    if taken.phrase is None:
+        return taken
+    lines, first = _first_line(body)
+    assert first is not None
+    lines[first] = f"passphrase {HIDDEN}"
+    return Taken("\n".join(lines), taken.phrase)
+
+
 def take_new_passphrase(body: str) -> Taken:
     """The pass phrase a PM sets (its first line ``set passphrase WORDS``), and the body
     with the phrase replaced by :data:`HIDDEN`. ``phrase`` is ``""`` for a ``set

@@ -26,7 +26,8 @@ from sqlalchemy.orm import Session
 
 from dealer.inbox.base import Delivery, InboxMessage
 from dealer.passphrases import (
-    HIDDEN, BadPassphrase, check_new, hash_passphrase, matches, new_passphrase, take_new_passphrase,
+    HIDDEN, BadPassphrase, Taken, check_new, hash_passphrase, hide_passphrase, matches, new_passphrase,
+    take_new_passphrase,
 )
 from dealer.render import render
 from dealer.store import queries as Q
@@ -64,12 +65,19 @@ def _reason(connection: Connection, delivery: Delivery) -> str | None:
 
 def redact_new_passphrase(message: InboxMessage, raw: str) -> tuple[InboxMessage, str, str | None]:
     """``message`` and its ``raw`` text with the pass phrase of a ``set passphrase WORDS``
-    first line cut out, and the phrase (None when the message sets none)."""
-    if message.kind != "message":
+    first line cut out, and the phrase (None when the message sets none). A first line
+    ``passphrase WORDS`` that reached this far (a transport that does not read pass
+    phrases: the e-mail inbox takes it out itself) is hidden too, and sets nothing."""
+    if message.kind not in ("message", "edit"):
         return message, raw, None
     taken = take_new_passphrase(message.body)
     if taken.phrase is None:
-        return message, raw, None
+        hidden = hide_passphrase(message.body)
+        if hidden.phrase is None:
+            return message, raw, None
+        taken = Taken(hidden.body, None)
+    if message.kind == "edit":  # an edit sets nothing: it only must not keep the phrase
+        taken = Taken(taken.body, None)
     message = message.model_copy(update={"body": taken.body})
     try:
         data = json.loads(raw)

@@ -28,6 +28,7 @@ from sqlalchemy import select  # noqa: E402
 
 from dealer.inbox.imap import ImapInbox  # noqa: E402
 from dealer.inbox.mailauth import CachedDns, MailAuthenticator  # noqa: E402
+from dealer.metrics import METRICS  # noqa: E402
 from dealer.passphrases import matches  # noqa: E402
 from dealer.publish.smtp import SmtpPublisher  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
@@ -145,8 +146,11 @@ def test_forged_mails_are_quarantined_unapplied_and_unanswered(world: Any) -> No
     w.deliver(forwarded("bob", "add 10", at, "fwd-unsigned@evil.example", signer=None))
     w.deliver(forwarded("alice", "add 10", at, "fwd-other@evil.example", signer="evil.example"))
 
+    registry = METRICS.enable()
+    before = registry.get_sample_value("dealer_messages_total", {"outcome": "quarantined"}) or 0
     report = w.run(T0 + timedelta(minutes=10))
     assert report.ok and report.ingested == 10
+    assert registry.get_sample_value("dealer_messages_total", {"outcome": "quarantined"}) == before + 8
     rows = w.rows()
     assert {k for k, row in rows.items() if row.status == "applied"} == {"good@example.org", "vouched@example.org"}
     quarantined = {k: row.error for k, row in rows.items() if row.status == "quarantined"}
@@ -164,6 +168,12 @@ def test_forged_mails_are_quarantined_unapplied_and_unanswered(world: Any) -> No
     replies = w.replies()
     assert sorted(m["In-Reply-To"] for m in replies) == ["<good@example.org>", "<vouched@example.org>"]
     assert all(m["To"] == "alice@example.org" for m in replies)
+    # A forger reusing a genuine mail's id with another text: kept apart, quarantined, and
+    # nobody told (a genuine conflicting duplicate's sender is).
+    w.deliver(mail(alice, "add 10", "good@example.org", at, signer=None))
+    again = w.run(T0 + timedelta(minutes=15))
+    assert again.conflicts == 1
+    assert w.rows()["good@example.org#2"].status == "quarantined" and len(w.replies()) == 2
     # None applied: the tally closes with alice's 1 + 2 and bob's nothing.
     w.run(T0 + timedelta(hours=2))
     assert w.totals() == {"alice": 3, "bob": 0}

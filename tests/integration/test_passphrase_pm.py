@@ -23,16 +23,21 @@ def test_a_pm_sets_the_pass_phrase_without_keeping_or_echoing_it(harness) -> Non
     harness.send("discord:80351110224678912", f"set passphrase {PHRASE} again", T0 + timedelta(minutes=3), id="public",
                  channel="#tally")
     harness.send("discord:80351110224678999", f"set passphrase {PHRASE} too", T0 + timedelta(minutes=4), id="stranger")
+    # A pass phrase used where none is read (not a mail) is hidden all the same.
+    harness.send("discord:80351110224678912", f"passphrase {PHRASE}\nhello", T0 + timedelta(minutes=4), id="used")
     report = harness.run(T0 + timedelta(minutes=5))
-    assert report.ok and report.ingested == 4
+    assert report.ok and report.ingested == 5
 
     with harness.session() as session:
         rows = {row.external_id: row for row in session.scalars(select(Inbound))}
         stored = session.scalars(select(Passphrase)).all()
         posts = session.scalars(select(Post)).all()
+    used = rows.pop("used")
+    assert used.body == "passphrase [hidden]\nhello"
     assert {k: row.status for k, row in rows.items()} == {
         "set1": "applied", "short": "rejected", "public": "rejected", "stranger": "rejected"}
     assert all(row.body == "set passphrase [hidden]" for row in rows.values())
+    rows["used"] = used
     # The one set is alice's first: the short one and the public one did not replace it.
     [kept] = stored
     assert kept.player == "alice" and matches(PHRASE, kept.hash)
@@ -43,6 +48,8 @@ def test_a_pm_sets_the_pass_phrase_without_keeping_or_echoing_it(harness) -> Non
     assert "at least 12 characters" in harness.pms("discord:80351110224678912")[1]["body"]
     assert "in a private message only" in harness.pms("discord:80351110224678912")[2]["body"]
     assert "not a registered player" in harness.pms("discord:80351110224678999")[0]["body"]
+    [answered] = harness.pms("alice")  # the hidden line is no command: alice is told so
+    assert "reads no line of this message as a command" in answered["body"]
 
     # Stored again (a re-delivery), it is a duplicate: nothing set again, nothing said.
     harness.send("discord:80351110224678912", f"Set Passphrase {PHRASE}", T0 + timedelta(minutes=1), id="set1")
