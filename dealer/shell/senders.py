@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -36,6 +37,8 @@ from dealer.store.passphrases import passphrase_hash, player_of, set_passphrase_
 from dealer.store.quarantine import QUARANTINED, release
 
 log = logging.getLogger(__name__)
+
+_MENTIONS_PASSPHRASE = re.compile("passphrase", re.IGNORECASE)
 
 
 def quarantine_reasons(engine: Engine, deliveries: Sequence[Delivery]) -> list[str | None]:
@@ -68,8 +71,8 @@ def redact_new_passphrase(message: InboxMessage, raw: str) -> tuple[InboxMessage
     first line cut out, and the phrase (None when the message sets none). A first line
     ``passphrase WORDS`` that reached this far (a transport that does not read pass
     phrases: the e-mail inbox takes it out itself) is hidden too, and sets nothing."""
-    if message.kind not in ("message", "edit"):
-        return message, raw, None
+    if message.kind not in ("message", "edit") or not _MENTIONS_PASSPHRASE.search(message.body):
+        return message, raw, None  # nearly every message: one search, nothing copied
     taken = take_new_passphrase(message.body)
     if taken.phrase is None:
         hidden = hide_passphrase(message.body)
