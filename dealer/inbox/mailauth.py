@@ -49,22 +49,23 @@ class Verdict:
 
 
 class DnsTimeout(Exception):
-    """A DNS lookup did not answer in time."""
+    """A DNS lookup got no answer: it timed out, or no server could answer (a temporary
+    failure, unlike a name that does not exist)."""
 
 
 def resolve_txt(name: bytes, timeout: float = DNS_TIMEOUT) -> bytes | None:
-    """A DKIM key's TXT record by DNS (dnspython), its strings joined; None when there is
-    none. Raises :class:`DnsTimeout` when the resolvers do not answer in time."""
+    """A DKIM key's TXT record by DNS (dnspython), its strings joined; None when the name
+    has none. Raises :class:`DnsTimeout` when no answer came in time."""
     import dns.exception
     import dns.resolver
 
     try:
         answer = dns.resolver.resolve(name.decode("ascii").rstrip("."), "TXT", lifetime=timeout,
                                       raise_on_no_answer=False)
-    except (dns.resolver.NXDOMAIN, dns.resolver.NoNameservers, UnicodeDecodeError):
+    except (dns.resolver.NXDOMAIN, UnicodeDecodeError):
         return None
-    except dns.exception.Timeout as exc:
-        raise DnsTimeout(str(exc)) from None
+    except dns.exception.DNSException as exc:  # a timeout, every server failing, no resolver
+        raise DnsTimeout(f"{type(exc).__name__}: {exc}") from None
     for record in answer:
         return b"".join(record.strings)
     return None

@@ -137,3 +137,40 @@ def test_dns_answers_are_cached_and_a_timeout_is_said_and_not_cached(dns: DnsStu
 ])
 def test_alignment(signing: str, domain: str, expected: bool) -> None:
     assert aligned(signing, domain) is expected
+
+
+def test_the_real_lookup_reads_a_txt_record_and_tells_a_missing_name_from_a_failure(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import dns.exception
+    import dns.message
+    import dns.name
+    import dns.rdataclass
+    import dns.rdatatype
+    import dns.resolver
+
+    from dealer.inbox.mailauth import DnsTimeout, resolve_txt
+
+    asked: list[tuple[str, str, float]] = []
+
+    def answering(name: str, kind: str, lifetime: float, raise_on_no_answer: bool) -> dns.resolver.Answer:
+        asked.append((name, kind, lifetime))
+        response = dns.message.from_text(
+            f"id 1\nopcode QUERY\nrcode NOERROR\nflags QR RD RA\n;QUESTION\n{name}. IN TXT\n"
+            f';ANSWER\n{name}. 300 IN TXT "v=DKIM1; k=rsa; " "p=ABC"\n')
+        return dns.resolver.Answer(dns.name.from_text(name), dns.rdatatype.TXT, dns.rdataclass.IN, response)
+
+    monkeypatch.setattr(dns.resolver, "resolve", answering)
+    assert resolve_txt(b"test._domainkey.example.org.", timeout=2) == b"v=DKIM1; k=rsa; p=ABC"
+    assert asked == [("test._domainkey.example.org", "TXT", 2)]
+
+    def missing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise dns.resolver.NXDOMAIN()
+
+    monkeypatch.setattr(dns.resolver, "resolve", missing)
+    assert resolve_txt(b"nothing._domainkey.example.org.") is None
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise dns.exception.Timeout(timeout=5)
+
+    monkeypatch.setattr(dns.resolver, "resolve", slow)
+    with pytest.raises(DnsTimeout, match="Timeout"):
+        resolve_txt(b"test._domainkey.example.org.")
