@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from email.utils import parseaddr
 from typing import Any, Callable
 
 log = logging.getLogger(__name__)
@@ -212,8 +211,3 @@ def _headers(raw: bytes) -> list[tuple[str, str]]:
                                        policy=email.policy.compat32)
     return [(name.lower(), " ".join(str(value).split())) for name, value in message.items()]
 
-
-def from_address(raw: bytes) -> str:
-    """The ``From:`` address of ``raw``, lower case ('' when there is none)."""
-    values = [value for name, value in _headers(raw) if name == "from"]
-    return parseaddr(values[0])[1].strip().lower() if len(values) == 1 else ""

@@ -3,7 +3,9 @@
 The IMAP inbox reads a folder of a throw-away dovecot account; the SMTP publisher sends to
 an aiosmtpd server in the test process. Then a whole Stationary Roulette game is played
 by e-mail: a forwarding dealer mails both players' PMs, dealer replies threaded to each
-forwarded mail and mails the result posts to a list address.
+forwarded mail and mails the result posts to a list address. Every mail is signed with
+DKIM by its From: domain (a test key; a DNS stub answers its selector, mailsign.py), as a
+mail must be to count (tests/integration/test_mail_senders.py tests the forgeries).
 """
 
 from __future__ import annotations
