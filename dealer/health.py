@@ -23,7 +23,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from dealer.clock import format_utc
 from dealer.store import queries as Q
 from dealer.store.db import SchemaOutOfDate, check_schema
-from dealer.store.quarantine import count_quarantined
 
 OVERDUE_GRACE = timedelta(minutes=1)
 """How long past its due time a pending deadline may wait before dealer is unhealthy."""
@@ -67,7 +66,7 @@ def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> 
         with engine.connect() as connection:
             overdue = Q.overdue_deadlines(connection, now - OVERDUE_GRACE)
             health.parked = Q.count_parked(connection)
-            health.quarantined = count_quarantined(connection)
+            health.quarantined = Q.count_quarantined(connection)
     except SQLAlchemyError as exc:
         health.problems.append(f"the store cannot be read: {exc}")
         return health

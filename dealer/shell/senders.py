@@ -33,8 +33,6 @@ from dealer.passphrases import (
 from dealer.render import render
 from dealer.store import queries as Q
 from dealer.store.models import Inbound
-from dealer.store.passphrases import passphrase_hash, player_of, set_passphrase_hash
-from dealer.store.quarantine import QUARANTINED, release
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +53,8 @@ def _reason(connection: Connection, delivery: Delivery) -> str | None:
         return None
     if check.passphrase is None:
         return f"sender not authenticated: {check.how}"
-    player = player_of(connection, delivery.message.sender)
-    stored = passphrase_hash(connection, player) if player else None
+    player = Q.player_of(connection, delivery.message.sender)
+    stored = Q.passphrase_hash(connection, player) if player else None
     if stored is not None and matches(check.passphrase, stored):
         log.info("message %s from %s: not authenticated (%s), counted by its pass phrase",
                  delivery.message.id, delivery.message.sender, check.how)
@@ -101,7 +99,7 @@ def set_from_message(connection: Connection, source: str, message: InboxMessage,
     row = connection.execute(
         Inbound.__table__.select().where(Inbound.source == source, Inbound.external_id == message.id)
     ).one()
-    player = player_of(connection, message.sender)
+    player = Q.player_of(connection, message.sender)
     result, said = "rejected", ""
     if player is None:
         said = f"{message.sender} is not a registered player, so no pass phrase was set."
@@ -111,7 +109,7 @@ def set_from_message(connection: Connection, source: str, message: InboxMessage,
                 "seen by others, so choose another.")
     else:
         try:
-            set_passphrase_hash(connection, player, hash_passphrase(check_new(phrase)), now)
+            Q.set_passphrase_hash(connection, player, hash_passphrase(check_new(phrase)), now)
             result = "applied"
         except BadPassphrase as exc:
             said = f"The pass phrase was not set: {exc}."
@@ -136,7 +134,7 @@ def new_passphrase_for(session: Session, name: str, now: datetime) -> tuple[str,
 
     player = find_player(session, name)
     phrase = new_passphrase()
-    set_passphrase_hash(session, player.key, hash_passphrase(phrase), now)
+    Q.set_passphrase_hash(session, player.key, hash_passphrase(phrase), now)
     return player.name, phrase
 
 
@@ -160,7 +158,7 @@ def release_messages(session: Session, idents: list[str]) -> list[dict[str, Any]
             found = matches_[0] if matches_ else None
         if found is None:
             raise NotReleased(f"there is no stored message {ident!r}; `dealer inbox list --quarantined` shows them")
-        if found.status != QUARANTINED:
+        if found.status != Q.QUARANTINED:
             raise NotReleased(f"message {found.id} ({found.external_id!r} from {found.sender}) is "
                               f"{found.status}, not quarantined")
         if found.body.strip().lower().startswith(f"set passphrase {HIDDEN}"):
@@ -170,5 +168,5 @@ def release_messages(session: Session, idents: list[str]) -> list[dict[str, Any]
         if found not in chosen:
             chosen.append(found)
     views = [message_view(m) for m in chosen]
-    release(session, [m.id for m in chosen])
+    Q.release_quarantined(session, [m.id for m in chosen])
     return views

@@ -234,9 +234,7 @@ def list_messages(session: Session, *, failed: bool = False, limit: int = 20,
     ``failed``, only the quarantined ones, each with why in ``error``, with
     ``quarantined``), newest first."""
     if quarantined:
-        from dealer.store.quarantine import quarantined_messages
-
-        return [message_view(m) for m in quarantined_messages(session, limit)]
+        return [message_view(m) for m in Q.quarantined_messages(session, limit)]
     return [message_view(m) for m in Q.newest_messages(session, failed=failed, limit=limit)]
 
 
