@@ -190,7 +190,8 @@ class Settings(BaseSettings):
         description=(
             "on: a mail counts as from its From: address only when authenticated (DMARC or an "
             "aligned DKIM signature) or signed with the player's pass phrase; others are "
-            "quarantined. off: trust the From: line (a closed setup only; warned at start)."
+            "quarantined. off: trust a player's From: line (a closed setup only; warned at start); "
+            "a forwarder's mails are authenticated all the same."
         ),
     )
     email_authserv_id: str = Field(

@@ -11,8 +11,9 @@ from dealer.inbox.base import Inbox, InboxMessage, Unreadable
 log = logging.getLogger(__name__)
 
 AUTH_OFF_WARNING = (
-    "DEALER_EMAIL_AUTH=off: a mail counts as from whatever its From: line says, so anyone who "
-    "knows a player's (or a forwarder's) address can play as them; keep it for a closed setup"
+    "DEALER_EMAIL_AUTH=off: a player's mail counts as from whatever its From: line says, so "
+    "anyone who knows a player's address can play as them (forwarders' mails are still "
+    "authenticated); keep it for a closed setup"
 )
 """What the daemon logs at start, and ``dealer health`` says, when mail is not authenticated."""
 
@@ -60,7 +61,7 @@ def _imap(where: str, max_bytes: int, settings: Any) -> Inbox:
         security=settings.imap_security, folder=settings.imap_folder or "INBOX",
         forwarders={a for a in settings.email_forwarders.split(",") if a.strip()},
         zone=zone, max_bytes=max(max_bytes, 1 << 20),
-        auth=MailAuthenticator(settings.email_authserv_id) if checking else None, check_senders=checking,
+        auth=MailAuthenticator(settings.email_authserv_id), check_senders=checking,
     )
 
 

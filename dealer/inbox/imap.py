@@ -16,8 +16,9 @@ flagged ``\\Seen``. A pass phrase line (``passphrase WORDS``) is cut out of the 
 the message is made, so neither the stored body nor the stored JSON holds it; the phrase
 rides along in memory (:class:`~dealer.inbox.base.SenderCheck`) for ingest to check.
 
-Every mail's sender is checked (:mod:`dealer.inbox.mailauth`) unless the host turned the
-check off (``DEALER_EMAIL_AUTH=off``, ``check_senders=False``).
+Every mail's sender is checked (:mod:`dealer.inbox.mailauth`). A host may turn the check
+off for a closed setup (``DEALER_EMAIL_AUTH=off``, ``check_senders=False``), but not for a
+forwarder's mails: a forwarder speaks for every player, so its mails are always checked.
 """
 
 from __future__ import annotations
@@ -76,8 +77,10 @@ class ImapInbox(Inbox):
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.ssl_context = ssl_context
-        self.auth = (auth or MailAuthenticator()) if check_senders else None
-        """Who checks each mail's sender; None: nobody (``DEALER_EMAIL_AUTH=off``)."""
+        self.auth = auth or MailAuthenticator()
+        """Who checks each mail's sender."""
+        self.check_senders = check_senders
+        """False (``DEALER_EMAIL_AUTH=off``): only forwarders' mails are checked."""
         self._client: Any = None
         self.failures = 0
         """Passes that could not read the folder (the server unreachable, a bad login)."""
@@ -168,7 +171,7 @@ class ImapInbox(Inbox):
         taken = take_passphrase(message.body)
         if taken.phrase is not None:
             message = message.model_copy(update={"body": taken.body})
-        if self.auth is None:
+        if not self.check_senders and thread["address"] not in self.forwarders:
             return message, None
         verdict = self.auth.check(raw, thread["address"])
         thread.update(authenticated=verdict.authenticated, auth=verdict.how)

@@ -261,16 +261,23 @@ def test_with_the_check_off_a_mail_counts_as_its_from_line_says(world: Any, dove
     dealer.inbox.close()
     settings = Settings(_env_file=None, inbox=f"imap:{dovecot.host}:{dovecot.port}", imap_user=dovecot.user,
                         imap_password=dovecot.password, imap_security="none", imap_folder=folder,
-                        email_auth="off")
+                        email_auth="off", email_forwarders=FORWARDER)
     with caplog.at_level(logging.WARNING):
         dealer.inbox = open_inbox(settings.inbox, settings.max_message_bytes, settings)
     assert "DEALER_EMAIL_AUTH=off" in caplog.text
+    assert dealer.inbox.check_senders is False
+    dealer.inbox.auth = MailAuthenticator(dns=CachedDns(DNS))  # the stub, not the real DNS
     w.deliver(mail("alice@example.org", "passphrase whatever it is\nadd 5", "off@example.org",
                    T0 + timedelta(minutes=1), signer=None))
+    # A forwarder's mail is authenticated all the same: a forged one is held.
+    w.deliver(forwarded("bob", "add 6", T0 + timedelta(minutes=1), "off-forged@host", signer=None))
+    w.deliver(forwarded("bob", "add 1", T0 + timedelta(minutes=1), "off-signed@host"))
     w.run(T0 + timedelta(minutes=2))
-    row = w.rows()["off@example.org"]
+    rows = w.rows()
+    row = rows["off@example.org"]
     assert (row.status, row.body) == ("applied", "add 5")  # the phrase line is cut all the same
     assert "whatever it is" not in row.raw
+    assert rows["off-forged@host"].status == "quarantined" and rows["off-signed@host"].status == "applied"
     dealer.inbox.close()
     env = {**cli.env, "DEALER_INBOX": f"imap:{dovecot.host}", "DEALER_EMAIL_AUTH": "off"}
     result = CliRunner().invoke(main, ["health", "--now", (T0 + timedelta(minutes=2)).isoformat()], env=env)
