@@ -6,6 +6,10 @@ overdue by more than :data:`OVERDUE_GRACE` (a running daemon fires a deadline wi
 seconds: one still pending a minute after it was due means the daemon is stopped, stuck,
 or the deadline's step keeps failing), and no post is parked. It reads the store only, so
 it tells the same on any host that can reach the store, and answers while a daemon runs.
+
+Warnings do not make dealer unhealthy (mail anyone can send must not fail a probe): the
+mails quarantined because their sender was not authenticated, and mail read with the
+sender check off (``DEALER_EMAIL_AUTH=off``).
 """
 
 from __future__ import annotations
@@ -31,17 +35,23 @@ class Health:
     """What the check found: ``problems`` is empty when all is well."""
 
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Said, but all is still well."""
     parked: int = 0
     overdue: int = 0
+    quarantined: int = 0
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
 
-def check_health(engine: Engine, now: datetime) -> Health:
-    """Check the store behind ``engine`` at ``now`` (never raises for a store problem)."""
+def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> Health:
+    """Check the store behind ``engine`` at ``now`` (never raises for a store problem);
+    ``auth_off`` is the warning to give when mail is read without its sender checked."""
     health = Health()
+    if auth_off:
+        health.warnings.append(auth_off)
     try:
         check_schema(engine)
     except SchemaOutOfDate as exc:
@@ -56,10 +66,16 @@ def check_health(engine: Engine, now: datetime) -> Health:
         with engine.connect() as connection:
             overdue = Q.overdue_deadlines(connection, now - OVERDUE_GRACE)
             health.parked = Q.count_parked(connection)
+            health.quarantined = Q.count_quarantined(connection)
     except SQLAlchemyError as exc:
         health.problems.append(f"the store cannot be read: {exc}")
         return health
     health.overdue = len(overdue)
+    if health.quarantined:
+        health.warnings.append(
+            f"{health.quarantined} mail(s) quarantined, their sender not authenticated: "
+            "`dealer inbox list --quarantined`; `dealer inbox release ID` for a genuine one"
+        )
     if overdue:
         named = ", ".join(
             f"{row.game_id}:{row.name} (due {format_utc(row.due_at)}{'; failing: ' + row.error if row.error else ''})"

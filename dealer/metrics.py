@@ -38,7 +38,8 @@ class Metrics:
         registry = CollectorRegistry()
         self._messages = Counter(
             "dealer_messages", "Stored messages handled, by outcome "
-            "(applied, rejected, ignored, failed, held).", ["outcome"], registry=registry)
+            "(applied, rejected, ignored, failed, held; quarantined: a mail stored unapplied, its "
+            "sender not authenticated).", ["outcome"], registry=registry)
         self._deadlines = Counter("dealer_deadlines_fired", "Deadlines fired.", registry=registry)
         self._lateness = Histogram(
             "dealer_deadline_lateness_seconds", "How long after its due time a deadline fired.",

@@ -185,6 +185,22 @@ class Settings(BaseSettings):
             "as a forwarded PM (its From: line is the sender, its date line the time sent)."
         ),
     )
+    email_auth: Literal["on", "off"] = Field(
+        default="on",
+        description=(
+            "on: a mail counts as from its From: address only when authenticated (DMARC or an "
+            "aligned DKIM signature) or signed with the player's pass phrase; others are "
+            "quarantined. off: trust a player's From: line (a closed setup only; warned at start); "
+            "a forwarder's mails are authenticated all the same."
+        ),
+    )
+    email_authserv_id: str = Field(
+        default="",
+        description=(
+            "The authserv-id of the host's own mail server in Authentication-Results headers "
+            "(e.g. mx.example.org); empty: dealer verifies DKIM signatures itself."
+        ),
+    )
     email_timezone: str = Field(
         default="UTC", description="The zone of a forwarded PM's date line that names none (an IANA name, e.g. Europe/Paris).",
     )

@@ -116,26 +116,32 @@ def inbox() -> None:
 
 @inbox.command("list")
 @click.option("--failed", is_flag=True, help="Only the messages dealer could not handle, with their error.")
+@click.option("--quarantined", is_flag=True, help="Only the mails whose sender was not authenticated, with why.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def inbox_list(failed: bool, limit: int, as_json: bool) -> None:
+def inbox_list(failed: bool, quarantined: bool, limit: int, as_json: bool) -> None:
     """List the newest stored messages and what became of them."""
     from dealer.views import list_messages
 
-    rows = _admin(lambda s: list_messages(s, failed=failed, limit=limit))
+    if failed and quarantined:
+        raise click.UsageError("give --failed or --quarantined, not both")
+    rows = _admin(lambda s: list_messages(s, failed=failed, limit=limit, quarantined=quarantined))
     if _json(rows, as_json):
         return
     if not rows:
-        click.echo("no failed messages" if failed else "no messages stored yet")
+        click.echo("no failed messages" if failed else "no quarantined messages" if quarantined
+                   else "no messages stored yet")
         return
     for row in rows:
         first = (row["body"].strip().splitlines() or [""])[0]
         click.echo(f"{row['id']}  {row['status']}  {row['sent_at']}  from {row['sender']} ({row['channel']})  id {row['message_id']}")
         click.echo(f"    > {first[:100]}")
         if row["error"]:
-            click.echo(f"    error: {row['error']}")
+            click.echo(f"    {'why' if row['status'] == 'quarantined' else 'error'}: {row['error']}")
     if any(row["status"] == "failed" for row in rows):
         click.echo("Once the cause is fixed: `dealer inbox retry ID` (or `--all`), then the next pass applies them.")
+    if any(row["status"] == "quarantined" for row in rows):
+        click.echo("No reply was sent to these senders. A mail you know is genuine: `dealer inbox release ID`.")
 
 
 @inbox.command("retry")
@@ -157,4 +163,21 @@ def inbox_retry(ids: tuple[str, ...], retry_all: bool) -> None:
         return
     for row in rows:
         click.echo(f"message {row['id']} from {row['sender']} is pending again (it had failed: {row['error']})")
+    click.echo("The next pass applies them: `dealer run --once`, or a running `dealer run` within its poll interval.")
+
+
+@inbox.command("release")
+@click.argument("ids", nargs=-1, required=True)
+def inbox_release(ids: tuple[str, ...]) -> None:
+    """Release quarantined mails (IDS as `dealer inbox list --quarantined` shows them): the
+    next pass applies each at its own sent time and answers it, as if it had been
+    authenticated. Release only a mail you know its sender sent."""
+    from dealer.shell.senders import NotReleased, release_messages
+
+    try:
+        rows = _admin(lambda s: release_messages(s, list(ids)))
+    except NotReleased as exc:
+        raise click.ClickException(str(exc)) from None
+    for row in rows:
+        click.echo(f"message {row['id']} from {row['sender']} (sent {row['sent_at']}) is released: pending")
     click.echo("The next pass applies them: `dealer run --once`, or a running `dealer run` within its poll interval.")

@@ -37,10 +37,16 @@ def health(now_text: str | None) -> None:
     settings = _settings()
     with _database(settings):
         engine = make_engine(settings.database_url)
+    from dealer.inbox import AUTH_OFF_WARNING
+
+    mail_unchecked = settings.inbox.startswith("imap") and settings.email_auth == "off"
     try:
-        found = check_health(engine, _time(now_text, "--now") or utcnow())
+        found = check_health(engine, _time(now_text, "--now") or utcnow(),
+                             auth_off=AUTH_OFF_WARNING if mail_unchecked else None)
     finally:
         engine.dispose()
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if found.ok:
         click.echo("healthy")
         return

@@ -57,6 +57,20 @@ def player_unlink(account: str) -> None:
     click.echo(f"{account} unlinked from player {shown}")
 
 
+@player.command("passphrase")
+@click.argument("name")
+def player_passphrase(name: str) -> None:
+    """Print a new random pass phrase for player NAME, replacing any before it.
+
+    Give it to the player privately: a mail whose first line is `passphrase` and the phrase
+    counts as NAME's even where the mail cannot be authenticated. Only its hash is kept:
+    it cannot be shown again."""
+    from dealer.shell.senders import new_passphrase_for
+
+    shown, phrase = _admin(lambda s: new_passphrase_for(s, name, utcnow()))
+    click.echo(f"new pass phrase of {shown} (shown once): {phrase}")
+
+
 @player.command("show")
 @click.argument("name")
 @click.option("--game", "game_id", metavar="ID", help="Show NAME's inventory in Hall cycle ID (GH-1).")

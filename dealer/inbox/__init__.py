@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from dealer.inbox.base import Inbox, InboxMessage, Unreadable
+
+
+log = logging.getLogger(__name__)
+
+AUTH_OFF_WARNING = (
+    "DEALER_EMAIL_AUTH=off: a player's mail counts as from whatever its From: line says, so "
+    "anyone who knows a player's address can play as them (forwarders' mails are still "
+    "authenticated); keep it for a closed setup"
+)
+"""What the daemon logs at start, and ``dealer health`` says, when mail is not authenticated."""
 
 
 def open_inbox(spec: str, max_bytes: int = 65536, settings: Any = None) -> Inbox:
@@ -40,11 +51,17 @@ def _imap(where: str, max_bytes: int, settings: Any) -> Inbox:
         zone = ZoneInfo(settings.email_timezone or "UTC")
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"DEALER_EMAIL_TIMEZONE {settings.email_timezone!r} is not a known time zone") from None
+    from dealer.inbox.mailauth import MailAuthenticator
+
+    checking = settings.email_auth != "off"
+    if not checking:
+        log.warning(AUTH_OFF_WARNING)
     return ImapInbox(
         host, port, user=settings.imap_user, password=settings.imap_password,
         security=settings.imap_security, folder=settings.imap_folder or "INBOX",
         forwarders={a for a in settings.email_forwarders.split(",") if a.strip()},
         zone=zone, max_bytes=max(max_bytes, 1 << 20),
+        auth=MailAuthenticator(settings.email_authserv_id), check_senders=checking,
     )
 
 

@@ -127,6 +127,18 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@dataclass(frozen=True)
+class SenderCheck:
+    """What a transport that cannot vouch for its senders (e-mail) found of one message:
+    whether its sender is authenticated, how (or why not), and the pass phrase the message
+    carried (cut out of its body and raw text; held in memory only, to be checked against
+    the player's stored hash)."""
+
+    authenticated: bool
+    how: str
+    passphrase: str | None = None
+
+
 @dataclass
 class Delivery:
     """A message read from an inbox, with the raw text and the handle to acknowledge it."""
@@ -134,6 +146,9 @@ class Delivery:
     handle: Any
     raw: str
     message: InboxMessage
+    check: SenderCheck | None = None
+    """For a transport whose senders are checked (e-mail); None: the transport vouches for
+    the sender (a platform's account, the host's own directory)."""
 
 
 class Inbox(ABC):

@@ -9,8 +9,16 @@ logged. Between passes :meth:`ImapInbox.wait` waits with IMAP IDLE where the ser
 it, so a new mail wakes the daemon at once; elsewhere the daemon polls.
 
 The message's raw text kept in the store is its JSON with an ``"email"`` field beside
-it (the mail's ``Message-ID``, address and subject): the SMTP publisher threads the reply
-to it (``In-Reply-To``) and answers the address it came from.
+it (the mail's ``Message-ID``, address and subject, and whether and how its sender was
+authenticated): the SMTP publisher threads the reply to it (``In-Reply-To``) and answers
+the address it came from. The mail's own bytes are not stored: they stay in the mailbox,
+flagged ``\\Seen``. A pass phrase line (``passphrase WORDS``) is cut out of the body before
+the message is made, so neither the stored body nor the stored JSON holds it; the phrase
+rides along in memory (:class:`~dealer.inbox.base.SenderCheck`) for ingest to check.
+
+Every mail's sender is checked (:mod:`dealer.inbox.mailauth`). A host may turn the check
+off for a closed setup (``DEALER_EMAIL_AUTH=off``, ``check_senders=False``), but not for a
+forwarder's mails: a forwarder speaks for every player, so its mails are always checked.
 """
 
 from __future__ import annotations
@@ -21,8 +29,10 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any, Iterator
 
 from dealer.clock import iso_exact, utcnow
-from dealer.inbox.base import Delivery, Inbox, Unreadable
+from dealer.inbox.base import Delivery, Inbox, InboxMessage, SenderCheck, Unreadable
 from dealer.inbox.mail import read_mail
+from dealer.inbox.mailauth import MailAuthenticator
+from dealer.passphrases import take_passphrase
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +61,8 @@ class ImapInbox(Inbox):
         max_bytes: int = 65536 * 4,
         timeout: float = 30.0,
         ssl_context: Any = None,
+        auth: MailAuthenticator | None = None,
+        check_senders: bool = True,
     ) -> None:
         if security not in ("tls", "starttls", "none"):
             raise ValueError(f"IMAP security must be tls, starttls or none, not {security!r}")
@@ -65,6 +77,10 @@ class ImapInbox(Inbox):
         self.max_bytes = max_bytes
         self.timeout = timeout
         self.ssl_context = ssl_context
+        self.auth = auth or MailAuthenticator()
+        """Who checks each mail's sender."""
+        self.check_senders = check_senders
+        """False (``DEALER_EMAIL_AUTH=off``): only forwarders' mails are checked."""
         self._client: Any = None
         self.failures = 0
         """Passes that could not read the folder (the server unreachable, a bad login)."""
@@ -142,9 +158,24 @@ class ImapInbox(Inbox):
                 except Unreadable as exc:
                     yield uid, str(exc)
                     continue
+                message, check = self._checked(raw, message, thread)
                 stored = {**json.loads(message.model_dump_json()), "sent_at": iso_exact(message.sent_at),
                           "email": thread}
-                yield Delivery(uid, json.dumps(stored, ensure_ascii=False), message)
+                yield Delivery(uid, json.dumps(stored, ensure_ascii=False), message, check)
+
+    def _checked(self, raw: bytes, message: InboxMessage,
+                 thread: dict[str, Any]) -> tuple[InboxMessage, SenderCheck | None]:
+        """The message without its pass phrase line, and what was found of its sender (also
+        noted in ``thread``, which is stored). The phrase is cut even with the check off: it
+        is never stored."""
+        taken = take_passphrase(message.body)
+        if taken.phrase is not None:
+            message = message.model_copy(update={"body": taken.body})
+        if not self.check_senders and thread["address"] not in self.forwarders:
+            return message, None
+        verdict = self.auth.check(raw, thread["address"])
+        thread.update(authenticated=verdict.authenticated, auth=verdict.how)
+        return message, SenderCheck(verdict.authenticated, verdict.how, taken.phrase)
 
     def _unreachable(self, exc: BaseException) -> None:
         self.failures += 1

@@ -21,6 +21,11 @@ What is refused or kept aside, never silently:
   move made twice. Delivered again, it is a plain duplicate of that stored copy.
 - A database error that passes (:func:`dealer.store.transient.is_transient`) is raised
   to the caller and nothing is rejected: the files stay in the inbox for the next pass.
+- A mail whose sender is not authenticated (and that carries no matching pass phrase) is
+  stored ``quarantined`` with why, never applied nor answered
+  (:mod:`dealer.shell.senders`); a conflicting duplicate of one is quarantined too, its
+  sender not told. A ``set passphrase`` PM sets its sender's pass phrase as it is stored,
+  the phrase cut out of what is kept.
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ from sqlalchemy.engine import Connection, Engine
 from dealer.clock import iso, iso_exact
 from dealer.inbox import Inbox
 from dealer.inbox.base import Delivery, InboxMessage
+from dealer.metrics import METRICS
 from dealer.render import render
 from dealer.shell.faults import fault
+from dealer.shell.senders import quarantine_reasons, redact_new_passphrase, set_from_message
 from dealer.store import queries as Q
 from dealer.store.direct import direct
 from dealer.store.transient import is_transient
@@ -159,16 +166,20 @@ def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts,
     unflushed: list[Any] | None,
 ) -> None:
+    held = quarantine_reasons(engine, batch)
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now,
-                            flush=unflushed is None)
+                            flush=unflushed is None, held=held)
     fault("after-ingest-commit")
-    for item, outcome in zip(batch, outcomes):
+    for item, outcome, why in zip(batch, outcomes, held):
         if isinstance(outcome, Refused):
             _reject(inbox, item.handle, outcome.why)
             report.unreadable += 1
             continue
         if outcome == "new":
             report.ingested += 1
+            if why is not None:
+                log.warning("message %s from %s quarantined: %s", item.message.id, item.message.sender, why)
+                METRICS.message("quarantined")
         elif outcome == "conflict":
             report.conflicts += 1
         else:
@@ -201,12 +212,57 @@ def too_far_ahead(message: InboxMessage, now: datetime) -> str | None:
 
 def _store_batch(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
-    flush: bool = True,
+    flush: bool = True, held: list[str | None] | None = None,
 ) -> list[Kept | Refused]:
     """Insert a batch in one transaction: per message what became of it, or why it was
     refused. A passing database error is raised (nothing is refused because of it).
     Without ``flush`` (Postgres), a transaction that stores a new message commits without
-    waiting for the flush to disk (:func:`ingest` says when that is allowed)."""
+    waiting for the flush to disk (:func:`ingest` says when that is allowed). ``held``
+    gives, per message, why it is stored quarantined (None: it is not).
+
+    A ``set passphrase`` PM is stored on its own (:func:`_store_setting`); every message's
+    pass phrase is cut out of what is stored first."""
+    held = held if held is not None else [None] * len(batch)
+    redacted = [redact_new_passphrase(message, raw) for message, raw in batch]
+    batch = [(message, raw) for message, raw, _ in redacted]
+    outcomes: list[Kept | Refused | None] = [
+        _store_setting(engine, source, message, raw, phrase, now, flush)
+        if phrase is not None and why is None and too_far_ahead(message, now) is None else None
+        for (message, raw, phrase), why in zip(redacted, held)
+    ]
+    rest = [index for index, outcome in enumerate(outcomes) if outcome is None]
+    stored = _store_plain(engine, source, [batch[i] for i in rest], now, flush, [held[i] for i in rest])
+    for index, outcome in zip(rest, stored):
+        outcomes[index] = outcome
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _store_setting(
+    engine: Engine, source: str, message: InboxMessage, raw: str, phrase: str, now: datetime,
+    flush: bool,
+) -> Kept | Refused:
+    """Store a ``set passphrase`` PM and, when it is new, apply it in the same transaction
+    (:func:`~dealer.shell.senders.set_from_message`)."""
+    try:
+        with engine.begin() as connection:
+            kept = _insert(connection, source, message, raw, now, flush)
+            if kept == "new":
+                set_from_message(connection, source, message, phrase, now)
+            return kept
+    except Exception as exc:
+        if is_transient(exc):
+            raise
+        log.exception("message %s could not be stored", message.id)
+        return Refused(f"the store refused the message: {str(exc) or type(exc).__name__}")
+
+
+def _store_plain(
+    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
+    flush: bool, held: list[str | None],
+) -> list[Kept | Refused]:
+    """:func:`_store_batch` of messages that set no pass phrase."""
+    if not batch:
+        return []
     checked: list[Refused | None] = []
     for message, _ in batch:
         why = too_far_ahead(message, now)
@@ -214,26 +270,26 @@ def _store_batch(
             log.warning("message %s from %s refused: %s", message.id, source, why)
         checked.append(Refused(why) if why else None)
     try:
-        kept = _store_new(engine, source, batch, checked, now, flush)
+        kept = _store_new(engine, source, batch, checked, now, flush, held)
         if kept is not None:
             return kept
         with engine.begin() as connection:
             return [
-                refused or _insert(connection, source, message, raw, now, flush)
-                for (message, raw), refused in zip(batch, checked)
+                refused or _insert(connection, source, message, raw, now, flush, why)
+                for (message, raw), refused, why in zip(batch, checked, held)
             ]
     except Exception as exc:
         if is_transient(exc):
             raise
     # One message the store refuses must not hold back the others: store one by one.
     outcomes: list[Kept | Refused] = []
-    for (message, raw), refused in zip(batch, checked):
+    for (message, raw), refused, why in zip(batch, checked, held):
         if refused:
             outcomes.append(refused)
             continue
         try:
             with engine.begin() as connection:
-                outcomes.append(_insert(connection, source, message, raw, now, flush))
+                outcomes.append(_insert(connection, source, message, raw, now, flush, why))
         except Exception as exc:
             if is_transient(exc):
                 raise
@@ -256,7 +312,7 @@ def _insert_statement(connection: Connection, flush: bool) -> Any:
 
 def _store_new(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
-    checked: list[Refused | None], now: datetime, flush: bool,
+    checked: list[Refused | None], now: datetime, flush: bool, held: list[str | None],
 ) -> list[Kept | Refused] | None:
     """The common case of :func:`_store_batch`: every message of the batch is new, and all
     are inserted with one statement, in the batch's order (their ids follow it, as if each
@@ -268,8 +324,11 @@ def _store_new(
     autocommit: the statement is a transaction of its own, committed (flushed to disk)
     before it returns, so no ``BEGIN`` and no ``COMMIT`` cost a round trip each. A message
     stored before makes it write nothing: it is then stored as above."""
-    rows = [_values(source, message, raw, now)
-            for (message, raw), refused in zip(batch, checked) if refused is None]
+    rows = [_values(source, message, raw, now, why)
+            for (message, raw), refused, why in zip(batch, checked, held) if refused is None]
+    if any(held) and not all(held):
+        for row in rows:  # one statement takes rows of the same columns
+            row.setdefault("error", None)
     if len(rows) == 1 and engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             if not _insert_new(connection, rows[0], flush):
@@ -294,10 +353,11 @@ def _insert_new(connection: Connection, values: dict[str, Any], flush: bool) -> 
 
 def _insert(
     connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
-    flush: bool,
+    flush: bool, held: str | None = None,
 ) -> Kept:
-    """Insert one message unless its (source, id) is stored already."""
-    values = _values(source, message, raw, now)
+    """Insert one message unless its (source, id) is stored already (quarantined, with
+    why, when ``held`` says so)."""
+    values = _values(source, message, raw, now, held)
     if _insert_new(connection, values, flush):
         return "new"
     base = message.id[:CONFLICT_BASE]
@@ -305,7 +365,7 @@ def _insert(
     said = _said(message)
     if any(tuple(row[1:]) == said for row in stored):
         return "duplicate"
-    _keep_conflict(connection, source, message, values, base, stored, now)
+    _keep_conflict(connection, source, message, values, base, stored, now, held)
     return "conflict"
 
 
@@ -313,8 +373,9 @@ CONFLICT_BASE = 190
 """Characters of an id kept in a conflicting duplicate's id (``BASE#N`` fits 200)."""
 
 
-def _values(source: str, message: InboxMessage, raw: str, now: datetime) -> dict[str, Any]:
-    return dict(
+def _values(source: str, message: InboxMessage, raw: str, now: datetime,
+            held: str | None = None) -> dict[str, Any]:
+    values = dict(
         source=source,
         external_id=message.id,
         raw=raw,
@@ -332,6 +393,11 @@ def _values(source: str, message: InboxMessage, raw: str, now: datetime) -> dict
         received_at=now,
         status="pending",
     )
+    if held is not None:
+        # A quarantined message keeps why in ``error`` (what `dealer inbox list` shows
+        # beside it); every other message's columns are left as they were (the hot path).
+        values.update(status="quarantined", error=held)
+    return values
 
 
 def _said(message: InboxMessage) -> tuple[Any, ...]:
@@ -342,9 +408,10 @@ def _said(message: InboxMessage) -> tuple[Any, ...]:
 
 def _keep_conflict(
     connection: Connection, source: str, message: InboxMessage, values: dict[str, Any],
-    base: str, stored: list[Any], now: datetime,
+    base: str, stored: list[Any], now: datetime, held: str | None = None,
 ) -> None:
-    """Store a conflicting duplicate as rejected under ``BASE#N`` and tell its sender."""
+    """Store a conflicting duplicate as rejected under ``BASE#N`` and tell its sender; one
+    whose sender is not authenticated (``held``) is quarantined instead, and nobody told."""
     taken = {row.external_id for row in stored}
     number = 2
     while f"{base}#{number}" in taken:
@@ -352,6 +419,10 @@ def _keep_conflict(
     ident = f"{base}#{number}"
     detail = (f"conflicting duplicate: the id {message.id!r} was stored before with a "
               "different text; this one is kept apart and not applied")
+    if held is not None:
+        connection.execute(Q.INSERT_MESSAGE.values(**{**values, "external_id": ident}))
+        log.warning("message %s from %s: %s; quarantined as %s (%s)", message.id, source, detail, ident, held)
+        return
     inserted = connection.execute(Q.INSERT_MESSAGE.values(
         **{**values, "external_id": ident, "status": "rejected", "processed_at": now,
            "outcome": [{"result": "rejected", "detail": detail}]},

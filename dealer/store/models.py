@@ -260,7 +260,7 @@ class Inbound(Base):
     body: Mapped[str] = mapped_column(Text)
     sent_at: Mapped[datetime] = mapped_column(UtcDateTime())
     received_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    status: Mapped[str] = mapped_column(String(16))  # pending|applied|rejected|ignored|failed
+    status: Mapped[str] = mapped_column(String(16))  # pending|applied|rejected|ignored|failed|quarantined
     outcome: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     processed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # Why dealer could not handle it (status failed); cleared by `dealer inbox retry`.
@@ -343,6 +343,17 @@ class Account(Base):
     account_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     player: Mapped[str] = mapped_column(ForeignKey("players.key"), index=True)
     linked_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class Passphrase(Base):
+    """A player's pass phrase, hashed (:func:`dealer.passphrases.hash_passphrase`): a mail
+    that cannot be authenticated counts for the player when it carries the phrase."""
+
+    __tablename__ = "passphrases"
+
+    player: Mapped[str] = mapped_column(String(64), ForeignKey("players.key"), primary_key=True)
+    hash: Mapped[str] = mapped_column(Text)
+    set_at: Mapped[datetime] = mapped_column(UtcDateTime())
 
 
 class Cursor(Base):

@@ -228,9 +228,13 @@ def message_view(inbound: Inbound) -> dict[str, Any]:
     }
 
 
-def list_messages(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
+def list_messages(session: Session, *, failed: bool = False, limit: int = 20,
+                  quarantined: bool = False) -> list[dict[str, Any]]:
     """``dealer inbox list``: the newest stored messages (only the failed ones with
-    ``failed``), newest first."""
+    ``failed``, only the quarantined ones, each with why in ``error``, with
+    ``quarantined``), newest first."""
+    if quarantined:
+        return [message_view(m) for m in Q.quarantined_messages(session, limit)]
     return [message_view(m) for m in Q.newest_messages(session, failed=failed, limit=limit)]
 
 

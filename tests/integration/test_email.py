@@ -3,7 +3,9 @@
 The IMAP inbox reads a folder of a throw-away dovecot account; the SMTP publisher sends to
 an aiosmtpd server in the test process. Then a whole Stationary Roulette game is played
 by e-mail: a forwarding dealer mails both players' PMs, dealer replies threaded to each
-forwarded mail and mails the result posts to a list address.
+forwarded mail and mails the result posts to a list address. Every mail is signed with
+DKIM by its From: domain (a test key; a DNS stub answers its selector, mailsign.py), as a
+mail must be to count (tests/integration/test_mail_senders.py tests the forgeries).
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ pytest.importorskip("aiosmtpd")
 sys.path.insert(0, str(Path(__file__).parent))
 from mailservers import Dovecot, SmtpServer, dovecot, smtp_server, start_smtp  # noqa: E402,F401
 
+pytest.importorskip("dkim")
+from mailsign import DnsStub, sign  # noqa: E402
+
 from dealer.inbox.imap import REJECTED, ImapInbox  # noqa: E402
+from dealer.inbox.mailauth import CachedDns, MailAuthenticator  # noqa: E402
 from dealer.publish.base import DeliveryFailed, OutgoingPost  # noqa: E402
 from dealer.publish.smtp import Addressing, SmtpPublisher, message_id  # noqa: E402
 from dealer.settings import Settings  # noqa: E402
@@ -124,10 +130,18 @@ def test_starttls_and_tls(mode: str, tmp_path: Path) -> None:
 # -- IMAP in ------------------------------------------------------------------------------
 
 
-def mail(frm: str, body: str, ident: str, date: datetime, subject: str = "move") -> bytes:
-    return (f"From: {frm}\r\nTo: {DEALER}\r\nSubject: {subject}\r\nMessage-ID: <{ident}>\r\n"
-            f"Date: {date.strftime('%a, %d %b %Y %H:%M:%S +0000')}\r\n"
-            "Content-Type: text/plain; charset=utf-8\r\n\r\n" + body.replace("\n", "\r\n")).encode("utf-8")
+DNS = DnsStub()
+"""The DKIM keys of the senders' domains (one test key for all, each domain's own record)."""
+for _domain in ("forum.example", "example.org", "b.example"):
+    DNS.publish(_domain)
+
+
+def mail(frm: str, body: str, ident: str, date: datetime, subject: str = "move", signed: bool = True) -> bytes:
+    """A plain-text mail, signed with DKIM by its From: domain (unless not ``signed``)."""
+    raw = (f"From: {frm}\r\nTo: {DEALER}\r\nSubject: {subject}\r\nMessage-ID: <{ident}>\r\n"
+           f"Date: {date.strftime('%a, %d %b %Y %H:%M:%S +0000')}\r\n"
+           "Content-Type: text/plain; charset=utf-8\r\n\r\n" + body.replace("\n", "\r\n")).encode("utf-8")
+    return sign(raw, frm.rpartition("@")[2].rstrip(">")) if signed else raw
 
 
 def forwarded(name: str, text: str, sent: datetime, ident: str) -> bytes:
@@ -140,9 +154,10 @@ def forwarded(name: str, text: str, sent: datetime, ident: str) -> bytes:
     return mail(f"The Host <{FORWARDER}>", body, ident, sent + timedelta(minutes=1), "Fwd: Stationary Roulette")
 
 
-def inbox_for(server: Dovecot, folder: str) -> ImapInbox:
+def inbox_for(server: Dovecot, folder: str, authserv_id: str = "") -> ImapInbox:
     return ImapInbox(server.host, server.port, user=server.user, password=server.password,
-                     security="none", folder=folder, forwarders={FORWARDER.upper()})
+                     security="none", folder=folder, forwarders={FORWARDER.upper()},
+                     auth=MailAuthenticator(authserv_id, dns=CachedDns(DNS)))
 
 
 def make_dealer(database_url: str, root: Path, inbox: ImapInbox, publisher: SmtpPublisher) -> Dealer:

@@ -29,6 +29,12 @@ ALLOWED: dict[tuple[str, str, str], str] = {
         "the secret server seed itself comes from the OS CSPRNG, committed before any draw",
     ("dealer/cli/inbox.py", "submit", "uuid4"):
         "a fresh id for a message file written by `dealer submit`; an id, not an outcome",
+    ("dealer/passphrases.py", "<module>", "import secrets"):
+        "pass phrases and their salts; secrets is used only in the two functions below",
+    ("dealer/passphrases.py", "new_passphrase", "secrets"):
+        "a player's new pass phrase is a secret credential (the OS CSPRNG), not a game outcome",
+    ("dealer/passphrases.py", "hash_passphrase", "secrets"):
+        "the salt of a pass phrase's scrypt hash; a credential's salt, not a game outcome",
 }
 
 

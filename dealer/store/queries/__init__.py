@@ -15,6 +15,8 @@ module per concern of the code they serve.
   keys, overrides, failed messages);
 - :mod:`~dealer.store.queries.platforms`: what the platforms' adapters keep (linked
   accounts, cursors, webhook deliveries, mail threads, Discourse ids);
+- :mod:`~dealer.store.queries.senders`: who sent a message where a transport cannot vouch
+  for it (pass phrases' hashes, quarantined mails);
 - :mod:`~dealer.store.queries.sql`: dealer's own SQL constructs the others are built with.
 
 The shell (:mod:`dealer.shell`) and the read views (:mod:`dealer.views`) ask the store only
@@ -62,6 +64,10 @@ from dealer.store.queries.routing import (
     games_on_channel, own_channels, player_games, players_with_games, post_ref,
     senders_with_games_locked,
 )
+from dealer.store.queries.senders import (
+    QUARANTINED, count_quarantined, passphrase_hash, player_of, quarantined_messages,
+    release_quarantined, set_passphrase_hash,
+)
 from dealer.store.queries.sql import (
     equals_any, unindexed,
 )
@@ -89,12 +95,12 @@ __all__ = [
     "INSERT_POSTS", "INSERT_SEED", "LATEST_MAIL_FROM", "LATEST_MESSAGE_IDS",
     "LOCK_DEADLINE", "LOCK_DEADLINES", "LOCK_GAME", "MAIL_OF_MESSAGE", "MARK_FIRED",
     "MESSAGE_BY_EXTERNAL_ID", "MOVE_DEADLINE", "POST_BY_EXTERNAL_ID", "POST_DROPPED",
-    "POST_NOT_DELIVERED", "RECORD_OUTCOME", "SCOPE_OF", "SENDERS_LOCKING_GAMES",
+    "POST_NOT_DELIVERED", "QUARANTINED", "RECORD_OUTCOME", "SCOPE_OF", "SENDERS_LOCKING_GAMES",
     "SENDER_LOCKING_GAMES", "STEP_LOCK_KEY", "UPDATE_GAME", "Claim", "ClaimedMessage",
     "Due", "LockedBalances", "LockedDeadline", "LockedGame", "LockedPost", "PagePost",
     "PlayerGame", "accounts_of", "add_look_alikes", "already_told", "balance",
     "balances_of_locked", "change_mark", "channels_of_game", "child_games",
-    "claim_messages", "claim_posts", "count_failed_messages", "count_parked",
+    "claim_messages", "claim_posts", "count_failed_messages", "count_parked", "count_quarantined",
     "currency_holdings", "cursor", "cursor_back", "cursors", "delivery_seen", "due_now",
     "epoch_draws", "equals_any", "events_newest_first", "events_of_types",
     "failed_messages", "first_messages", "game_began", "game_by_id", "game_deadlines",
@@ -104,10 +110,11 @@ __all__ = [
     "lock_games", "look_alike_player", "messages_sharing_id", "messages_with_external_id",
     "move_cursor", "newest_messages", "next_deadline_by_game", "next_due_deadline",
     "next_timer_deadline", "outbox_posts", "overdue_deadlines", "overrides", "own_channels",
-    "parked_posts", "parts_sent", "pending_deadlines_of", "pending_of_locked",
-    "player_games", "player_of_account", "player_of_sender", "players_by_game",
-    "players_with_games", "post_exists", "post_ref", "record_delivery", "record_part",
-    "remove_game_players", "retry_failed", "revealed_seeds", "sender_of_message",
-    "senders_with_games_locked", "step_lock_alone", "step_lock_shared", "unindexed",
+    "parked_posts", "parts_sent", "passphrase_hash", "pending_deadlines_of", "pending_of_locked",
+    "player_games", "player_of", "player_of_account", "player_of_sender", "players_by_game",
+    "players_with_games", "post_exists", "post_ref", "quarantined_messages", "record_delivery",
+    "record_part", "release_quarantined", "remove_game_players", "retry_failed", "revealed_seeds",
+    "sender_of_message", "senders_with_games_locked", "set_passphrase_hash", "step_lock_alone",
+    "step_lock_shared", "unindexed",
     "unlink_account", "update_epoch",
 ]

@@ -193,11 +193,14 @@ MAIL_OF_MESSAGE = select(_inbound.c.source, _inbound.c.sender, _inbound.c.raw).w
 LATEST_MAIL_FROM = (
     select(_inbound.c.raw)
     .where(_inbound.c.source == bindparam("source"),
-           func.lower(_inbound.c.sender) == func.lower(bindparam("sender")))
+           func.lower(_inbound.c.sender) == func.lower(bindparam("sender")),
+           _inbound.c.status != "quarantined")
     .order_by(_inbound.c.id.desc())
     .limit(1)
 )
-"""The raw text of the latest mail that carried a message of ``sender`` (from ``source``)."""
+"""The raw text of the latest mail that carried a message of ``sender`` (from ``source``),
+not a quarantined one: a mail whose sender is not authenticated never decides where the
+player's posts go."""
 
 
 # -- Discourse (shell/discourse.py) ---------------------------------------------------------
