@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 
 from dealer.clock import utcnow
 from dealer.inbox.base import InboxMessage, Unreadable
-from dealer.inbox.discourse import message_from_event, signed
+from dealer.inbox.discourse import message_from_event, post_number, signed
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 from dealer.publish.discourse import DiscoursePublisher, Thread
 from dealer.shell.ingest import store_messages
@@ -78,8 +78,8 @@ class DiscourseHooks:
             payload = json.loads(body.decode("utf-8"))
             if not isinstance(payload, dict):
                 raise ValueError("not a JSON object")
-        except (UnicodeDecodeError, ValueError) as exc:
-            return Answer(400, {"error": f"the body is not a JSON object: {exc}"})
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            return Answer(400, {"error": f"the body is not a JSON object: {type(exc).__name__}: {exc}"})
         now = self.clock()
         try:
             message = message_from_event(event, payload, self.topics, self.own_username, now)
@@ -133,17 +133,26 @@ def catch_up(engine: Engine, publisher: DiscoursePublisher, topics: Mapping[int,
             page = publisher.latest_posts(before)
             if not page:
                 break
+            numbers = []
             for post in page:
-                if int(post["id"]) <= newest:
+                # One post the site lists wrongly is set aside with why; the rest are read.
+                number = post_number(post)
+                if number is None:
+                    log.warning("Discourse catch-up: a post without a readable id set aside: %.200r", post)
+                    continue
+                numbers.append(number)
+                if number <= newest:
                     continue
                 try:
                     message = message_from_event("post_created", {"post": post}, topics, own_username, now)
                 except Unreadable as exc:
-                    log.warning("Discourse catch-up: post %s unreadable: %s", post.get("id"), exc)
+                    log.warning("Discourse catch-up: post %s set aside: %s", number, exc)
                     continue
                 if message is not None:
                     found.append(message)
-            oldest = min(int(post["id"]) for post in page)
+            if not numbers:
+                break
+            oldest = min(numbers)
             if oldest <= newest + 1 or newest == 0:
                 break  # reached what is stored (or, on a first start, read no older history)
             before = oldest

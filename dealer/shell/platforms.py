@@ -132,7 +132,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
              now: datetime, bot_id: int | None = None) -> int:
     """Read each routed Discord channel's history (and each known DM's) after its cursor
     and store it; return how many messages were new."""
-    from dealer.inbox.discord import message_from_payload, time_snowflake
+    from dealer.inbox.discord import read_history, time_snowflake
 
     with read_connection(engine) as connection:
         known = Q.cursors(connection, SOURCE)
@@ -145,7 +145,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
                 Q.move_cursor(connection, SOURCE, place, start, now)
             continue
         new += _catch_up_place(engine, settings, rest, table, str(channel_id), place, known[place], now,
-                               bot_id, message_from_payload, dm=False)
+                               bot_id, read_history, dm=False)
     pm = table.routes.get("pm")
     if pm is not None and pm.kind == "discord" and pm.arg == "dm":
         # The DMs of everyone who wrote to dealer before (a dm/ cursor), and of every
@@ -159,7 +159,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
         for place, position in sorted(places.items()):
             channel_id = rest.open_dm(place[3:])
             new += _catch_up_place(engine, settings, rest, table, channel_id, place, position, now,
-                                   bot_id, message_from_payload, dm=True)
+                                   bot_id, read_history, dm=True)
     with engine.begin() as connection:
         Q.move_cursor(connection, SOURCE, "seen", start, now)
     if new:
@@ -169,12 +169,12 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
 
 def _catch_up_place(engine: Engine, settings: Settings, rest: Any, table: RouteTable, channel_id: str,
                     place: str, after: str, now: datetime, bot_id: int | None,
-                    convert: Callable[..., InboxMessage | None], dm: bool) -> int:
+                    read: Callable[..., tuple[list[InboxMessage], str | None]], dm: bool) -> int:
     history = rest.history(channel_id, after)
     if not history:
         return 0
-    found = [m for m in (convert(data, table, bot_id, is_dm=dm) for data in history) if m is not None]
-    stored = store_heard(engine, settings, found, {place: str(history[-1]["id"])}, now)
+    found, last = read(history, table, bot_id, is_dm=dm)
+    stored = store_heard(engine, settings, found, {place: last} if last else {}, now)
     return len(stored.new)
 
 
