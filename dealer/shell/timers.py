@@ -28,7 +28,7 @@ from dealer.shell.failures import describe
 from dealer.shell.faults import fault
 from dealer.shell.passes import Dealer
 from dealer.store import queries as Q
-from dealer.store.transient import StoreUnavailable, is_transient
+from dealer.store.transient import StoreUnavailable, cannot_write, is_transient
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,13 @@ def keep_trying(
                     f"the database is unreachable after {failures} attempts: {describe(exc)}"
                 ) from exc
             wait = backoff(failures)
-            if transient:
+            if transient and cannot_write(exc):
+                # Nothing was acknowledged to the inbox: the messages wait there until the
+                # store can take them (`dealer health` says so meanwhile).
+                log.error("the store cannot write (%s): ingest stopped, messages stay in the "
+                          "inbox; free space on the store's disk. Attempt %d failed, next in %g s",
+                          describe(exc), failures, wait)
+            elif transient:
                 log.warning("database unreachable (%s); attempt %d failed, next in %g s",
                             describe(exc), failures, wait)
                 # Connections of a server that went away are no use: open fresh ones.
