@@ -33,7 +33,7 @@ from dealer.inbox.discourse import message_from_event, post_number, signed
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 from dealer.publish.discourse import DiscoursePublisher, Thread
 from dealer.shell.ingest import store_messages
-from dealer.shell.webhooks import Answer
+from dealer.shell.webhooks import Answer, read_capped, respond
 from dealer.store import queries as Q
 from dealer.store.db import read_connection
 from dealer.store.transient import is_transient
@@ -212,8 +212,12 @@ def discourse_routes(hooks: DiscourseHooks) -> list[Any]:
     from starlette.routing import Route
 
     async def post_discourse(request: Request) -> JSONResponse:
-        body = await request.body()
+        # The size is checked before the body is read, and the body read no further than
+        # the cap: an unsigned 400 MB POST is refused without being held (issue 36).
+        body = await read_capped(request, hooks.max_bytes)
+        if isinstance(body, Answer):
+            return respond(body)
         answer = await run_in_threadpool(hooks.receive, request.headers, body)
-        return JSONResponse(answer.payload, status_code=answer.status)
+        return respond(answer)
 
     return [Route("/discourse", post_discourse, methods=["POST"])]
