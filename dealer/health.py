@@ -79,7 +79,8 @@ def check_health(engine: Engine, now: datetime) -> Health:
         )
     if health.parked:
         health.problems.append(
-            f"{health.parked} post(s) parked after failing every delivery attempt: "
-            "`dealer outbox list --failed`, then `dealer outbox retry`"
+            f"{health.parked} post(s) parked after failing every delivery attempt for hours "
+            "(each tried again on its own after its backoff): `dealer outbox list --failed`, "
+            "`dealer outbox retry` to send them now"
         )
     return health

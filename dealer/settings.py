@@ -132,7 +132,14 @@ class Settings(BaseSettings):
     )
     publish_retries: int = Field(
         default=5, ge=1,
-        description="Delivery attempts of a post before it is parked as failed (`dealer outbox retry` re-queues it).",
+        description="Delivery attempts of a post before it may be parked (see PUBLISH_PARK_AFTER; `dealer outbox retry` re-queues it).",
+    )
+    publish_park_after: float = Field(
+        default=6.0, ge=0,
+        description=(
+            "Hours a post must keep failing (and at least PUBLISH_RETRIES attempts) before it is "
+            "parked and dealer health says so; a parked post is still retried after its backoff."
+        ),
     )
     publish_backoff: float = Field(
         default=10.0, gt=0,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from dealer.clock import utcnow
@@ -185,11 +185,15 @@ class Dealer:
         """Send queued posts in order (:func:`dealer.shell.delivery.deliver`), then count the
         parked posts: logged when the count changes, exposed as a metric."""
         report = report or PassReport()
+        now = report.now or self.clock()
+        if self.parked_seen:  # parked posts due again are retried on their own
+            delivery.unpark_due(self.engine, now)
         delivered = delivery.deliver(
             self.engine, self.publisher, report,
             retries=self.settings.publish_retries, first_backoff=self.settings.publish_backoff,
-            now=report.now or self.clock(), clock=self.clock, stopping=lambda: self.stopping,
+            now=now, clock=self.clock, stopping=lambda: self.stopping,
             unrecorded=self.unrecorded_sends,
+            park_after=timedelta(hours=self.settings.publish_park_after),
         )
         if not (report.failed or self.parked_seen
                 or time.monotonic() - self.parked_checked >= PARKED_RECHECK):
@@ -204,7 +208,8 @@ class Dealer:
         if report.parked != self.parked_seen:
             if report.parked:
                 log.warning("%s post(s) parked after failing every attempt: `dealer outbox list "
-                            "--failed` shows them, `dealer outbox retry` re-queues them", report.parked)
+                            "--failed` shows them; each is tried again after its backoff, "
+                            "`dealer outbox retry` re-queues them now", report.parked)
             else:
                 log.info("no parked post any more")
             self.parked_seen = report.parked

@@ -37,7 +37,7 @@ class PassReport:
     deadlines: int = 0
     delivered: int = 0
     failed: int = 0
-    """Posts parked in this pass (failed ``DEALER_PUBLISH_RETRIES`` times)."""
+    """Posts parked in this pass (failed ``DEALER_PUBLISH_RETRIES`` times over ``DEALER_PUBLISH_PARK_AFTER`` hours)."""
     retried: int = 0
     """Posts refused by the transport in this pass, to be tried again after a backoff."""
     dropped: int = 0

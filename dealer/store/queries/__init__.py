@@ -47,7 +47,7 @@ from dealer.store.queries.claims import (
 )
 from dealer.store.queries.delivery import (
     CLAIM_WINDOW, DELIVERED, DELIVERED_UNFLUSHED, FIRST_PAGE_LOCKED, INSERT_POSTS,
-    POST_DROPPED, POST_NOT_DELIVERED, Claim, LockedPost, PagePost, claim_posts,
+    POST_DROPPED, POST_NOT_DELIVERED, UNPARK_DUE, Claim, LockedPost, PagePost, claim_posts,
     count_parked, parked_posts, parts_sent, post_exists, record_part,
 )
 from dealer.store.queries.platforms import (
@@ -89,7 +89,7 @@ __all__ = [
     "INSERT_POSTS", "INSERT_SEED", "LATEST_MAIL_FROM", "LATEST_MESSAGE_IDS",
     "LOCK_DEADLINE", "LOCK_DEADLINES", "LOCK_GAME", "MAIL_OF_MESSAGE", "MARK_FIRED",
     "MESSAGE_BY_EXTERNAL_ID", "MOVE_DEADLINE", "POST_BY_EXTERNAL_ID", "POST_DROPPED",
-    "POST_NOT_DELIVERED", "RECORD_OUTCOME", "SCOPE_OF", "SENDERS_LOCKING_GAMES",
+    "POST_NOT_DELIVERED", "UNPARK_DUE", "RECORD_OUTCOME", "SCOPE_OF", "SENDERS_LOCKING_GAMES",
     "SENDER_LOCKING_GAMES", "STEP_LOCK_KEY", "UPDATE_GAME", "Claim", "ClaimedMessage",
     "Due", "LockedBalances", "LockedDeadline", "LockedGame", "LockedPost", "PagePost",
     "PlayerGame", "accounts_of", "add_look_alikes", "already_told", "balance",
