@@ -53,7 +53,7 @@ from dealer.store.queries.delivery import (
 from dealer.store.queries.platforms import (
     LATEST_MAIL_FROM, LATEST_MESSAGE_IDS, MAIL_OF_MESSAGE, MESSAGE_BY_EXTERNAL_ID,
     POST_BY_EXTERNAL_ID, accounts_of, already_told, cursor, cursor_back, cursors,
-    delivery_seen, link_account, linked_accounts, move_cursor, player_of_account,
+    delivery_seen, link_account, linked_accounts, linked_accounts_among, move_cursor, player_of_account,
     player_of_sender, record_delivery, sender_of_message, unlink_account,
 )
 from dealer.store.queries.routing import (
@@ -100,7 +100,7 @@ __all__ = [
     "failed_messages", "first_messages", "game_began", "game_by_id", "game_deadlines",
     "game_events", "game_events_of_type", "game_events_with_prefix", "game_of_target",
     "game_rows", "game_seeds", "game_state_row", "games_newest_first", "games_of_player",
-    "games_on_channel", "holdings_of", "insert_message", "link_account", "linked_accounts",
+    "games_on_channel", "holdings_of", "insert_message", "link_account", "linked_accounts", "linked_accounts_among",
     "lock_games", "look_alike_player", "messages_sharing_id", "messages_with_external_id",
     "move_cursor", "newest_messages", "next_deadline_by_game", "next_due_deadline",
     "next_timer_deadline", "outbox_posts", "overdue_deadlines", "overrides", "own_channels",
