@@ -82,6 +82,7 @@ class DeliveryCounts(Protocol):
     failed: int
     retried: int
     dropped: int
+    more: bool
 
 
 def backoff(key: str, attempts: int, first: float, retry_after: float | None = None) -> float:
@@ -129,6 +130,7 @@ def deliver(
     stopping: Callable[[], bool] = lambda: False,
     unrecorded: dict[str, str | None] | None = None,
     park_after: timedelta = timedelta(0),
+    batches: int | None = None,
 ) -> int:
     """Send every post due at ``now`` until none is left or ``stopping()``; return the count
     delivered (in ``report``, with those retried later, parked and dropped).
@@ -136,11 +138,17 @@ def deliver(
     ``unrecorded`` (the daemon's, kept across passes) maps the key of each post this
     process sent but could not mark delivered (the transaction failed after the send) to
     the publisher's id for it: such a post is marked, not sent again, when next claimed.
-    A post is parked after ``retries`` failures over at least ``park_after``.
+    A post is parked after ``retries`` failures over at least ``park_after``. With
+    ``batches``, at most that many batches are sent (``report.more`` when posts are left).
     """
     if unrecorded is None:
         unrecorded = {}
+    done = 0
     while not stopping():
+        if batches is not None and done >= batches:
+            report.more = True
+            break
+        done += 1
         with engine.begin() as connection:
             claim = Q.claim_posts(connection, now, DELIVERY_BATCH)
             rows = claim.posts

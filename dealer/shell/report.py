@@ -53,6 +53,9 @@ class PassReport:
     """Messages and deadlines left pending because their game waits behind a failed deadline."""
     now: datetime | None = None
     """The time the pass acted at."""
+    more: bool = False
+    """The pass stopped at its budget (``dealer run``'s bounded pass) with work left: the
+    loop runs the next one at once."""
 
     @property
     def ok(self) -> bool:

@@ -36,6 +36,8 @@ BACKOFF = 1.0
 """Seconds waited after the first failed attempt; doubled after each further one."""
 MAX_BACKOFF = 60.0
 """The longest wait between two attempts."""
+PASS_GROUPS = 2
+"""Groups of messages or deadlines (and delivery batches) in one pass of the loop."""
 ONCE_ATTEMPTS = 5
 """Attempts ``dealer run --once`` makes while the store is unreachable (about 15 s)."""
 
@@ -132,7 +134,12 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
     if dealer.reload_requested:
         dealer.reload_requested = False
         reload_settings(dealer)
-    report = dealer.run_pass()
+    # A bounded pass (PASS_GROUPS groups, then as many delivery batches), run again at once
+    # while work is left: each is short, so a daemon that keeps being killed soon after
+    # its start still completes passes and delivers.
+    report = dealer.run_pass(groups=PASS_GROUPS)
+    if report.more:
+        dealer.wake.set()
     if not report.ok:
         log.error("pass: %s", report.line())
     elif report.ingested or report.deadlines or report.delivered or report.overrides:
