@@ -230,3 +230,15 @@ def test_a_400_mb_post_is_refused_before_it_is_read(daemon: Daemon) -> None:
     # The endpoint still answers a well-formed request.
     headers, body = signed_delivery("after", "help")
     assert httpx.post(daemon.url("/inbox"), content=body, headers=headers, timeout=10).status_code == 202
+
+
+def test_the_unit_leaves_the_daemon_descriptors_beyond_the_endpoints_cap() -> None:
+    import re
+
+    from dealer.settings import Settings
+
+    unit = (Path(__file__).parents[2] / "deploy" / "dealer.service").read_text(encoding="utf-8")
+    found = re.search(r"^LimitNOFILE=(\d+)$", unit, re.MULTILINE)
+    assert found, "the unit sets no LimitNOFILE"
+    cap = Settings.model_fields["webhook_max_connections"].default
+    assert int(found.group(1)) >= 10 * cap
