@@ -4,7 +4,8 @@ HEALTHCHECK, a systemd timer or a monitoring probe.
 Healthy means: the store answers, its schema is the one this dealer needs, no deadline is
 overdue by more than :data:`OVERDUE_GRACE` (a running daemon fires a deadline within
 seconds: one still pending a minute after it was due means the daemon is stopped, stuck,
-or the deadline's step keeps failing), and no post is parked. It reads the store only, so
+or the deadline's step keeps failing), no post is parked, and the store has room to write
+(:func:`dealer.store.room.no_room`: a full disk stops ingest). It reads the store only, so
 it tells the same on any host that can reach the store, and answers while a daemon runs.
 
 Warnings do not make dealer unhealthy (mail anyone can send must not fail a probe): the
@@ -23,6 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from dealer.clock import format_utc
 from dealer.store import queries as Q
 from dealer.store.db import SchemaOutOfDate, check_schema
+from dealer.store.room import no_room
 
 OVERDUE_GRACE = timedelta(minutes=1)
 """How long past its due time a pending deadline may wait before dealer is unhealthy."""
@@ -70,6 +72,12 @@ def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> 
     except SQLAlchemyError as exc:
         health.problems.append(f"the store cannot be read: {exc}")
         return health
+    try:
+        full = no_room(engine)
+    except (SQLAlchemyError, OSError) as exc:
+        full = f"its room could not be read: {exc}"
+    if full:
+        health.problems.append(f"{full}; the daemon cannot store messages, they wait in the inbox until space is freed")
     health.overdue = len(overdue)
     if health.quarantined:
         health.warnings.append(
@@ -87,7 +95,8 @@ def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> 
         )
     if health.parked:
         health.problems.append(
-            f"{health.parked} post(s) parked after failing every delivery attempt: "
-            "`dealer outbox list --failed`, then `dealer outbox retry`"
+            f"{health.parked} post(s) parked after failing every delivery attempt for hours "
+            "(each tried again on its own after its backoff): `dealer outbox list --failed`, "
+            "`dealer outbox retry` to send them now"
         )
     return health

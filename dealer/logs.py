@@ -14,6 +14,8 @@ import functools
 import json
 import logging
 import sys
+import threading
+import time
 from contextvars import ContextVar, Token
 from datetime import datetime, timezone
 from typing import Any, Callable, ParamSpec, TypeVar
@@ -104,6 +106,52 @@ class _ScopeFilter(logging.Filter):
         return True
 
 
+REPEATS_SHOWN = 5
+"""Lines of one kind (the same logger, level and message template) shown per window."""
+REPEAT_WINDOW = 60.0
+"""Seconds of a window of :class:`RepeatFilter`."""
+
+
+class RepeatFilter(logging.Filter):
+    """Shows at most :data:`REPEATS_SHOWN` lines of one kind per :data:`REPEAT_WINDOW`
+    seconds; the first line of the kind shown after that says how many were left out.
+
+    An error that repeats in a tight loop (a thousand strangers' connections refused, the
+    store unreachable from every thread) would otherwise write megabytes a second and fill
+    the disk the store needs. A line's kind is its logger, its level and its message
+    template (``record.msg``), so lines about different games or posts that share a
+    template count together: the log says each kind goes on, and how often.
+    """
+
+    KINDS = 1000
+    """Kinds remembered at most (the oldest window is forgotten first)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.clock = clock
+        self.kinds: dict[tuple[str, int, str], list[float]] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.levelno, str(record.msg)[:200])
+        now = self.clock()
+        with self._lock:
+            seen = self.kinds.get(key)
+            if seen is None or now - seen[0] >= REPEAT_WINDOW:
+                left_out = int(seen[2]) if seen else 0
+                if seen is None and len(self.kinds) >= self.KINDS:
+                    del self.kinds[min(self.kinds, key=lambda k: self.kinds[k][0])]
+                self.kinds[key] = [now, 1, 0]
+                if left_out:
+                    record.msg = f"{record.msg} [{left_out} more like this left out in {REPEAT_WINDOW:g} s]"
+                return True
+            seen[1] += 1
+            if seen[1] <= REPEATS_SHOWN:
+                return True
+            seen[2] += 1
+            return False
+
+
 class TextFormatter(logging.Formatter):
     """``TIME LEVEL LOGGER: MESSAGE [game=... message=...]``."""
 
@@ -159,6 +207,7 @@ def configure(*, verbose: bool = False, fmt: str = "text") -> logging.Handler:
     handler = _Stderr()
     handler.dealer = True  # type: ignore[attr-defined]
     handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(RepeatFilter())
     handler.addFilter(_ScopeFilter())
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if verbose else logging.INFO)

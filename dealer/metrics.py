@@ -46,8 +46,8 @@ class Metrics:
             buckets=LATENESS_BUCKETS, registry=registry)
         self._posts = Counter(
             "dealer_posts", "Delivery attempts at posts, by outcome (delivered, retried, "
-            "parked, dropped).", ["outcome"], registry=registry)
-        self._parked = Gauge("dealer_posts_parked", "Posts parked, waiting for `dealer outbox retry`.",
+            "parked, unparked: a parked post tried again on its own, dropped).", ["outcome"], registry=registry)
+        self._parked = Gauge("dealer_posts_parked", "Posts parked after a long outage (retried on their own after a backoff; `dealer outbox retry` re-queues them now).",
                              registry=registry)
         self._passes = Histogram("dealer_pass_duration_seconds", "How long a pass took.",
                                  buckets=PASS_BUCKETS, registry=registry)

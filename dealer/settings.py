@@ -132,7 +132,14 @@ class Settings(BaseSettings):
     )
     publish_retries: int = Field(
         default=5, ge=1,
-        description="Delivery attempts of a post before it is parked as failed (`dealer outbox retry` re-queues it).",
+        description="Delivery attempts of a post before it may be parked (see PUBLISH_PARK_AFTER; `dealer outbox retry` re-queues it).",
+    )
+    publish_park_after: float = Field(
+        default=6.0, ge=0,
+        description=(
+            "Hours a post must keep failing (and at least PUBLISH_RETRIES attempts) before it is "
+            "parked and dealer health says so; a parked post is still retried after its backoff."
+        ),
     )
     publish_backoff: float = Field(
         default=10.0, gt=0,
@@ -237,6 +244,21 @@ class Settings(BaseSettings):
     )
     webhook_secret: str = Field(
         default="", description="The shared secret of POST /inbox's HMAC-SHA256 signatures (empty: /inbox is off).",
+    )
+    webhook_max_connections: int = Field(
+        default=100, ge=1, le=10000,
+        description=(
+            "Connections the webhook endpoint keeps open at once; one more pushes out the oldest "
+            "still sending its request head, or is refused (503). Keep it well below LimitNOFILE."
+        ),
+    )
+    webhook_head_timeout: float = Field(
+        default=10.0, gt=0, le=600,
+        description="Seconds a connection to the webhook endpoint has to send its whole request head.",
+    )
+    webhook_connection_seconds: float = Field(
+        default=60.0, gt=0, le=3600,
+        description="Seconds a connection to the webhook endpoint may stay open at most, whatever it does.",
     )
 
     @field_validator("fairness_url")

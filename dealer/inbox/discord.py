@@ -27,12 +27,13 @@ posts among them) and of channels no route names are ignored.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
-from dealer.inbox.base import InboxMessage
+from dealer.inbox.base import InboxMessage, Unreadable
 from dealer.routes import PM, RouteTable
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,51 @@ def _parse_time(text: str | None) -> datetime | None:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
     except ValueError:
         return None
+    except OverflowError:  # the very edge of the calendar: no time dealer can keep
+        raise Unreadable(f"its time {text[:60]!r} is outside the times dealer can keep") from None
+
+
+_Read = TypeVar("_Read")
+
+
+def set_aside(what: str, empty: _Read) -> Callable[[Callable[..., _Read]], Callable[..., _Read]]:
+    """Read one event with the decorated function; whatever one event holds that cannot be
+    read (a field missing, of the wrong type, off the calendar) sets that event aside with
+    why, logged, and gives ``empty``: nothing one sender sends stops the gateway or a pass."""
+    def decorate(read: Callable[..., _Read]) -> Callable[..., _Read]:
+        @functools.wraps(read)
+        def guarded(*args: Any, **kwargs: Any) -> _Read:
+            try:
+                return read(*args, **kwargs)
+            except Exception as exc:
+                log.warning("Discord %s set aside: %s", what, _why(exc))
+                return empty
+        return guarded
+    return decorate
+
+
+def _why(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, Unreadable) else f"{type(exc).__name__}: {exc}"
+
+
+def read_history(
+    history: list[Any], routes: RouteTable, bot_id: int | None, *, is_dm: bool,
+) -> tuple[list[InboxMessage], str | None]:
+    """The messages of a channel's history (oldest first), each one that cannot be read set
+    aside with why (logged), and the last id read (where the channel's cursor moves)."""
+    found: list[InboxMessage] = []
+    last: str | None = None
+    for data in history:
+        try:
+            message = message_from_payload(data, routes, bot_id, is_dm=is_dm)
+            last = str(int(data["id"]))
+        except Exception as exc:
+            ident = data.get("id") if isinstance(data, dict) else None
+            log.warning("Discord message %.60r set aside: %s", ident, _why(exc))
+            continue
+        if message is not None:
+            found.append(message)
+    return found, last
 
 
 def place_of(channel_id: int | str, is_dm: bool, author_id: int | str | None = None) -> str:
@@ -108,6 +154,7 @@ class GatewayEvents:
     def _channel(self, channel_id: int, guild_id: int | None) -> str | None:
         return PM if guild_id is None else self.routes.discord_channels().get(channel_id)
 
+    @set_aside("message", ([], {}))
     def on_message(self, message: Any) -> tuple[list[InboxMessage], dict[str, str]]:
         """A discord.py ``Message``."""
         author = message.author
@@ -127,6 +174,7 @@ class GatewayEvents:
         )
         return [heard], {place_of(message.channel.id, is_dm, author.id): str(message.id)}
 
+    @set_aside("edit", [])
     def on_edit(self, payload: Any) -> list[InboxMessage]:
         """A ``RawMessageUpdateEvent``."""
         data = payload.data
@@ -145,6 +193,7 @@ class GatewayEvents:
             sent_at=_parse_time(edited) or self.clock(),
         )]
 
+    @set_aside("deletion", [])
     def on_delete(self, payload: Any) -> list[InboxMessage]:
         """A ``RawMessageDeleteEvent``: the sender is filled in from the stored message
         (:func:`dealer.shell.platforms.store_heard`); Discord does not say it."""
@@ -156,6 +205,7 @@ class GatewayEvents:
             target=str(payload.message_id), sent_at=self.clock(),
         )]
 
+    @set_aside("reaction", [])
     def on_reaction(self, payload: Any, removed: bool) -> list[InboxMessage]:
         """A ``RawReactionActionEvent`` (added or removed)."""
         if payload.user_id == self.bot_id:

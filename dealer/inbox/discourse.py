@@ -63,9 +63,19 @@ def message_from_event(
         if event == "post_liked":
             like = payload["like"]
             return _like(like["post"], like["user"], topics, own_username, received)
-    except (KeyError, TypeError, ValueError) as exc:
+    except KeyError as exc:
         raise Unreadable(f"a {event} payload without {exc}") from None
+    except Exception as exc:  # any field one delivery cannot give sets that delivery aside
+        raise Unreadable(f"a {event} payload dealer cannot read: {type(exc).__name__}: {exc}") from None
     return None
+
+
+def post_number(post: Any) -> int | None:
+    """A post's id as a number, or None when the post gives none (a catch-up skips it)."""
+    try:
+        return int(post["id"])
+    except Exception:
+        return None
 
 
 def channel_of(post: Mapping[str, Any], topics: Mapping[int, str]) -> str | None:
@@ -114,8 +124,10 @@ def _time(value: Any, received: datetime) -> datetime:
     if isinstance(value, str) and value:
         try:
             return parse_time(value)
-        except ValueError:
-            pass
+        except (ValueError, OverflowError):
+            # A time off the calendar (year 9999 at -05:00) is refused, as the directory
+            # inbox refuses it: the delivery is set aside with why (400).
+            raise ValueError(f"its time {value[:60]!r} cannot be read") from None
     return received
 
 

@@ -155,12 +155,16 @@ class ImapInbox(Inbox):
                     continue
                 try:
                     message, thread = read_mail(raw, received, self.forwarders, self.zone)
+                    message, check = self._checked(raw, message, thread)
+                    stored = {**json.loads(message.model_dump_json()), "sent_at": iso_exact(message.sent_at),
+                              "email": thread}
                 except Unreadable as exc:
                     yield uid, str(exc)
                     continue
-                message, check = self._checked(raw, message, thread)
-                stored = {**json.loads(message.model_dump_json()), "sent_at": iso_exact(message.sent_at),
-                          "email": thread}
+                except Exception as exc:  # whatever one mail holds, the others are still read
+                    log.exception("mail %s could not be read", uid)
+                    yield uid, f"not a readable e-mail: {type(exc).__name__}: {exc}"
+                    continue
                 yield Delivery(uid, json.dumps(stored, ensure_ascii=False), message, check)
 
     def _checked(self, raw: bytes, message: InboxMessage,

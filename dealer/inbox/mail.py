@@ -73,21 +73,37 @@ def parse_mail(raw: bytes) -> Mail:
         # A mail without its own id still needs a stable one: the same mail read twice
         # must be the same message.
         message_id = "sha256-" + hashlib.sha256(raw).hexdigest()[:40]
-    try:
-        date = parsedate_to_datetime(str(message["Date"])) if message.get("Date") else None
-        if date is not None and date.tzinfo is None:
-            date = date.replace(tzinfo=timezone.utc)
-    except (TypeError, ValueError, IndexError):
-        date = None
+    date = _mail_date(message)
     references = tuple(_angle(part) for part in str(message.get("References", "")).split() if _angle(part))
     return Mail(
         message_id=message_id[:200],
         address=address.strip().lower(),
         subject=str(message.get("Subject", "")).strip(),
-        date=date.astimezone(timezone.utc) if date else None,
+        date=date,
         text=_plain_text(message),
         references=references,
     )
+
+
+def _mail_date(message: EmailMessage) -> datetime | None:
+    """The mail's ``Date:`` in UTC; None when it has none or it cannot be read (the mail
+    then counts when it arrived, docs/EMAIL.md). Raise :class:`Unreadable` for a date at
+    the very edge of the calendar (``31 Dec 9999 23:59:59 -0500``): it names a moment no
+    store keeps, so the mail is set aside with why, as the directory inbox does a
+    ``sent_at`` off the calendar, instead of stopping the pass."""
+    if not message.get("Date"):
+        return None
+    value = str(message["Date"])
+    try:
+        date = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if date.tzinfo is None:
+        date = date.replace(tzinfo=timezone.utc)
+    try:
+        return date.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        raise Unreadable(f"its Date: {value[:60]!r} is outside the times dealer can keep") from None
 
 
 def _angle(value: str) -> str:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from json.encoder import encode_basestring
 from pathlib import Path
 
 from dealer.clock import iso
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 
+log = logging.getLogger(__name__)
+
+ORPHAN_AGE = 60.0
+"""Seconds after which a temporary file in the outbox is a killed write's orphan."""
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -22,6 +28,30 @@ class DirectoryPublisher(Publisher):
         # The folder as text, joined with "/": a burst writes thousands of files, and
         # pathlib's objects cost more per file than the system calls (as in the inbox).
         self.folder = os.fspath(self.path)
+        self.remove_orphans()
+
+    def remove_orphans(self, now: float | None = None) -> list[str]:
+        """Remove the temporary files a writer killed mid-write left (``.NAME.PID.TID.tmp``
+        older than :data:`ORPHAN_AGE`: a write takes milliseconds, so one that old is no
+        other daemon's write in progress); return their names. Its post is still pending
+        and is written again whole. Run when the publisher is made (the daemon's start)."""
+        now = time.time() if now is None else now
+        removed = []
+        with os.scandir(self.folder) as entries:
+            for entry in entries:
+                if not (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                    continue
+                try:
+                    if now - entry.stat(follow_symlinks=False).st_mtime < ORPHAN_AGE:
+                        continue
+                    os.unlink(entry.path)
+                except FileNotFoundError:  # renamed or removed meanwhile
+                    continue
+                removed.append(entry.name)
+        if removed:
+            log.info("outbox %s: %s unfinished temporary file(s) of a killed write removed",
+                     self.folder, len(removed))
+        return removed
 
     def filename(self, post: OutgoingPost) -> str:
         """Sortable by ``ls`` in publication order: the outbox id first, zero-padded."""

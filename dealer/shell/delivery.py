@@ -26,10 +26,15 @@ A destination is a channel and a recipient (a PM's). A post waits while an earli
 of its own destination is pending or parked, so posts to one place keep their order; a
 failing post holds back no other destination. A post the publisher refuses is tried
 again after a backoff that doubles with each failure (:func:`backoff`), never sooner than
-the transport's "retry after"; after ``DEALER_PUBLISH_RETRIES`` failures it is parked
-(``failed``): ``dealer outbox list --failed`` shows it and ``dealer outbox retry`` re-queues
-it. A post past its ``stale_after`` (a reminder of a deadline that has passed) is
-dropped, not sent.
+the transport's "retry after". It is parked (``failed``) only once it has failed
+``DEALER_PUBLISH_RETRIES`` times over at least ``DEALER_PUBLISH_PARK_AFTER`` hours since
+its first failure (``failing_since``): a short outage of its platform (a few 503s in
+seconds) never parks it, a long one is told to a human (``dealer health``, the
+``dealer_posts_parked`` metric, ``dealer outbox list --failed``). A parked post is still
+tried again on its own, after its backoff (at most an hour: :func:`unpark_due`), so it
+goes out once the platform is back without anyone acting; ``dealer outbox retry``
+re-queues it at once. A post past its ``stale_after`` (a reminder of a deadline that has
+passed) is dropped, not sent.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ class DeliveryCounts(Protocol):
     failed: int
     retried: int
     dropped: int
+    more: bool
 
 
 def backoff(key: str, attempts: int, first: float, retry_after: float | None = None) -> float:
@@ -98,6 +104,19 @@ def backoff(key: str, attempts: int, first: float, retry_after: float | None = N
     return max(delay, retry_after or 0.0)
 
 
+def unpark_due(engine: Engine, now: datetime) -> int:
+    """Put the parked posts whose next attempt is due at ``now`` back in the queue (the
+    automatic retry of a parked post); return how many. A new failure parks such a post
+    again at once, with the next backoff; a send delivers it and frees its destination."""
+    with engine.begin() as connection:
+        count = connection.execute(Q.UNPARK_DUE, {"now": now}).rowcount or 0
+    if count:
+        log.info("%s parked post(s) tried again after their backoff", count)
+        for _ in range(count):
+            METRICS.post("unparked")
+    return count
+
+
 @logs.scoped
 def deliver(
     engine: Engine,
@@ -110,6 +129,8 @@ def deliver(
     clock: Callable[[], datetime],
     stopping: Callable[[], bool] = lambda: False,
     unrecorded: dict[str, str | None] | None = None,
+    park_after: timedelta = timedelta(0),
+    batches: int | None = None,
 ) -> int:
     """Send every post due at ``now`` until none is left or ``stopping()``; return the count
     delivered (in ``report``, with those retried later, parked and dropped).
@@ -117,10 +138,17 @@ def deliver(
     ``unrecorded`` (the daemon's, kept across passes) maps the key of each post this
     process sent but could not mark delivered (the transaction failed after the send) to
     the publisher's id for it: such a post is marked, not sent again, when next claimed.
+    A post is parked after ``retries`` failures over at least ``park_after``. With
+    ``batches``, at most that many batches are sent (``report.more`` when posts are left).
     """
     if unrecorded is None:
         unrecorded = {}
+    done = 0
     while not stopping():
+        if batches is not None and done >= batches:
+            report.more = True
+            break
+        done += 1
         with engine.begin() as connection:
             claim = Q.claim_posts(connection, now, DELIVERY_BATCH)
             rows = claim.posts
@@ -138,8 +166,8 @@ def deliver(
                 if stopping():
                     break  # the rest stays pending, for the next pass
                 with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
-                    outcome = _attempt(connection, publisher, row, report, retries, first_backoff,
-                                       now, clock, sent, unrecorded, accounts)
+                    outcome = _attempt(connection, publisher, row, report, (retries, park_after),
+                                       first_backoff, now, clock, sent, unrecorded, accounts)
                 flush |= outcome != SENT
                 if outcome == REFUSED:
                     held.add(where)
@@ -177,7 +205,7 @@ def _attempt(
     publisher: Publisher,
     row: Row[Any],
     report: DeliveryCounts,
-    retries: int,
+    parking: tuple[int, timedelta],
     first_backoff: float,
     now: datetime,
     clock: Callable[[], datetime],
@@ -232,18 +260,23 @@ def _attempt(
             log.exception("post %s: the publisher failed unexpectedly", row.key)
         retry_after = exc.retry_after if isinstance(exc, DeliveryFailed) else None
         attempts = row.attempts + 1
-        # A transport's "retry after" (a rate limit) is waited for, never a reason to park.
-        parked = attempts >= retries and retry_after is None
+        retries, park_after = parking
+        # A transport's "retry after" (a rate limit) is waited for, never a reason to park;
+        # nor is an outage shorter than park_after, however many attempts it refused.
+        failing = now - (row.failing_since or now)
+        parked = attempts >= retries and retry_after is None and failing >= park_after
         wait = backoff(row.key, attempts, first_backoff, retry_after)
         connection.execute(
             Q.POST_NOT_DELIVERED,
             {"post_id": row.id, "new_attempts": attempts, "new_error": str(exc) or type(exc).__name__,
              "new_status": "failed" if parked else "pending",
-             "new_next_attempt_at": None if parked else now + timedelta(seconds=wait)},
+             # A parked post is tried again on its own after its backoff (unpark_due).
+             "new_next_attempt_at": now + timedelta(seconds=wait), "new_failing_since": now},
         )
         if parked:
-            log.error("post %s parked after %s attempts: %s; its destination waits for "
-                      "`dealer outbox retry %s`", row.key, attempts, exc, row.id)
+            log.error("post %s parked after %s attempts over %s: %s; its destination waits; it is "
+                      "tried again in %.0f s (`dealer outbox retry %s`: now)", row.key, attempts,
+                      str(failing).split(".")[0], exc, wait, row.id)
             report.failed += 1
             METRICS.post("parked")
         else:
@@ -284,4 +317,5 @@ def retry_posts(session: Session, ids: list[int] | None) -> list[Post]:
         post.status = "pending"
         post.attempts = 0
         post.next_attempt_at = None
+        post.failing_since = None
     return chosen

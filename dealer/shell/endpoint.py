@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 from dealer.clock import utcnow
+from dealer.shell.admission import Admission, guarded_protocol
 
 if TYPE_CHECKING:
     from dealer.shell.passes import Dealer
@@ -53,14 +54,29 @@ def endpoint_routes(dealer: Dealer, clock: Callable[[], datetime] = utcnow) -> l
     return routes
 
 
-class Endpoint:
-    """The webhook endpoint served by uvicorn in a thread of its own."""
+KEEP_ALIVE = 5
+"""Seconds an idle kept-alive connection stays open (uvicorn's ``timeout_keep_alive``)."""
+HEAD_BYTES = 16384
+"""The largest request head read (uvicorn's ``h11_max_incomplete_event_size``)."""
 
-    def __init__(self, app: Any, host: str, port: int) -> None:
+
+class Endpoint:
+    """The webhook endpoint served by uvicorn in a thread of its own, its connections kept
+    by an :class:`~dealer.shell.admission.Admission` (a cap, a head timeout, a lifetime)."""
+
+    def __init__(self, app: Any, host: str, port: int, admission: Admission | None = None) -> None:
         import uvicorn
 
-        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                                    lifespan="off"))
+        self.admission = admission or Admission()
+        self.server = uvicorn.Server(uvicorn.Config(
+            app, host=host, port=port, log_level="warning", lifespan="off",
+            # dealer's logging (with its limit on repeated lines) handles uvicorn's too.
+            log_config=None, access_log=False,
+            http=guarded_protocol(self.admission), timeout_keep_alive=KEEP_ALIVE,
+            h11_max_incomplete_event_size=HEAD_BYTES,
+            # A second fence: requests in flight beyond the connection cap are answered 503.
+            limit_concurrency=self.admission.cap + 1, backlog=max(self.admission.cap, 64),
+        ))
         # dealer run handles the signals; the server must not take them over.
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.run, name="dealer-endpoint", daemon=True)
@@ -133,7 +149,9 @@ def start_side(dealer: Dealer) -> list[Any]:
         host, port = parse_listen(settings.webhook_listen)
         from dealer.shell.webhooks import create_app
 
-        started.append(Endpoint(create_app(endpoint_routes(dealer)), host, port).start())
+        admission = Admission(settings.webhook_max_connections, settings.webhook_head_timeout,
+                              settings.webhook_connection_seconds)
+        started.append(Endpoint(create_app(endpoint_routes(dealer)), host, port, admission).start())
     if settings.inbox.startswith("imap:"):
         from dealer.inbox import open_inbox
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from dealer.clock import utcnow
@@ -104,8 +104,15 @@ class Dealer:
         """Posts sent whose "delivered" mark was lost with the connection (by key): marked,
         not sent again, on the next pass (:func:`dealer.shell.delivery.deliver`)."""
 
-    def run_pass(self, now: datetime | None = None) -> PassReport:
-        """Overrides, ingest, messages and deadlines in time order, then delivery."""
+    def run_pass(self, now: datetime | None = None, *, groups: int | None = None) -> PassReport:
+        """Overrides, ingest, messages and deadlines in time order, then delivery.
+
+        With ``groups`` the pass is bounded (``dealer run``'s): at most that many groups of
+        messages or deadlines, then at most that many delivery batches, each committed as
+        it goes; ``report.more`` says work is left for the next pass. A daemon killed soon
+        after each start (a crash loop) so still completes passes and advances on every
+        front, posts included. Without it (``--once``, tests) the pass does everything due.
+        """
         now = now or self.clock()
         started = time.monotonic()
         report = PassReport(now=now)
@@ -115,11 +122,17 @@ class Dealer:
         # (`acknowledge`): a one-message pass waits for one flush fewer.
         unflushed: list[Any] | None = [] if self.engine.dialect.name == "postgresql" else None
         self.ingest(now, report, unflushed)
+        if unflushed and len(unflushed) > 1:
+            # More than one message: acknowledge them before the steps, at the cost of one
+            # flushed commit, so that a daemon killed during a long pass (a crash loop, a
+            # backlog) does not read and store them all again in its next life.
+            self.acknowledge(unflushed, flushed=False)
+            unflushed.clear()
         applied = report.messages + report.deadlines
-        self.process_due(now, report)
+        self.process_due(now, report, groups)
         if unflushed:
             self.acknowledge(unflushed, flushed=report.messages + report.deadlines > applied)
-        self.deliver(report)
+        self.deliver(report, batches=groups)
         METRICS.pass_took(time.monotonic() - started)
         return report
 
@@ -177,19 +190,24 @@ class Dealer:
         for handle in handles:
             ingest.acknowledge(self.inbox, handle)
 
-    def process_due(self, now: datetime, report: PassReport | None = None) -> None:
+    def process_due(self, now: datetime, report: PassReport | None = None, groups: int | None = None) -> None:
         """Process stored messages and due deadlines, earliest first (:func:`process_due`)."""
-        process_due(self, now, report)
+        process_due(self, now, report, groups)
 
-    def deliver(self, report: PassReport | None = None) -> int:
-        """Send queued posts in order (:func:`dealer.shell.delivery.deliver`), then count the
-        parked posts: logged when the count changes, exposed as a metric."""
+    def deliver(self, report: PassReport | None = None, batches: int | None = None) -> int:
+        """Send queued posts in order (:func:`dealer.shell.delivery.deliver`; at most
+        ``batches`` batches), then count the parked posts: logged when the count changes,
+        exposed as a metric."""
         report = report or PassReport()
+        now = report.now or self.clock()
+        if self.parked_seen:  # parked posts due again are retried on their own
+            delivery.unpark_due(self.engine, now)
         delivered = delivery.deliver(
             self.engine, self.publisher, report,
             retries=self.settings.publish_retries, first_backoff=self.settings.publish_backoff,
-            now=report.now or self.clock(), clock=self.clock, stopping=lambda: self.stopping,
+            now=now, clock=self.clock, stopping=lambda: self.stopping,
             unrecorded=self.unrecorded_sends,
+            park_after=timedelta(hours=self.settings.publish_park_after), batches=batches,
         )
         if not (report.failed or self.parked_seen
                 or time.monotonic() - self.parked_checked >= PARKED_RECHECK):
@@ -204,7 +222,8 @@ class Dealer:
         if report.parked != self.parked_seen:
             if report.parked:
                 log.warning("%s post(s) parked after failing every attempt: `dealer outbox list "
-                            "--failed` shows them, `dealer outbox retry` re-queues them", report.parked)
+                            "--failed` shows them; each is tried again after its backoff, "
+                            "`dealer outbox retry` re-queues them now", report.parked)
             else:
                 log.info("no parked post any more")
             self.parked_seen = report.parked
@@ -231,8 +250,10 @@ class Dealer:
 # -- messages and deadlines, in time order ---------------------------------------------------
 
 
-def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None) -> None:
-    """Process stored messages and due deadlines, earliest first, until none is left.
+def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None,
+                groups: int | None = None) -> None:
+    """Process stored messages and due deadlines, earliest first, until none is left (or,
+    with ``groups``, that many groups are done: ``report.more``).
 
     A message sent at or before a deadline is handled before it. Messages are read in
     batches, due deadlines too, both with one statement; both are read again after each
@@ -241,7 +262,12 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None)
     report = report or PassReport()
     skipped_messages: set[int] = set()  # taken by another daemon
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
+    done = 0
     while not dealer.stopping:
+        if groups is not None and done >= groups:
+            report.more = True  # each group is committed: the next pass goes on from here
+            return
+        done += 1
         with dealer.reader.connect() as connection:
             found = Q.due_now(connection, now, skipped_messages, skipped_deadlines,
                               MESSAGE_BATCH, DEADLINE_GROUP)

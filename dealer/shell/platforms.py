@@ -34,6 +34,7 @@ from dealer.routes import Destination, RouteTable, parse_routes
 from dealer.settings import Settings
 from dealer.shell.admin import AdminError, register_account
 from dealer.shell.ingest import Stored, store_messages
+from dealer.shell.strangers import StrangerLimit
 from dealer.store import queries as Q
 from dealer.store.db import read_connection, session_factory
 from dealer.text import command_lines
@@ -85,9 +86,11 @@ def hears_discord(table: RouteTable) -> bool:
 
 def store_heard(
     engine: Engine, settings: Settings, messages: list[InboxMessage], places: dict[str, str],
-    now: datetime, source: str = SOURCE,
+    now: datetime, source: str = SOURCE, strangers: StrangerLimit | None = None,
 ) -> Stored:
-    """Store what a platform heard (see the module's doc); return what was new."""
+    """Store what a platform heard (see the module's doc); return what was new. With
+    ``strangers``, an account linked to no player is stored only within its rate
+    (:mod:`dealer.shell.strangers`)."""
     kept: list[InboxMessage] = []
     with read_connection(engine) as connection:
         for message in messages:
@@ -99,6 +102,8 @@ def store_heard(
             kept.append(message)
     if settings.register_unknown:
         _register(engine, kept, now)
+    if strangers is not None:
+        kept = _within_rate(engine, kept, strangers)
     stored = store_messages(engine, source, kept, now)
     for message, why in stored.refused:
         log.warning("%s message %s not stored: %s", source, message.id, why)
@@ -107,6 +112,24 @@ def store_heard(
             for place, position in places.items():
                 Q.move_cursor(connection, source, place, position, now)
     return stored
+
+
+def _within_rate(engine: Engine, messages: list[InboxMessage], strangers: StrangerLimit) -> list[InboxMessage]:
+    """``messages`` less those of strangers past their rate (logged, not stored)."""
+    accounts = {m.sender.partition(":")[2] for m in messages}
+    with read_connection(engine) as connection:
+        platform = messages[0].sender.partition(":")[0] if messages else ""
+        linked = Q.linked_accounts_among(connection, platform, sorted(accounts))
+    kept = []
+    for message in messages:
+        account = message.sender.partition(":")[2]
+        if account in linked or strangers.allow(message.sender):
+            kept.append(message)
+        else:
+            log.warning("%s message %s not stored: %s is linked to no player and sent more than %s "
+                        "message(s) in %g s", message.sender.partition(":")[0], message.id,
+                        message.sender, strangers.per_stranger, strangers.window)
+    return kept
 
 
 def _register(engine: Engine, messages: list[InboxMessage], now: datetime) -> None:
@@ -132,7 +155,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
              now: datetime, bot_id: int | None = None) -> int:
     """Read each routed Discord channel's history (and each known DM's) after its cursor
     and store it; return how many messages were new."""
-    from dealer.inbox.discord import message_from_payload, time_snowflake
+    from dealer.inbox.discord import read_history, time_snowflake
 
     with read_connection(engine) as connection:
         known = Q.cursors(connection, SOURCE)
@@ -145,7 +168,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
                 Q.move_cursor(connection, SOURCE, place, start, now)
             continue
         new += _catch_up_place(engine, settings, rest, table, str(channel_id), place, known[place], now,
-                               bot_id, message_from_payload, dm=False)
+                               bot_id, read_history, dm=False)
     pm = table.routes.get("pm")
     if pm is not None and pm.kind == "discord" and pm.arg == "dm":
         # The DMs of everyone who wrote to dealer before (a dm/ cursor), and of every
@@ -159,7 +182,7 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
         for place, position in sorted(places.items()):
             channel_id = rest.open_dm(place[3:])
             new += _catch_up_place(engine, settings, rest, table, channel_id, place, position, now,
-                                   bot_id, message_from_payload, dm=True)
+                                   bot_id, read_history, dm=True)
     with engine.begin() as connection:
         Q.move_cursor(connection, SOURCE, "seen", start, now)
     if new:
@@ -169,12 +192,12 @@ def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
 
 def _catch_up_place(engine: Engine, settings: Settings, rest: Any, table: RouteTable, channel_id: str,
                     place: str, after: str, now: datetime, bot_id: int | None,
-                    convert: Callable[..., InboxMessage | None], dm: bool) -> int:
+                    read: Callable[..., tuple[list[InboxMessage], str | None]], dm: bool) -> int:
     history = rest.history(channel_id, after)
     if not history:
         return 0
-    found = [m for m in (convert(data, table, bot_id, is_dm=dm) for data in history) if m is not None]
-    stored = store_heard(engine, settings, found, {place: str(history[-1]["id"])}, now)
+    found, last = read(history, table, bot_id, is_dm=dm)
+    stored = store_heard(engine, settings, found, {place: last} if last else {}, now)
     return len(stored.new)
 
 
@@ -207,6 +230,8 @@ class DiscordLink:
         could not be stored)."""
         self._retry: threading.Timer | None = None
         self._retry_wait = 0.0
+        self.strangers = StrangerLimit()
+        """What the gateway hears of accounts linked to no player, limited."""
 
     def sink(self, messages: list[InboxMessage], places: dict[str, str]) -> None:
         """Store what the gateway heard and wake the daemon. A store that is down loses
@@ -215,7 +240,7 @@ class DiscordLink:
         try:
             with self._storing:  # one at a time: discord.py runs each event as its own task
                 stored = store_heard(self.engine, self.settings, messages, {} if self.behind else places,
-                                     self.clock())
+                                     self.clock(), strangers=self.strangers)
         except Exception:
             log.exception("Discord: %s event(s) not stored now; a catch-up will read them again",
                           len(messages))

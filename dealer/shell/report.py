@@ -37,7 +37,7 @@ class PassReport:
     deadlines: int = 0
     delivered: int = 0
     failed: int = 0
-    """Posts parked in this pass (failed ``DEALER_PUBLISH_RETRIES`` times)."""
+    """Posts parked in this pass (failed ``DEALER_PUBLISH_RETRIES`` times over ``DEALER_PUBLISH_PARK_AFTER`` hours)."""
     retried: int = 0
     """Posts refused by the transport in this pass, to be tried again after a backoff."""
     dropped: int = 0
@@ -53,6 +53,9 @@ class PassReport:
     """Messages and deadlines left pending because their game waits behind a failed deadline."""
     now: datetime | None = None
     """The time the pass acted at."""
+    more: bool = False
+    """The pass stopped at its budget (``dealer run``'s bounded pass) with work left: the
+    loop runs the next one at once."""
 
     @property
     def ok(self) -> bool:

@@ -28,7 +28,7 @@ from dealer.shell.failures import describe
 from dealer.shell.faults import fault
 from dealer.shell.passes import Dealer
 from dealer.store import queries as Q
-from dealer.store.transient import StoreUnavailable, is_transient
+from dealer.store.transient import StoreUnavailable, cannot_write, is_transient
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,8 @@ BACKOFF = 1.0
 """Seconds waited after the first failed attempt; doubled after each further one."""
 MAX_BACKOFF = 60.0
 """The longest wait between two attempts."""
+PASS_GROUPS = 2
+"""Groups of messages or deadlines (and delivery batches) in one pass of the loop."""
 ONCE_ATTEMPTS = 5
 """Attempts ``dealer run --once`` makes while the store is unreachable (about 15 s)."""
 
@@ -71,7 +73,13 @@ def keep_trying(
                     f"the database is unreachable after {failures} attempts: {describe(exc)}"
                 ) from exc
             wait = backoff(failures)
-            if transient:
+            if transient and cannot_write(exc):
+                # Nothing was acknowledged to the inbox: the messages wait there until the
+                # store can take them (`dealer health` says so meanwhile).
+                log.error("the store cannot write (%s): ingest stopped, messages stay in the "
+                          "inbox; free space on the store's disk. Attempt %d failed, next in %g s",
+                          describe(exc), failures, wait)
+            elif transient:
                 log.warning("database unreachable (%s); attempt %d failed, next in %g s",
                             describe(exc), failures, wait)
                 # Connections of a server that went away are no use: open fresh ones.
@@ -126,7 +134,12 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
     if dealer.reload_requested:
         dealer.reload_requested = False
         reload_settings(dealer)
-    report = dealer.run_pass()
+    # A bounded pass (PASS_GROUPS groups, then as many delivery batches), run again at once
+    # while work is left: each is short, so a daemon that keeps being killed soon after
+    # its start still completes passes and delivers.
+    report = dealer.run_pass(groups=PASS_GROUPS)
+    if report.more:
+        dealer.wake.set()
     if not report.ok:
         log.error("pass: %s", report.line())
     elif report.ingested or report.deadlines or report.delivered or report.overrides:

@@ -180,16 +180,27 @@ def webhook_routes(inbox: WebhookInbox | None = None, extra: list[Any] | None = 
     routes: list[Any] = []
     if inbox is not None:
         async def post_inbox(request: Request) -> JSONResponse:
-            body = await _read_capped(request, inbox.max_bytes)
+            body = await read_capped(request, inbox.max_bytes)
+            if isinstance(body, Answer):
+                return respond(body)
             answer = await run_in_threadpool(inbox.receive, request.headers, body)
-            return JSONResponse(answer.payload, status_code=answer.status)
+            return respond(answer)
 
         routes.append(Route("/inbox", post_inbox, methods=["POST"]))
     return routes + list(extra or [])
 
 
-async def _read_capped(request: Any, limit: int) -> bytes:
-    """The body, read no further than one byte past ``limit`` (the size check refuses it)."""
+async def read_capped(request: Any, limit: int) -> bytes | Answer:
+    """The body, or the 413 (or 400) refusing it: its ``Content-Length`` is checked before
+    a byte is read, then the body is read no further than one byte past ``limit`` (a body
+    sent without a length, or longer than it said; the size check refuses it). A stranger's
+    400 MB POST is so never held in memory (issue 36)."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.strip().isdigit():
+            return _refuse(400, "the Content-Length is not a number of bytes")
+        if int(length) > limit:
+            return _refuse(413, f"the body is {int(length)} bytes; at most {limit} are read")
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -198,6 +209,15 @@ async def _read_capped(request: Any, limit: int) -> bytes:
         if size > limit:
             break
     return b"".join(chunks)
+
+
+def respond(answer: Answer) -> Any:
+    """The JSON response of ``answer``; a body refused for its size closes the connection,
+    so that what is left of it is not read on."""
+    from starlette.responses import JSONResponse
+
+    headers = {"connection": "close"} if answer.status == 413 else None
+    return JSONResponse(answer.payload, status_code=answer.status, headers=headers)
 
 
 def create_app(routes: list[Any]) -> Any:

@@ -292,7 +292,8 @@ class Post(Base):
     subject: Mapped[str] = mapped_column(Text)
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    # pending | delivered | failed (parked: `dealer outbox retry` re-queues it) | dropped
+    # pending | delivered | failed (parked: retried at next_attempt_at, or at once by
+    # `dealer outbox retry`) | dropped
     # (stale: its deadline had passed when it was due to go out)
     status: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -304,6 +305,9 @@ class Post(Base):
     next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # Dropped, not sent, once the time passes (a reminder: its deadline).
     stale_after: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # When its current run of failed attempts began: it is parked only after failing for
+    # DEALER_PUBLISH_PARK_AFTER (None: it has not failed since it was last (re)queued).
+    failing_since: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # The name the rules gave the post (a poll: ``poll-3``): a reaction on it reaches the
     # rules with that name.
     ref: Mapped[str | None] = mapped_column(String(64), nullable=True)

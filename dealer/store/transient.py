@@ -13,10 +13,16 @@ from __future__ import annotations
 
 from sqlalchemy import exc as sa_exc
 
+_SQLITE_FULL = "database or disk is full"
+"""SQLITE_FULL: the file system (or the file's ``max_page_count``) has no room left."""
 _SQLITE_TRANSIENT = ("database is locked", "database table is locked", "disk i/o error",
-                     "unable to open database", "database is busy")
+                     "unable to open database", "database is busy", _SQLITE_FULL)
 """SQLite reports a schema mistake (``no such table``) as an OperationalError too: only
-these messages are the file being busy or briefly unreachable."""
+these messages are the file being busy, briefly unreachable, or out of room. A full disk
+passes once space is freed: until then nothing may be refused or marked failed for it
+(a message would be lost), so the pass stops and the inbox keeps what it holds."""
+_POSTGRES_FULL = "53100"
+"""disk_full (a class 53 error, so transient too)."""
 
 
 class StoreUnavailable(RuntimeError):
@@ -30,6 +36,20 @@ def is_transient(exc: BaseException) -> bool:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if _transient(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def cannot_write(exc: BaseException) -> bool:
+    """True if ``exc`` (or what it was raised from) says the store has no room to write
+    (SQLite's or Postgres's disk full): a transient error a human must clear."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        orig = getattr(current, "orig", None) or current
+        if _SQLITE_FULL in str(orig).lower() or getattr(orig, "sqlstate", None) == _POSTGRES_FULL:
             return True
         current = current.__cause__ or current.__context__
     return False

@@ -107,7 +107,8 @@ def test_a_failing_post_holds_back_its_own_destination_only(make_harness) -> Non
 
 
 def test_a_post_is_parked_after_its_retries_and_re_queued_by_retry(make_harness) -> None:  # type: ignore[no-untyped-def]
-    h = make_harness(publish_retries=3, publish_backoff=1.0)
+    # Parked as soon as its retries are spent (no time-based grace: PUBLISH_PARK_AFTER=0).
+    h = make_harness(publish_retries=3, publish_backoff=1.0, publish_park_after=0)
     publisher = ScriptedPublisher(failing={"pm:alice": None})
     h.dealer.publisher = publisher
     first, second, other = queue(h, ("pm", "alice"), ("pm", "alice"), ("pm", "bob"))
@@ -323,7 +324,7 @@ def test_two_daemons_applying_messages_across_games_never_deadlock(make_harness,
 
 
 def test_the_daemon_logs_the_parked_count_when_it_changes(make_harness, caplog) -> None:  # type: ignore[no-untyped-def]
-    h = make_harness(publish_retries=1)
+    h = make_harness(publish_retries=1, publish_park_after=0)
     publisher = ScriptedPublisher(failing={"table": None})
     h.dealer.publisher = publisher
     (post,) = queue(h, ("table", None))
@@ -339,7 +340,7 @@ def test_the_daemon_logs_the_parked_count_when_it_changes(make_harness, caplog) 
 
 
 def test_a_publisher_bug_counts_as_a_failed_attempt_and_stops_nothing(make_harness) -> None:  # type: ignore[no-untyped-def]
-    h = make_harness(publish_retries=2)
+    h = make_harness(publish_retries=2, publish_park_after=0)
 
     class Broken(ScriptedPublisher):
         def send(self, post: OutgoingPost) -> str:

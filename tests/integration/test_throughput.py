@@ -460,7 +460,7 @@ def test_parked_posts_are_counted_when_the_count_may_have_changed(harness, monke
     monkeypatch.setattr(Q, "count_parked", count)
     refusing = Refusing()
     harness.dealer.publisher = refusing
-    harness.dealer.settings = harness.settings.model_copy(update={"publish_retries": 1})
+    harness.dealer.settings = harness.settings.model_copy(update={"publish_retries": 1, "publish_park_after": 0})
     assert harness.run(T0).parked == 0 and len(counts) == 1  # a new daemon counts once
     assert harness.run(T0).parked == 0 and len(counts) == 1  # nothing parked since
     queue(harness, ("table", None))

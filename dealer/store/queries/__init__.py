@@ -49,13 +49,13 @@ from dealer.store.queries.claims import (
 )
 from dealer.store.queries.delivery import (
     CLAIM_WINDOW, DELIVERED, DELIVERED_UNFLUSHED, FIRST_PAGE_LOCKED, INSERT_POSTS,
-    POST_DROPPED, POST_NOT_DELIVERED, Claim, LockedPost, PagePost, claim_posts,
+    POST_DROPPED, POST_NOT_DELIVERED, UNPARK_DUE, Claim, LockedPost, PagePost, claim_posts,
     count_parked, parked_posts, parts_sent, post_exists, record_part,
 )
 from dealer.store.queries.platforms import (
     LATEST_MAIL_FROM, LATEST_MESSAGE_IDS, MAIL_OF_MESSAGE, MESSAGE_BY_EXTERNAL_ID,
     POST_BY_EXTERNAL_ID, accounts_of, already_told, cursor, cursor_back, cursors,
-    delivery_seen, link_account, linked_accounts, move_cursor, player_of_account,
+    delivery_seen, link_account, linked_accounts, linked_accounts_among, move_cursor, player_of_account,
     player_of_sender, record_delivery, sender_of_message, unlink_account,
 )
 from dealer.store.queries.routing import (
@@ -95,7 +95,8 @@ __all__ = [
     "INSERT_POSTS", "INSERT_SEED", "LATEST_MAIL_FROM", "LATEST_MESSAGE_IDS",
     "LOCK_DEADLINE", "LOCK_DEADLINES", "LOCK_GAME", "MAIL_OF_MESSAGE", "MARK_FIRED",
     "MESSAGE_BY_EXTERNAL_ID", "MOVE_DEADLINE", "POST_BY_EXTERNAL_ID", "POST_DROPPED",
-    "POST_NOT_DELIVERED", "QUARANTINED", "RECORD_OUTCOME", "SCOPE_OF", "SENDERS_LOCKING_GAMES",
+    "POST_NOT_DELIVERED", "QUARANTINED", "UNPARK_DUE", "RECORD_OUTCOME", "SCOPE_OF",
+    "SENDERS_LOCKING_GAMES",
     "SENDER_LOCKING_GAMES", "STEP_LOCK_KEY", "UPDATE_GAME", "Claim", "ClaimedMessage",
     "Due", "LockedBalances", "LockedDeadline", "LockedGame", "LockedPost", "PagePost",
     "PlayerGame", "accounts_of", "add_look_alikes", "already_told", "balance",
@@ -106,7 +107,7 @@ __all__ = [
     "failed_messages", "first_messages", "game_began", "game_by_id", "game_deadlines",
     "game_events", "game_events_of_type", "game_events_with_prefix", "game_of_target",
     "game_rows", "game_seeds", "game_state_row", "games_newest_first", "games_of_player",
-    "games_on_channel", "holdings_of", "insert_message", "link_account", "linked_accounts",
+    "games_on_channel", "holdings_of", "insert_message", "link_account", "linked_accounts", "linked_accounts_among",
     "lock_games", "look_alike_player", "messages_sharing_id", "messages_with_external_id",
     "move_cursor", "newest_messages", "next_deadline_by_game", "next_due_deadline",
     "next_timer_deadline", "outbox_posts", "overdue_deadlines", "overrides", "own_channels",

@@ -70,10 +70,20 @@ POST_NOT_DELIVERED = (
     update(_posts)
     .where(_posts.c.id == bindparam("post_id"), _posts.c.status == "pending")
     .values(attempts=bindparam("new_attempts"), last_error=bindparam("new_error"),
-            status=bindparam("new_status"), next_attempt_at=bindparam("new_next_attempt_at"))
+            status=bindparam("new_status"), next_attempt_at=bindparam("new_next_attempt_at"),
+            failing_since=func.coalesce(_posts.c.failing_since, bindparam("new_failing_since")))
 )
 """Count a failed attempt at a pending post (``post_id``, ``new_attempts``, ``new_error``,
-``new_status``, ``new_next_attempt_at``)."""
+``new_status``, ``new_next_attempt_at``; ``new_failing_since`` if it had not failed yet)."""
+
+UNPARK_DUE = (
+    update(_posts)
+    .where(_posts.c.status == "failed",
+           or_(_posts.c.next_attempt_at.is_(None), _posts.c.next_attempt_at <= bindparam("now")))
+    .values(status="pending")
+)
+"""Put the parked posts due again at ``now`` back in the queue, their attempts and
+``failing_since`` kept (one parked before automatic retries has no next attempt: at once)."""
 
 POST_DROPPED = (
     update(_posts)

@@ -33,6 +33,14 @@ _ACCOUNTS_OF_PLAYERS = select(_accounts.c.player, _accounts.c.platform, _account
 )
 
 
+def linked_accounts_among(connection: Connection | Session, platform: str, account_ids: Sequence[str]) -> set[str]:
+    """Which of ``account_ids`` on ``platform`` are linked to a player (one query)."""
+    if not account_ids:
+        return set()
+    return set(connection.execute(select(_accounts.c.account_id).where(
+        _accounts.c.platform == platform, _accounts.c.account_id.in_(sorted(set(account_ids))))).scalars())
+
+
 def player_of_account(connection: Connection | Session, platform: str, account_id: str) -> str | None:
     """The key of the player linked to an account, if any."""
     return connection.execute(_PLAYER_OF_ACCOUNT, {"platform": platform, "account_id": account_id}).scalar()
