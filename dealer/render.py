@@ -30,6 +30,7 @@ from jinja2.nodes import Getattr
 from markupsafe import Markup
 
 from dealer.clock import format_duration, format_relative, format_utc, iso
+from dealer.detail import BRIEF, detail_for, post_detail
 from dealer.games.base import PostDraft
 from dealer.text import escape_post, plural
 
@@ -105,6 +106,7 @@ def add_template_dir(directory: str | Path) -> None:
     if str(directory) not in _EXTRA_DIRS:
         _EXTRA_DIRS.append(str(directory))
         environment.cache_clear()
+        _BRIEF_NAMES.clear()
 
 
 def _finalize(value: Any) -> Any:
@@ -319,6 +321,36 @@ def render(template: str, now: datetime, directory: str | None = None, **context
     return _render(template, now, directory, context)
 
 
-def render_post(draft: PostDraft, now: datetime, game_id: str | None = None) -> str:
-    """Render a post draft's body."""
-    return _render(draft.template, now, None, draft.context, {"game_id": game_id})
+def render_post(draft: PostDraft, now: datetime, game_id: str | None = None,
+                detail: str | None = None) -> str:
+    """Render a post draft's body, in ``detail`` (else the post's under the policy in force,
+    :func:`dealer.detail.detail_for`): a brief post is its template's brief version
+    (:func:`brief_template`), the template itself when it has none."""
+    detail = detail or detail_for(draft.channel, draft.recipient)
+    template = brief_template(draft.template) if detail == BRIEF else draft.template
+    return _render(template, now, None, draft.context,
+                   {"game_id": game_id, "detail": detail, "game_page": _game_page(game_id)})
+
+
+def _game_page(game_id: str | None) -> Markup:
+    # The host's own address (validated as http(s)) and a quoted game id: it links as it is.
+    return _safe(post_detail().game_page(game_id))
+
+
+def brief_template(template: str) -> str:
+    """The brief version of ``template`` (``roulette/round_result.txt`` has
+    ``roulette/round_result.brief.txt`` beside it), or ``template`` itself when it has none."""
+    try:
+        return _BRIEF_NAMES[template]
+    except KeyError:
+        stem, dot, suffix = template.rpartition(".")
+        candidate = f"{stem}.brief.{suffix}" if dot else f"{template}.brief"
+        exists = candidate in environment().list_templates() if _EXTRA_DIRS else (
+            templates_dir() / candidate).is_file()
+        _BRIEF_NAMES[template] = name = candidate if exists else template
+        return name
+
+
+_BRIEF_NAMES: dict[str, str] = {}
+"""Each template's brief version (or itself), found once: templates never change while
+dealer runs."""

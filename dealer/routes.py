@@ -22,7 +22,8 @@ A route maps a game channel name (``#the-raceway``, ``#game-actions``, ``pm``, .
 The setting is a list of ``CHANNEL=DESTINATION`` separated by ``;`` or new lines; ``*`` names
 the default route (else ``DEALER_PUBLISH``, itself ``dir:HOME/outbox`` by default). A
 destination may name its format after ``|``: ``#forum=dir:var/forum|bbcode``. Every
-destination kind has a default format (:data:`DEFAULT_FORMATS`).
+destination kind has a default format (:data:`DEFAULT_FORMATS`). It may also name its posts'
+detail, ``|detail=full`` or ``|detail=brief`` (else ``DEALER_POST_DETAIL``; dealer/detail.py).
 
 A private post (one with a recipient) takes the ``pm`` route, or the default one. A
 recipient written as an account (``discord:80351110224678912``: someone not yet linked to a
@@ -41,6 +42,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from dealer.detail import DETAILS, PostDetail, from_settings
 from dealer.formats import FORMATS
 
 KINDS = ("discord", "dir", "stdout", "memory", "email", "discourse")
@@ -65,11 +67,13 @@ class BadRoute(ValueError):
 
 @dataclass(frozen=True)
 class Destination:
-    """Where a route leads: ``kind`` (``discord``, ``dir``...), its argument, its format."""
+    """Where a route leads: ``kind`` (``discord``, ``dir``...), its argument, its format,
+    and its posts' detail when the route names one (``brief``/``full``; None: the setting's)."""
 
     kind: str
     arg: str
     format: str
+    detail: str | None = None
 
     @property
     def spec(self) -> str:
@@ -89,12 +93,15 @@ class Destination:
 
     def __str__(self) -> str:
         default = DEFAULT_FORMATS.get(self.kind)
-        return self.spec if self.format == default else f"{self.spec}|{self.format}"
+        text = self.spec if self.format == default else f"{self.spec}|{self.format}"
+        return f"{text}|detail={self.detail}" if self.detail else text
 
 
 def parse_destination(text: str) -> Destination:
-    """``discord:channel/123``, ``dir:var/outbox|bbcode``, ``stdout``...; raise :class:`BadRoute`."""
-    spec, _, fmt = text.strip().partition("|")
+    """``discord:channel/123``, ``dir:var/outbox|bbcode``, ``dir:var/forum|bbcode|detail=full``,
+    ``stdout``...; raise :class:`BadRoute`."""
+    spec, _, options = text.strip().partition("|")
+    fmt, detail = _options(text, options)
     kind, _, arg = spec.strip().partition(":")
     kind, arg, fmt = kind.strip().lower(), arg.strip(), fmt.strip().lower()
     if kind not in KINDS:
@@ -121,7 +128,25 @@ def parse_destination(text: str) -> Destination:
         raise BadRoute(f"{text.strip()!r}: unknown format {fmt!r}; use {', '.join(sorted(FORMATS))}")
     if kind == "discord" and fmt != "discord":
         raise BadRoute(f"{text.strip()!r}: Discord takes its own format (discord), not {fmt!r}")
-    return Destination(kind, arg, fmt)
+    return Destination(kind, arg, fmt, detail)
+
+
+def _options(text: str, options: str) -> tuple[str, str | None]:
+    """A destination's format and detail, from what follows its first ``|``
+    (``bbcode``, ``detail=full``, ``bbcode|detail=full``, in any order)."""
+    fmt, detail = "", None
+    for option in (o.strip().lower() for o in options.split("|")) if options else ():
+        name, sep, value = (part.strip() for part in option.partition("="))
+        if sep and name == "detail" and value in DETAILS and detail is None:
+            detail = value
+        elif sep:
+            raise BadRoute(f"{text.strip()!r}: {option!r}: a route's option is detail=brief or "
+                           "detail=full (once)")
+        elif fmt:
+            raise BadRoute(f"{text.strip()!r}: two formats ({fmt!r}, {option!r}); name one")
+        else:
+            fmt = option
+    return fmt, detail
 
 
 @dataclass
@@ -155,6 +180,10 @@ class RouteTable:
             if dest.kind == kind and dest.arg == arg:
                 return channel
         return None
+
+    def details(self) -> dict[str, str | None]:
+        """Each route's own detail by its channel (``*`` the default route's)."""
+        return {**{c: d.detail for c, d in self.routes.items()}, "*": self.default.detail}
 
     def discord_channels(self) -> dict[int, str]:
         """Each routed Discord channel id with its game channel."""
@@ -229,3 +258,14 @@ def parse_routes(text: str, default: str) -> RouteTable:
         else:
             table.routes[channel] = destination
     return table
+
+
+def post_detail_policy(detail: str, routes: str, publish: str, web_url: str) -> PostDetail:
+    """The posts' detail under ``DEALER_POST_DETAIL``, ``DEALER_ROUTES`` (each route's
+    ``detail=``), ``DEALER_PUBLISH`` and ``DEALER_WEB_URL``. Routes that do not parse name no
+    detail here: the command that needs them reports them (``dealer routes``, the daemon)."""
+    try:
+        details = parse_routes(routes, publish).details()
+    except BadRoute:
+        details = {}
+    return from_settings(detail, details, web_url)

@@ -178,6 +178,23 @@ class Settings(BaseSettings):
         ),
     )
 
+    post_detail: Literal["brief", "full"] = Field(
+        default="brief",
+        description=(
+            "How much posts and replies say: brief (the headline, what is due; the whole "
+            "record through the `receipts` command, `dealer game show` and the status page) "
+            "or full (every receipt, salt and sealed text inline). A route may name its own "
+            "(|detail=full, docs/ROUTES.md)."
+        ),
+    )
+    web_url: str = Field(
+        default="",
+        description=(
+            "The status page's public http(s) address (https://casino.example.org): brief "
+            "posts link each game's page and round there instead of printing hashes."
+        ),
+    )
+
     # -- e-mail (dealer[email]; docs/EMAIL.md) --------------------------------------------
     email_from: str = Field(
         default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
@@ -261,7 +278,7 @@ class Settings(BaseSettings):
         description="Seconds a connection to the webhook endpoint may stay open at most, whatever it does.",
     )
 
-    @field_validator("fairness_url")
+    @field_validator("fairness_url", "web_url")
     @classmethod
     def _fairness_url(cls, value: str) -> str:
         value = value.strip()

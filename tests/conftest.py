@@ -25,7 +25,39 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, make_url, text
 
+from dealer.detail import BRIEF, FULL, PostDetail, post_detail, set_post_detail
 from dealer.store.db import head_revision, make_engine, migrate
+
+# The suite checks today's complete texts (the full detail) unless a test asks for brief
+# posts (the ``brief`` fixture): the setting for every Settings() read in this process and
+# in every `dealer` it starts, and the policy of the posts rendered here.
+os.environ["DEALER_POST_DETAIL"] = FULL
+set_post_detail(PostDetail(default=FULL))
+
+
+@pytest.fixture(autouse=True)
+def _post_detail():
+    """Each test starts with the full detail and leaves it so (a daemon sets the policy
+    from its settings)."""
+    set_post_detail(PostDetail(default=FULL))
+    yield
+    set_post_detail(PostDetail(default=FULL))
+
+
+@pytest.fixture
+def brief(monkeypatch: pytest.MonkeyPatch):
+    """Brief posts (the product's default): the setting and the policy in force; yields
+    a function that also sets the status page's address (``DEALER_WEB_URL``)."""
+    monkeypatch.setenv("DEALER_POST_DETAIL", BRIEF)
+
+    def use(web_url: str = "") -> PostDetail:
+        if web_url:
+            monkeypatch.setenv("DEALER_WEB_URL", web_url)
+        set_post_detail(PostDetail(default=BRIEF, web_url=web_url))
+        return post_detail()
+
+    use()
+    return use
 
 
 def _worker_database(url: str) -> str:

@@ -35,7 +35,9 @@ from dealer.clock import utcnow
 from dealer.inbox import Inbox, open_inbox
 from dealer.metrics import METRICS
 from dealer.publish import Publisher, open_publisher
+from dealer.detail import set_post_detail
 from dealer.render import set_fairness_url
+from dealer.routes import post_detail_policy
 from dealer.settings import Settings
 from dealer.shell import delivery, discourse, ingest, mailing
 from dealer.shell.deadline_groups import fire_deadlines
@@ -74,6 +76,8 @@ class Dealer:
     ):
         self.settings = settings
         set_fairness_url(settings.fairness_url)
+        set_post_detail(post_detail_policy(settings.post_detail, settings.routes, settings.publish,
+                                           settings.web_url))
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
         self.reader = reading_engine(self.engine)
