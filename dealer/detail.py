@@ -75,3 +75,8 @@ def detail_for(channel: str, recipient: str | None) -> str:
 def from_settings(default: str, routes: Mapping[str, str | None], web_url: str) -> PostDetail:
     """The policy of ``DEALER_POST_DETAIL``, each route's ``detail=`` and ``DEALER_WEB_URL``."""
     return PostDetail(default, {c: d for c, d in routes.items() if d}, web_url.strip())
+
+
+def reply_detail() -> str:
+    """The detail of a private reply (the ``pm`` route's, else the setting's)."""
+    return _policy.for_post(PM, "")

@@ -106,7 +106,7 @@ def add_template_dir(directory: str | Path) -> None:
     if str(directory) not in _EXTRA_DIRS:
         _EXTRA_DIRS.append(str(directory))
         environment.cache_clear()
-        _BRIEF_NAMES.clear()
+        _VARIANTS.clear()
 
 
 def _finalize(value: Any) -> Any:
@@ -340,17 +340,22 @@ def _game_page(game_id: str | None) -> Markup:
 def brief_template(template: str) -> str:
     """The brief version of ``template`` (``roulette/round_result.txt`` has
     ``roulette/round_result.brief.txt`` beside it), or ``template`` itself when it has none."""
+    return template_variant(template, "brief") or template
+
+
+def template_variant(template: str, variant: str | None) -> str | None:
+    """``template``'s ``variant`` beside it (``brief``: ``roulette/round_result.brief.txt``;
+    None: the template itself), or None when there is no such template."""
+    key = (template, variant)
     try:
-        return _BRIEF_NAMES[template]
+        return _VARIANTS[key]
     except KeyError:
         stem, dot, suffix = template.rpartition(".")
-        candidate = f"{stem}.brief.{suffix}" if dot else f"{template}.brief"
-        exists = candidate in environment().list_templates() if _EXTRA_DIRS else (
-            templates_dir() / candidate).is_file()
-        _BRIEF_NAMES[template] = name = candidate if exists else template
-        return name
+        name = template if variant is None else f"{stem}.{variant}.{suffix}" if dot else f"{template}.{variant}"
+        exists = name in environment().list_templates() if _EXTRA_DIRS else (templates_dir() / name).is_file()
+        _VARIANTS[key] = found = name if exists else None
+        return found
 
 
-_BRIEF_NAMES: dict[str, str] = {}
-"""Each template's brief version (or itself), found once: templates never change while
-dealer runs."""
+_VARIANTS: dict[tuple[str, str | None], str | None] = {}
+"""Each template's variants found so far: templates never change while dealer runs."""

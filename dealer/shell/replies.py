@@ -13,7 +13,8 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 
 from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules
-from dealer.render import render, render_post
+from dealer.render import brief_template, render, render_post
+from dealer.shell import brief
 from dealer.shell.effects import queue_posts
 from dealer.shell.routing import GameRef, InboundRef, PlayerRef, player_games
 from dealer.shell.steps import load_state
@@ -32,6 +33,9 @@ class Section:
     subject: str
     text: str = ""
     game_id: str | None = None
+    footer: str = ""
+    """A brief reply's footer for this line (what is still due, the deadline): the reply
+    ends with its last line's (dealer/shell/brief.py)."""
 
 
 @dataclass
@@ -46,9 +50,10 @@ class Outcome:
     now: datetime | None = None  # when the message was sent: replies are rendered at it
 
     def render(self, template: str, **context: Any) -> str:
-        """Render a part of the reply at the time the message was sent."""
+        """Render a part of the reply at the time the message was sent (a brief reply's
+        parts from the templates' brief versions)."""
         assert self.now is not None, "process_inbound sets the message's time"
-        return render(template, self.now, **context)
+        return render(brief_template(template) if brief.is_brief() else template, self.now, **context)
 
     @property
     def game_id(self) -> str | None:
@@ -93,6 +98,8 @@ def queue_reply(
         {"line": s.line, "verdict": s.verdict, "text": Markup(s.text.strip())}
         for s in outcome.sections
     ]
+    extra = brief.reply_parts(session, [s.footer for s in told if s.footer], game_id, recipient,
+                              inbound.sent_at) if brief.is_brief() else {}
     reply = PostDraft(
         kind=kinds.pop() if len(kinds) == 1 else "reply",
         template="common/reply.txt",
@@ -100,7 +107,7 @@ def queue_reply(
         recipient=recipient,
         subject=subject,
         context={"game_id": game_id, "sent_at": inbound.sent_at, "sections": sections,
-                 "not_commands": outcome.not_commands},
+                 "not_commands": outcome.not_commands, **extra},
     )
     queue_posts(session, [reply], inbound.sent_at, game_id, f"{origin}:reply",
                 unit=unit_of_work.of(session))
@@ -142,6 +149,7 @@ class Answer:
         self.recipient = recipient
         self.drafts: list[PostDraft] = []
         self.texts: list[str] = []
+        self.footers: list[str] = []
 
     def take(self, ctx: Context) -> None:
         """Take the step's private replies to the sender out of its posts, once its rules
@@ -149,6 +157,8 @@ class Answer:
         taken = _take_replies(ctx, self.recipient)
         self.drafts += taken
         self.texts += [render_post(d, ctx.now, ctx.game_id) for d in taken]
+        if brief.is_brief():
+            self.footers += [f for f in (brief.footer(d, ctx.now, ctx.game_id) for d in taken) if f]
 
     def accepted(self, outcome: Outcome, game: GameRef, line: str) -> None:
         """Add the line to the reply as accepted, with what the rules said about it."""
@@ -159,6 +169,7 @@ class Answer:
             first.subject if first else f"{game.id}: accepted",
             "\n\n".join(t.strip() for t in self.texts),
             game.id,
+            self.footers[-1] if self.footers else "",
         ))
 
 
@@ -171,7 +182,8 @@ def no_command(
     outcome.note(None, "rejected", "no command in the message")
     for line in lines:
         outcome.note(line, "ignored", "not a command")
-    text = outcome.render("common/no_command.txt", lines=lines, **_help_context(session, sender, game))
+    text = outcome.render("common/no_command.txt", lines=lines,
+                          **_help_context(session, sender, game, outcome.now))
     outcome.sections.append(
         Section(None, "refused", "error", "No command in your message", text,
                 game.id if game else None)
@@ -201,7 +213,8 @@ def refused(
     return "rejected"
 
 
-def _help_context(session: Session, sender: PlayerRef, game: GameRef | None) -> dict[str, Any]:
+def _help_context(session: Session, sender: PlayerRef, game: GameRef | None,
+                  now: datetime | None = None) -> dict[str, Any]:
     """What ``common/help.txt`` shows: the game's commands valid now and the sender's games."""
     context: dict[str, Any] = {"game_id": None, "commands": [], "title": "", "games": [], "family": []}
     mine = player_games(session, sender.name)
@@ -216,6 +229,8 @@ def _help_context(session: Session, sender: PlayerRef, game: GameRef | None) -> 
             context["family"].append(
                 {"id": each.id, "title": rules.title, "commands": rules.help(state, sender.name)})
     context["games"] = [g.id for g in mine]
+    if brief.is_brief() and now is not None:  # brief replies explain once; help always does
+        context["explain"] = Markup(brief.explanation(session, game.id if game else None, now))
     return context
 
 
@@ -223,7 +238,7 @@ def answer_help(
     session: Session, sender: PlayerRef, game: GameRef | None, line: str, outcome: Outcome
 ) -> None:
     """Add the commands valid now to the reply."""
-    text = outcome.render("common/help.txt", **_help_context(session, sender, game))
+    text = outcome.render("common/help.txt", **_help_context(session, sender, game, outcome.now))
     outcome.sections.append(
         Section(line, "answered", "help", "Commands you can send", text, game.id if game else None)
     )

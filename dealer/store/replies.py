@@ -1,0 +1,47 @@
+"""What the brief replies read of the store: whether a player was already told about a game.
+
+A brief reply explains receipts, the replacement rule and the fairness check once per
+player and game: in the first private post dealer sends the player about the game
+(dealer/detail.py). The outbox is the record of what was sent, so no new table is needed.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, bindparam, select
+from sqlalchemy.orm import Session
+
+from dealer.store.models import Game, Post
+
+_outbox = Post.__table__
+_games = Game.__table__
+
+_TOLD = (
+    select(_outbox.c.id)
+    .where(and_(_outbox.c.game_id == bindparam("game_id"), _outbox.c.channel == "pm",
+                _outbox.c.recipient == bindparam("recipient")))
+    .limit(1)
+)
+_KIND = select(_games.c.kind).where(_games.c.id == bindparam("game_id"))
+_TOLD_KEY = "dealer.told"
+
+
+def was_told(session: Session, game_id: str, recipient: str) -> bool:
+    """Whether ``recipient`` already had a private post of ``game_id`` (this transaction's
+    staged posts included: :func:`mark_told` notes them)."""
+    told: set[tuple[str, str]] = session.info.setdefault(_TOLD_KEY, set())
+    if (game_id, recipient) in told:
+        return True
+    found = session.execute(_TOLD, {"game_id": game_id, "recipient": recipient}).first() is not None
+    if found:
+        told.add((game_id, recipient))
+    return found
+
+
+def mark_told(session: Session, game_id: str, recipient: str) -> None:
+    """Note that ``recipient`` is being told about ``game_id`` (a reply queued, maybe staged)."""
+    session.info.setdefault(_TOLD_KEY, set()).add((game_id, recipient))
+
+
+def game_kind(session: Session, game_id: str) -> str | None:
+    """The kind of game ``game_id`` (None: no such game)."""
+    return session.execute(_KIND, {"game_id": game_id}).scalar()
