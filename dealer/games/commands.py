@@ -160,6 +160,28 @@ class CardName(Field):
             raise Rejected(str(exc)) from None
 
 
+# --- the command every game declares ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Receipts:
+    """``receipts``: everything on file for the player in the game's current phase, in full
+    (the detail a brief reply leaves out: dealer/detail.py)."""
+
+
+RECEIPTS_SAYS = "everything on file for you now, in full"
+
+
+def receipts_command(says: str = RECEIPTS_SAYS, valid: "Valid | None" = None,
+                     rule: str | None = None) -> "Command":
+    """The ``receipts`` command, declared here once; each game lists it among its commands
+    with what its answer holds (``says``) and answers it in its rules."""
+    return Command(
+        "receipts|receipt", Receipts, examples=[Example("receipts", says)], rule=rule,
+        valid=valid,
+    )
+
+
 # --- one command's declaration --------------------------------------------------------
 
 

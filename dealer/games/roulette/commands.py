@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from dealer.games.base import Rejected
-from dealer.games.commands import Choice, Command, Commands, Example, Field
+from dealer.games.commands import Choice, Command, Commands, Example, Field, receipts_command
 from dealer.games.roulette.checks import colours_left, describe_left
 from dealer.games.roulette.model import (
     BLACK,
@@ -180,6 +180,8 @@ COMMANDS = Commands(
             valid=_playing, suggest=_reminders_now,
             refusal="say 'reminders off' or 'reminders on'",
         ),
+        receipts_command("your submissions on file in this phase with their receipts and "
+                         "sealed texts in full, and what is still due", valid=_playing, rule="SR-6"),
     ],
     clean=clean,
 )

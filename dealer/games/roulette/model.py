@@ -204,6 +204,9 @@ class RouletteState(GameState):
     active: dict[str, Roulette | None] = Field(default_factory=dict)  # by preparer
     preparations: dict[str, Sealed] = Field(default_factory=dict)  # on file this phase
     bets: dict[str, Sealed] = Field(default_factory=dict)  # on file this phase
+    # SR-6: the submissions replaced this phase, oldest first: no longer counted, but their
+    # receipts stay checkable (the `receipts` command gives them in full).
+    replaced: list[Sealed] = Field(default_factory=list)
     counts: dict[str, int] = Field(default_factory=dict)  # "alice:round-3:bet" -> accepted
     reminders_off: list[str] = Field(default_factory=list)
     forfeited: str | None = None

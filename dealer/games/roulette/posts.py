@@ -122,6 +122,28 @@ def entry_lines(state: RouletteState, name: str) -> list[dict[str, Any]]:
     ]
 
 
+def receipts(ctx: Context, state: RouletteState, actor: str, owed: list[str]) -> dict[str, Any]:
+    """The answer to ``receipts``: what ``actor`` has on file in the current phase, every
+    receipt and sealed text in full, the replaced submissions too (SR-6), what is due."""
+    def full(e: Sealed) -> dict[str, Any]:
+        return {"kind": "preparation" if e.kind == "prepare" else "bet", "number": e.number,
+                "canonical": e.canonical, "receipt": e.receipt}
+
+    counted = [e for e in (state.preparations.get(actor), state.bets.get(actor)) if e is not None]
+    return {
+        "game": state.game,
+        "status": state.status,
+        "phase_title": phase_title(state.phase),
+        "on_file": [full(e) for e in counted],
+        "replaced": [full(e) for e in state.replaced if e.player == actor],
+        "active": [roulette_card(r, state.settings.layout_public)
+                   for r in state.active.values() if r is not None],
+        "owed": owed,
+        "deadline": ctx.deadlines.get(phase_name(state.phase)) or state.phase_deadline,
+        "commitment": ctx.rng.commitment,
+    }
+
+
 def confirmation(
     ctx: Context,
     state: RouletteState,

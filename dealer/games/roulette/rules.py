@@ -21,6 +21,7 @@ from dealer.clock import as_utc, format_utc
 from dealer.clock import iso as _iso
 from dealer.games import register
 from dealer.games.base import Context, GameSettings, Rejected, Rules, SealedCheck, Summary
+from dealer.games.commands import Receipts
 from dealer.games.roulette import events, posts, sealed
 from dealer.games.roulette.checks import bet_problems, colours_left, describe_left, layout_problems
 from dealer.games.roulette.model import (
@@ -120,6 +121,9 @@ class StationaryRoulette(Rules):
         if isinstance(command, Reminders):
             self.set_reminders(ctx, state, actor, command.on)
             return state
+        if isinstance(command, Receipts):
+            self.send_receipts(ctx, state, actor)
+            return state
         self.check_open(ctx, state, actor)
         if isinstance(command, Prepare):
             self.accept_preparation(ctx, state, actor, command)
@@ -194,6 +198,8 @@ class StationaryRoulette(Rules):
                           command.black, command.colour)
         replaced = state.preparations.get(actor)
         state.preparations[actor] = entry  # SR-6: the later valid submission replaces it
+        if replaced is not None:
+            state.replaced.append(replaced)
         self.confirm(ctx, state, actor, entry, replaced)
 
     def accept_bet(self, ctx: Context, state: RouletteState, actor: str, command: Bet) -> None:
@@ -222,6 +228,8 @@ class StationaryRoulette(Rules):
         entry = self.seal(ctx, state, actor, "bet", command.gold, command.silver, command.black)
         replaced = state.bets.get(actor)
         state.bets[actor] = entry  # SR-6
+        if replaced is not None:
+            state.replaced.append(replaced)
         self.confirm(ctx, state, actor, entry, replaced)
 
     def seal(
@@ -267,6 +275,13 @@ class StationaryRoulette(Rules):
         ctx.record(events.RemindersSet(player=actor, on=on))
         ctx.reply(actor, "reminders", TEMPLATE.format("reminders"),
                   f"{state.game}: reminders {'on' if on else 'off'}", on=on, game=state.game)
+
+    def send_receipts(self, ctx: Context, state: RouletteState, actor: str) -> None:
+        """``receipts``: what ``actor`` has on file in the current phase, every receipt and
+        sealed text in full (the replaced ones too, SR-6), and what is still due. It changes
+        nothing, so it is answered at any time, after the game's end as well."""
+        ctx.reply(actor, "receipts", TEMPLATE.format("receipts"), f"{state.game}: your receipts",
+                  **posts.receipts(ctx, state, actor, self.still_owed(state, actor)))
 
     def still_owed(self, state: RouletteState, name: str) -> list[str]:
         """The submissions ``name`` still owes in the current phase (``preparation``, ``bet``)."""
@@ -314,6 +329,7 @@ class StationaryRoulette(Rules):
         state.phase_deadline = deadline
         state.preparations = {}
         state.bets = {}
+        state.replaced = []
         name = phase_name(phase)
         ctx.set_deadline(name, deadline)
         for label, offset in reminder_offsets(state.settings.remind_before):
