@@ -177,7 +177,7 @@ def receipts_command(says: str = RECEIPTS_SAYS, valid: "Valid | None" = None,
     """The ``receipts`` command, declared here once; each game lists it among its commands
     with what its answer holds (``says``) and answers it in its rules."""
     return Command(
-        "receipts|receipt", Receipts, examples=[Example("receipts", says)], rule=rule,
+        "receipts|receipt", Receipts, examples=[Example("receipts", says), "receipt"], rule=rule,
         valid=valid,
     )
 

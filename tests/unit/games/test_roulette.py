@@ -196,7 +196,7 @@ def test_no_bet_in_the_preparation_phase_and_no_preparation_in_the_last_round():
     rejected = sh.send("alice", BLACK_PREP, sh.during())
     assert rejected.rule == "SR-3" and "last round" in rejected.what
     assert [line.split(" — ")[0] for line in rejected.allowed] == [
-        "bet gold 30 silver 10", "reminders off"]
+        "bet gold 30 silver 10", "reminders off", "receipts"]
 
 
 def test_a_later_valid_submission_replaces_an_earlier_one_and_an_invalid_one_never_does():
@@ -766,20 +766,20 @@ def test_help_lists_valid_examples_for_the_phase(help_is_valid_now):
     # Each help line is accepted when sent; each command help leaves out is refused.
     sh = Shell.create(rounds=2)
     lines = help_is_valid_now(sh, "alice", sh.during())
-    assert [line.split(" — ")[0].split()[0] for line in lines] == ["prepare", "reminders"]
+    assert [line.split(" — ")[0].split()[0] for line in lines] == ["prepare", "reminders", "receipts"]
     sh.play_phase(alice=BLACK_PREP, bob=GOLD_PREP)
     lines = help_is_valid_now(sh, "alice", sh.during())
-    assert [line.split(" — ")[0].split()[0] for line in lines] == ["bet", "prepare", "reminders"]
+    assert [line.split(" — ")[0].split()[0] for line in lines] == ["bet", "prepare", "reminders", "receipts"]
     assert lines[0].startswith("bet gold 30 silver 10 — bet 40 points on bob's roulette active "
                                "in round 1") and lines[0].endswith("(SR-5)")
     assert lines[1].endswith("winning colours left: gold 5, silver 5, black 4 (SR-2, SR-4)")
     sh.accept("alice", "reminders off", sh.during())
-    assert help_is_valid_now(sh, "alice", sh.during(2))[-1].startswith("reminders on — ")
+    assert help_is_valid_now(sh, "alice", sh.during(2))[-2].startswith("reminders on — ")
     assert RULES.help(sh.state, "carol") == []
     sh.play_phase(alice=["bet gold 40", BLACK_PREP], bob=["bet gold 40", GOLD_PREP])
     # round 2, the last: no preparation (SR-3)
     lines = help_is_valid_now(sh, "alice", sh.during())
-    assert [line.split()[0] for line in lines] == ["bet", "reminders"]
+    assert [line.split()[0] for line in lines] == ["bet", "reminders", "receipts"]
     sh.play_phase(alice="bet gold 40", bob="bet gold 40")
     assert sh.state.status == "finished" and RULES.help(sh.state, "alice") == []
 
@@ -789,9 +789,9 @@ def test_help_offers_no_bet_without_a_roulette_to_bet_on(help_is_valid_now):
     sh = Shell.create(rounds=2)
     sh.play_phase(alice=BLACK_PREP)
     lines = help_is_valid_now(sh, "alice", sh.during())
-    assert [line.split()[0] for line in lines] == ["prepare", "reminders"]
+    assert [line.split()[0] for line in lines] == ["prepare", "reminders", "receipts"]
     assert [line.split()[0] for line in help_is_valid_now(sh, "bob", sh.during())] == [
-        "bet", "prepare", "reminders"]
+        "bet", "prepare", "reminders", "receipts"]
 
 
 def test_summary_detail():
