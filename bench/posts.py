@@ -10,7 +10,8 @@ figures of the brief-posts issue's "Done when" and a verdict:
 
 - the reply to a PM of two command lines: at most 8 lines and 600 characters (its longest,
   and the longest of those that are not the player's first reply about the game, which
-  also carries the game's explanations once);
+  also carries the game's explanations once). A message that asks for the full detail
+  (``receipts``, the Hall's ``inventory``) is left out: its answer is the whole record;
 - a round result (a roulette round, a race, a duel): at most 900 characters;
 - no post over Discord's 2,000 characters (so nothing is split on Discord);
 - the median post under 700 characters.
@@ -212,11 +213,18 @@ def play(game: Game, detail: str) -> list[dict[str, Any]]:
     return posts
 
 
+DETAIL_WORDS = ("receipts", "receipt", "inventory", "inv", "my", "show")
+"""The first words of the commands that ask for the full detail."""
+
+
 def _commands(key: str, bodies: dict[int, str]) -> int:
-    """The number of command lines of the message a reply answers (0: not a reply)."""
+    """The number of command lines of the message a reply answers (0: not a reply; -1: a
+    message that asks for the full detail)."""
     parts = key.split(":")
     if len(parts) >= 3 and parts[0] == "in" and parts[2] == "reply" and parts[1].isdigit():
-        return len(command_lines(bodies.get(int(parts[1]), "")))
+        lines = command_lines(bodies.get(int(parts[1]), ""))
+        asks = any(line.split()[0].lower() in DETAIL_WORDS for line in lines)
+        return -1 if asks else len(lines)
     return 0
 
 

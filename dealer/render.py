@@ -330,10 +330,10 @@ def render_post(draft: PostDraft, now: datetime, game_id: str | None = None,
     template = brief_template(draft.template) if detail == BRIEF else draft.template
     return _render(template, now, None, draft.context,
                    {"game_id": game_id, "detail": detail, "game_page": _game_page(game_id),
-                    "fairness_short": _fairness_short()})
+                    "fairness_short": fairness_short()})
 
 
-def _fairness_short() -> Markup:
+def fairness_short() -> Markup:
     """Where the fairness check is, in a brief post's few words: the link, or the host."""
     return _safe(_fairness_url or "the host sends the script (`dealer fairness-script`)")
 

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from dealer.detail import BRIEF, reply_detail
 from dealer.games.base import PostDraft
-from dealer.render import render, template_variant
+from dealer.render import fairness_short, render, template_variant
 from dealer.store.replies import game_kind, mark_told, was_told
 
 
@@ -40,7 +40,7 @@ def explanation(session: Session, game_id: str | None, now: datetime) -> str:
     """The explanations of ``game_id``'s kind (``KIND/explain.txt``, else the common ones)."""
     kind = game_kind(session, game_id) if game_id else None
     name = (kind and template_variant(f"{kind}/explain.txt", None)) or "common/explain.txt"
-    return render(name, now, game_id=game_id).strip()
+    return render(name, now, game_id=game_id, fairness_short=fairness_short()).strip()
 
 
 def reply_parts(session: Session, footers: list[str], game_id: str | None, recipient: str,
