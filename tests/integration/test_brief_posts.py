@@ -115,6 +115,9 @@ def test_nothing_checkable_is_lost_in_brief_posts(cli, brief, tmp_path: Path) ->
     # alice's replaced bet is not revealed; `receipts` gave it whole, the seed opens it.
     replaced = [r for r, text in answered.items() if "round 1, submission 1, bet gold 0 silver 40 black 0" in text]
     assert len(replaced) == 1 and replaced[0] not in salts
+    salt = run_script(script, "salt", seed["server_seed"], "alice:round-1:bet:1").stdout.strip()
+    done = run_script(script, "receipt", salt, replaced[0], answered[replaced[0]])
+    assert done.stdout == "receipt OK\n", done.stderr
 
     # Every commitment: its start in the brief round post, all of it with its salt in game show.
     starts = "\n".join(p["body"] for p in everything if p["kind"] == "phase_start")

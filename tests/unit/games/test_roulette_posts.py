@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from dealer.detail import BRIEF
 from dealer.games.roulette.testing import T0, Shell, hours
+from dealer.render import render_post
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates" / "roulette"
 BLACK_PREP = "prepare black gold 30 silver 10"
@@ -191,3 +193,21 @@ def test_a_lead_under_10_points_says_there_is_no_transfer():
     assert ("No chip transfer for the lead: the winner takes 1 chip per full 10 points of "
             "lead, and the lead is only 5 (SR-11).") in body
     assert "pays alice 0" not in body
+
+
+def test_every_brief_post_renders_short_with_player_text_escaped():
+    # Brief versions (dealer/detail.py) of every post of a whole game, with hostile names.
+    for sent in forfeit_game().sent:
+        body = render_post(sent.draft, sent.at, "g1", detail=BRIEF)
+        assert len(body) <= 900 if sent.kind == "round_result" else len(body) <= 2000, (sent.kind, body)
+        # Whole hashes only where a player needs them whole: the seed's commitment and the
+        # seed, and the `receipts` answer.
+        assert not re.search(r"[0-9a-f]{64}", body) or sent.kind in ("opening", "final_result", "receipts"), body
+    evil, other = "_x*@everyone", "[b]bob[/b]"
+    sh = forfeit_game(evil, other)
+    for sent in sh.sent:
+        body = render_post(sent.draft, sent.at, "g1", detail=BRIEF)
+        assert body.strip() and "{{" not in body and "{%" not in body, sent.kind
+        assert "@everyone" not in body and "[b]" not in body, sent.kind
+    brief = render_post(sh.posts("round_result")[0].draft, sh.posts("round_result")[0].at, "g1", detail=BRIEF)
+    assert "\\_x\\*@\u2060everyone's roulette for \\[b\\]bob\\[/b\\]" in brief
