@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from dealer.cards import Card, UnknownCard, parse_card
 from dealer.games.base import Rejected
-from dealer.games.commands import CardName, Command, Commands, Example, Field, Whole, Word
+from dealer.games.commands import CardName, Command, Commands, Example, Field, Whole, Word, receipts_command
 from dealer.games.exoptosis.cards import label, playable
 from dealer.games.exoptosis.state import ExoptosisState
 from dealer.games.hall.items import card_label
@@ -290,6 +290,8 @@ COMMANDS = Commands(
                 examples=[Example("terminate", "consent to end the match, stakes returned; "
                                                "every participant must consent within one turn")],
                 valid=_in),
+        receipts_command("your hand, stake and the match's fair-source commitment, in full",
+                         valid=_in, rule="GH-10"),
     ],
 )
 """The match's commands, in the order ``help`` lists them."""

@@ -20,7 +20,8 @@ from dealer.clock import format_utc
 from dealer.games import register
 from dealer.games.base import Context, Rejected, Rules, Summary
 from dealer.games.exoptosis import events, play, setup
-from dealer.games.exoptosis.cards import note_spare
+from dealer.games.commands import Receipts
+from dealer.games.exoptosis.cards import labels, note_spare
 from dealer.games.exoptosis.commands import (
     COMMANDS, Add, Ask, ChooseHand, Fold, Forfeit, Give, MatchBet, Play, Raise, Terminate,
 )
@@ -68,6 +69,12 @@ class Exoptosis(Rules):
             why = "you are not a participant of this match" if seat is None \
                 else f"you are out of this match ({seat.out})"
             raise Rejected(why, rule="GH-10", allowed=[])
+        if isinstance(command, Receipts):  # looking is not an action (GH-7)
+            ctx.reply(actor, "receipts", "exoptosis/receipts.txt", f"{ctx.game_id}: your record",
+                      match=ctx.game_id, phase=state.phase,
+                      hand=labels(seat.hand) if seat.hand is not None else None, stake=seat.stake,
+                      pool=sum(s.stake for s in state.seats), commitment=ctx.rng.commitment)
+            return state
         if isinstance(command, ChooseHand):
             if state.phase != "setup":
                 raise Rejected("the hands are revealed already; a hand can be changed only "

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from dealer.clock import format_utc
 from dealer.games.base import Rejected
-from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word
+from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word, receipts_command
 from dealer.games.hall.croupier import croupier_examples, croupier_note
 from dealer.games.hall.fights import FIGHT_COMMANDS
 from dealer.games.hall.governance import GOVERNANCE_COMMANDS
@@ -199,6 +199,8 @@ COMMANDS = Commands(
                 examples=[Example("inventory", "see your chips, vertebrae, cards and packs; "
                                                "looking is not an action"),
                           "show my inventory", "my inventory", "inv"]),
+        # The Hall's whole record of a player is its inventory (with its open offers).
+        receipts_command("your inventory in this cycle and your open offers, in full", rule="GH-7"),
         Command(
             "open [a|an|my] {pack} [pack]", OpenPack, fields={"pack": PACK}, rule="GH-4",
             examples=[

@@ -20,6 +20,7 @@ from dealer.games import register
 from dealer.games.base import (
     Context, Deletion, Edit, Message, Reaction, Rejected, Rules, Summary,
 )
+from dealer.games.commands import Receipts
 from dealer.games.hall import economy, elections, events, fights, gifts, governance, phases, trades
 from dealer.games.hall.commands import (
     COMMANDS, AnswerOffer, Buy, Gift, Join, MakeOffer, OpenPack, ShowInventory,
@@ -94,7 +95,7 @@ class Hall(Rules):
 
     def handle(self, ctx: Context, state: Any, actor: str, command: Any) -> HallState:
         """Apply one command sent by ``actor`` at ``ctx.now``."""
-        if isinstance(command, ShowInventory):
+        if isinstance(command, (ShowInventory, Receipts)):
             self._show_inventory(ctx, state, actor)  # GH-7: looking is not an action
             return state
         phases.require_running(state, ctx.now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dealer.cards import BY_CODE
-from dealer.games.commands import CardName, Command, Commands, Example, Text, Whole
+from dealer.games.commands import CardName, Command, Commands, Example, Text, Whole, receipts_command
 from dealer.games.races.field import clean_name, free_name
 from dealer.games.races.state import RacesState
 
@@ -119,6 +119,13 @@ BET = Command(
     valid=lambda s, actor: s.phase == "betting", suggest=_bet_now,
 )
 
+def has_record(state: RacesState, actor: str) -> bool:
+    """Whether ``actor`` has anything at the table: a seat (now or before), a horse, a bet."""
+    return (actor in state.seated or actor in state.left
+            or any(h.owner == actor for h in state.horses)
+            or any(b.bettor == actor for b in state.bets))
+
+
 COMMANDS = Commands(
     "a command of Off to the Races",
     [
@@ -159,6 +166,8 @@ COMMANDS = Commands(
                 valid=lambda s, actor: (_seated(s, actor)
                                         and s.phase in ("seating", "betting", "racing")),
                 suggest=_stand_now),
+        receipts_command("your seat, horse and bets at this table, and the fair source's "
+                         "commitment", valid=has_record),
     ],
 )
 """The raceway's commands, in the order ``help`` lists them."""

@@ -15,6 +15,7 @@ from dealer.games import register
 from dealer.games.base import Context, GameSettings, Rejected, Rules, Summary
 from dealer.games.races import betting, events, racing, seating
 from dealer.games.races.commands import (
+    has_record,
     COMMANDS,
     EnterHorse,
     Interested,
@@ -26,7 +27,8 @@ from dealer.games.races.commands import (
     Sit,
     Stand,
 )
-from dealer.games.races.posts import announce, bets_view
+from dealer.games.commands import Receipts
+from dealer.games.races.posts import announce, bets_view, confirm
 from dealer.games.races.state import PhaseMark, RacesSettings, RacesState
 
 OPEN = "open"  # the deadline that opens a table created with a later start
@@ -88,6 +90,8 @@ class OffToTheRaces(Rules):
 
     def handle(self, ctx: Context, state: RacesState, actor: str, command: Any) -> RacesState:
         """Apply ``actor``'s command at ``ctx.now`` to a copy of ``state``."""
+        if isinstance(command, Receipts):  # changes nothing: answered at any time
+            return _receipts(ctx, state, actor)
         _check_timing(state, ctx.now)
         handler = _HANDLERS.get(type(command))
         if handler is None:
@@ -119,6 +123,20 @@ class OffToTheRaces(Rules):
         ]))
         return Summary(status=status, players=players, scores=None,
                        winner=_winner(state), detail=_detail(state))
+
+
+def _receipts(ctx: Context, state: RacesState, actor: str) -> RacesState:
+    """``receipts``: what ``actor`` has at this table, in full (it changes nothing)."""
+    if not has_record(state, actor):
+        raise Rejected("you have no seat, horse or bet at this table", "OR-1")
+    confirm(ctx, actor, "receipts", "your record",
+            phase=state.phase, seated=actor in state.seated, ready=actor in state.ready,
+            left=actor in state.left,
+            horses=[{"name": h.name, "card": h.card} for h in state.horses if h.owner == actor],
+            bets=[{"horse": b.horse, "amount": b.amount, "at": b.at} for b in state.bets
+                  if b.bettor == actor],
+            pool=state.pool, commitment=ctx.rng.commitment)
+    return state
 
 
 def _check_timing(state: RacesState, now: datetime) -> None:

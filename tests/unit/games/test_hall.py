@@ -785,14 +785,15 @@ def test_help_shows_only_the_commands_valid_now(help_is_valid_now):
         return [line.split(" — ")[0] for line in help_is_valid_now(shell, who, at(hours), **options)]
 
     shell = Shell(["alice"], start=at(5), now=T0)  # pending until 15:00
-    assert first_words("alice", 1) == ["(the Hall opens at 2026-12-01 15:00 UTC; then: join)", "inventory"]
+    assert first_words("alice", 1) == ["(the Hall opens at 2026-12-01 15:00 UTC; then: join)", "inventory",
+                                       "receipts"]
     holdings = {("alice", VERTEBRAE): 100, ("alice", CHIPS): 2, ("alice", "card:7H"): 1,
                 ("alice", "pack:handy"): 1, ("alice", "pack:deck"): 1,
                 ("alice", "pack:legendary"): 1, ("bob", "card:AS"): 1}
     shell = Shell(["alice", "bob"], holdings, victory_chips=5)
-    assert first_words("zoe", 1) == ["join", "inventory", "judge", "proposals", "adopted"]
+    assert first_words("zoe", 1) == ["join", "inventory", "receipts", "judge", "proposals", "adopted"]
     assert first_words("alice", 1) == [
-        "inventory", "open handy pack", "open deck pack", "open legendary pack",
+        "inventory", "receipts", "open handy pack", "open deck pack", "open legendary pack",
         "buy random card", "buy handy pack", "buy deck pack", "buy legendary pack", "buy chip",
         "offer 2 chips and 7H to bob for AS", "gift bob",
         "(battle needs at least 4 cards outside any match)", "duel bob",  # 1 card (GH-18)
@@ -807,7 +808,7 @@ def test_help_shows_only_the_commands_valid_now(help_is_valid_now):
     assert "gift" not in [word.split()[0] for word in first_words("alice", 4)]
     shell.send("alice", "buy chip 3", at(5))  # 2 + 3 = 5 chips: alice wins the cycle (GH-8)
     assert shell.state.status == "finished"
-    assert first_words("alice", 6) == ["inventory"]
+    assert first_words("alice", 6) == ["inventory", "receipts"]
 
 
 def test_inventory_lists_cards_with_holo_marks_and_packs():

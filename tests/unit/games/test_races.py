@@ -565,14 +565,14 @@ def test_an_owner_who_stood_up_may_still_race_and_lap():
     assert shell.state.phase == "racing" and shell.state.seated == ["bob"]
     assert "Players with a horse in the race (alice, bob, seated or not)" in (
         shell.posts("betting_closed")[0].body)
-    assert [line.split(" — ")[0] for line in RULES.help(shell.state, "alice")] == ["race"]
+    assert [line.split(" — ")[0] for line in RULES.help(shell.state, "alice")] == ["race", "receipts"]
     shell.script("KH", "KC", "3D")
     shell.accept("alice", "race", T0 + minutes(10))
     shell.accept("alice", "race", T0 + minutes(11))
     assert shell.state.lap_owed
     assert "until a player with a horse in the race (alice, bob) says `lap`" in (
         shell.posts("lap_owed")[0].body)
-    assert [line.split(" — ")[0] for line in RULES.help(shell.state, "alice")] == ["lap"]
+    assert [line.split(" — ")[0] for line in RULES.help(shell.state, "alice")] == ["lap", "receipts"]
     shell.accept("alice", "lap", T0 + minutes(12))
     assert tuple(h.position for h in shell.state.horses) == (2, 0, 1, 0)
     assert "stays in the race and you may still `race` and `lap` (OR-7)" in (
@@ -750,25 +750,25 @@ def test_help_follows_the_phase(help_is_valid_now):
     assert first_words(shell, "carol", at) == ["sit", "interested"]
     # help cannot see the inventory: the entry leaves CARD to the player, with a free name
     assert first_words(shell, "bob", at) == ["horse Silver Blaze card CARD", "ready",
-                                             "interested", "stand"]
+                                             "interested", "stand", "receipts"]
     assert first_words(shell, "alice", at) == ["horse Thunder Hooves card CARD", "interested",
-                                               "stand"]
+                                               "stand", "receipts"]
     shell = betting_table()
     at = T0 + minutes(7)
     assert first_words(shell, "carol", at) == ["bet 10 on Thunder Hooves", "pass", "interested"]
     assert first_words(shell, "bob", at) == ["bet 10 on Thunder Hooves", "pass", "interested",
-                                             "stand"]
+                                             "stand", "receipts"]
     assert "(the field: Thunder Hooves, Lightning, 5 of Clubs, 6 of Hearts)" in (
         RULES.help(shell.state, "carol")[0])
     shell = racing_table()
     at = T0 + minutes(14)
-    assert first_words(shell, "bob", at) == ["race", "stand"]
-    assert first_words(shell, "carol", at) == []
+    assert first_words(shell, "bob", at) == ["race", "stand", "receipts"]
+    assert first_words(shell, "carol", at) == ["receipts"]  # her bet
     shell.script("KH", "KC")  # K♠ 2♥ 6♥ move, then K♠ 5♣: every horse is past 0, a Lap is owed
     shell.accept("alice", "race", at)
     shell.accept("bob", "race", at + minutes(1))
     assert shell.state.lap_owed
-    assert first_words(shell, "alice", at + minutes(2)) == ["lap", "stand"]
+    assert first_words(shell, "alice", at + minutes(2)) == ["lap", "stand", "receipts"]
 
 
 HOSTILE = ["@everyone", "**bold**", "<@123>", "[url=x]y[/url]"]
