@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from dealer.detail import BRIEF, reply_detail
 from dealer.games.base import PostDraft
 from dealer.render import fairness_short, render, template_variant
-from dealer.store.replies import game_kind, mark_told, was_told
+from dealer.store.queries.replies import game_kind, mark_told, was_told
 
 
 def is_brief() -> bool:

@@ -17,6 +17,8 @@ module per concern of the code they serve.
   accounts, cursors, webhook deliveries, mail threads, Discourse ids);
 - :mod:`~dealer.store.queries.senders`: who sent a message where a transport cannot vouch
   for it (pass phrases' hashes, quarantined mails);
+- :mod:`~dealer.store.queries.replies`: what brief replies read (whether a player was
+  already told about a game, a game's kind);
 - :mod:`~dealer.store.queries.sql`: dealer's own SQL constructs the others are built with.
 
 The shell (:mod:`dealer.shell`) and the read views (:mod:`dealer.views`) ask the store only
