@@ -237,6 +237,16 @@ class ChildActed(StepInput):
     player: str
 
 
+class ParentFinished(StepInput):
+    """The parent game of this one (the Hall cycle of a match) finished (GH-8: "the cycle
+    then ends"); ``Rules.on_parent_finished`` ends this game with it. The step runs right
+    after the parent's last one, in the same transaction."""
+
+    type: ClassVar[str] = "parent.finished"
+    game: str
+    winner: str | None = None
+
+
 class ItemGranted(StepInput):
     """``dealer grant NAME ITEM N --game ID``: the host issues an item into a player's
     inventory in a game that keeps its own (GH-1: a Hall cycle)."""
@@ -249,7 +259,7 @@ class ItemGranted(StepInput):
 
 STEP_INPUTS: tuple[type[StepInput], ...] = (
     GameCreated, CommandSent, DeadlineFired, ClientSeedAdded, ItemGranted, MessageTaken,
-    EditSent, DeletionSent, ReactionSent, ChildFinished, ChildActed,
+    EditSent, DeletionSent, ReactionSent, ChildFinished, ChildActed, ParentFinished,
 )
 _STEP_CONTEXT = frozenset(StepInput.model_fields)
 _INPUT_TYPES = frozenset(cls.type for cls in STEP_INPUTS)

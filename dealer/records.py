@@ -37,6 +37,7 @@ from dealer.history import (
     DeletionSent,
     EditSent,
     MessageTaken,
+    ParentFinished,
     ReactionSent,
     DeadlineCancelled,
     DeadlineFired,
@@ -110,6 +111,8 @@ def perform(
         return rules.on_child_finished(ctx, state, step.game, summary)
     if isinstance(step, ChildActed):
         return rules.on_child_action(ctx, state, step.game, step.player)
+    if isinstance(step, ParentFinished):
+        return rules.on_parent_finished(ctx, state, step.game, step.winner)
     if isinstance(step, ClientSeedAdded):
         # GH-40: the seed is mixed into every later draw of the current epoch.
         ctx.rng.add_client_seed(step.seed)

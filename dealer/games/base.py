@@ -489,6 +489,15 @@ class Rules(ABC):
         child's, in the same transaction. By default nothing happens."""
         return state
 
+    def on_parent_finished(
+        self, ctx: Context, state: GameState, parent_id: str, winner: str | None
+    ) -> GameState:
+        """This child game's parent ``parent_id`` finished (``winner`` won it, or None): a
+        match does not outlive its Hall cycle (GH-8). It runs as a step of this game right
+        after the parent's finishing step, in the same transaction, only while this game
+        is unfinished. By default nothing happens."""
+        return state
+
     def grant(self, ctx: Context, state: GameState, name: str, item: str, amount: int) -> GameState:
         """``dealer grant NAME ITEM N --game ID``: an admin issues ``amount`` of ``item`` from
         the mint into ``name``'s inventory in this game's scope; raise :class:`Rejected` if

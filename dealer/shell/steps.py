@@ -29,7 +29,7 @@ from dealer.games import rules_for
 from dealer.games.base import (
     ChildDraft, Context, GameSettings, GameState, Rejected, Rules, Summary,
 )
-from dealer.history import ChildActed, ChildFinished, GameCreated, StepInput
+from dealer.history import ChildActed, ChildFinished, GameCreated, ParentFinished, StepInput
 from dealer.records import FairMark, collect, perform
 from dealer.shell.effects import Executor, PendingDeadline, commit_effects, new_seed_row
 from dealer.shell import unit_of_work
@@ -259,10 +259,13 @@ def run_step(
                                f"{game.id}: {exc.what}") from exc
     if game.parent_id and summary.status == "finished" and game.status != "finished":
         _tell_parent(session, game.parent_id, game.id, summary, now, origin)
-    # Deadlines changed: the game's own, or those of a game this step opened (a child's) or
-    # stepped (the parent told of a child's action or end).
+    ended = 0
+    if summary.status == "finished" and game.status != "finished":
+        ended = _end_children(session, game.id, summary.winner, now, origin)
+    # Deadlines changed: the game's own, or those of a game this step opened (a child's),
+    # stepped (the parent told of a child's action or end) or ended (its children).
     told_parent = bool(game.parent_id and (ctx.parent_actions or summary.status == "finished"))
-    moved = bool(records.deadlines or ctx.children or told_parent)
+    moved = bool(records.deadlines or ctx.children or told_parent or ended)
     return StepResult(summary, len(records.posts), moved)
 
 
@@ -302,6 +305,25 @@ def _tell_parent(
         raise ChildRefused(
             f"game {parent_id} refused the end of its child game {child_id}: {exc.what}"
         ) from exc
+
+
+def _end_children(
+    session: Session, parent_id: str, winner: str | None, now: datetime, origin: str
+) -> int:
+    """GH-8: a game that finishes ends its unfinished child games (a cycle's matches), each
+    with :meth:`~dealer.games.base.Rules.on_parent_finished` as its own step, right after
+    the parent's and in the same transaction. Returns how many were ended."""
+    unit_of_work.of(session).before_reading()  # a child's status a step of the group wrote
+    children = [row[0] for row in Q.child_games(session, parent_id) if row[2] != "finished"]
+    for child_id in children:
+        ended = ParentFinished(game=parent_id, winner=winner)
+        try:
+            run_step(session, child_id, now, ended, origin=f"{origin}:ended:{child_id}")
+        except Rejected as exc:
+            raise ChildRefused(
+                f"game {child_id} refused the end of its parent game {parent_id}: {exc.what}"
+            ) from exc
+    return len(children)
 
 
 def open_game(

@@ -285,3 +285,58 @@ def test_a_duel_of_a_cycle_with_the_longest_id_gets_an_id_that_fits(harness) -> 
     assert f"match {expected}** with alice, bob" in opened["body"]
     match = harness.admin(lambda s: game_view(s, expected))
     assert (match["kind"], match["status"], match["players"]) == ("exoptosis", "running", ["alice", "bob"])
+
+
+def test_a_match_ends_with_its_cycle_and_nothing_moves_after(harness) -> None:  # type: ignore[no-untyped-def]
+    """GH-8 (docs/HALL.md, "The cycle's end"): when a member reaches the victory chips the
+    cycle ends, and its open matches end with it: every stake goes back to whoever put it in,
+    every card goes home, one post says so; a later command in the match is refused and no
+    chip moves in the finished cycle."""
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "hall", "h1", T0, players=["alice", "bob"])
+        for name, cards in (("alice", "7C 8C 9C 10C"), ("bob", "2H 3H 4H 5H")):
+            for card in cards.split():
+                grant(session, name, card, 1, T0, "h1")
+            grant(session, name, "chips", 10, T0, "h1")
+    harness.admin(setup)
+    at = T0 + timedelta(hours=1)
+    harness.send("alice", "duel bob", at, channel="#game-actions")
+    harness.send("bob", "accept duel 1", at + timedelta(minutes=1), channel="#game-actions")
+    harness.send("alice", "hand 7C 8C 9C 10C", at + timedelta(minutes=2))
+    harness.send("bob", "hand 2H 3H 4H 5H", at + timedelta(minutes=3))
+    harness.send("alice", "raise 5", at + timedelta(minutes=4))
+    harness.send("bob", "match", at + timedelta(minutes=5))
+    harness.run(at + timedelta(minutes=6))
+    match = harness.admin(lambda s: game_view(s, "h1-duel-1"))
+    assert (match["status"], match["detail"]["phase"]) == ("running", "play")
+
+    def chips(name: str) -> int:
+        return harness.admin(lambda s: player_view(s, name, "h1"))["chips"]
+
+    assert (chips("alice"), chips("bob")) == (5, 5)  # 5 each in the pool
+    # The host's grant brings alice to 25 chips outside the match: she wins the cycle.
+    harness.admin(lambda s: grant(s, "alice", "chips", 20, at + timedelta(minutes=7), "h1"))
+    hall = harness.admin(lambda s: game_view(s, "h1"))
+    assert (hall["status"], hall["winner"]) == ("finished", "alice")
+    match = harness.admin(lambda s: game_view(s, "h1-duel-1"))
+    assert (match["status"], match["winner"], match["detail"]["result"]) == ("finished", None, "ended")
+    assert match["deadlines"] == []
+    # Stakes returned (5 + 20 + 5 = 30 for alice, 5 + 5 for bob), cards home.
+    assert (chips("alice"), chips("bob")) == (30, 10)
+    assert harness.admin(lambda s: player_view(s, "bob", "h1"))["cards"] == [
+        "2 of Hearts", "3 of Hearts", "4 of Hearts", "5 of Hearts"]
+    assert len(harness.admin(lambda s: player_view(s, "alice", "h1"))["cards"]) == 4
+    harness.run(at + timedelta(minutes=8))
+    (result,) = [p for p in harness.public() if p["kind"] == "result"]
+    assert "**The Exoptosis duel ends with its cycle**: alice won the cycle (GH-8)" in result["body"]
+    assert "the stakes (10 chips) are returned" in result["body"]
+    assert "Cards home (GH-10):" in result["body"] and "2 of Hearts to bob" in result["body"]
+    # Later commands in the match change nothing: the forfeit is refused, nobody is paid.
+    harness.send("alice", "game h1-duel-1\nforfeit", at + timedelta(minutes=9))
+    harness.run(at + timedelta(minutes=10))
+    assert "is over" in harness.pms("alice")[-1]["body"]
+    assert (chips("alice"), chips("bob")) == (30, 10)
+    for game in ("h1-duel-1", "h1"):
+        assert harness.admin(lambda s: replay_game(s, game)).ok

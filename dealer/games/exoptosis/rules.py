@@ -161,6 +161,16 @@ class Exoptosis(Rules):
                  name=seat.name, waiting=waiting, turn_ends_at=state.turn_ends_at,
                  phase=state.phase)
 
+    def on_parent_finished(self, ctx: Context, state: Any, parent_id: str,
+                           winner: str | None) -> ExoptosisState:
+        """GH-8: the Hall cycle ended ("the cycle then ends"), so its open match ends with
+        it. Interpretation (docs/EXOPTOSIS.md): nobody wins the match; as for a termination
+        (GH-16) every stake goes back to whoever put it in and every card goes home, so
+        nothing the finished cycle holds is won or lost after its end."""
+        if state.phase != "finished":
+            finish(ctx, state, "ended", None, cycle_winner=winner)
+        return state
+
     def summary(self, state: Any) -> Summary:
         """Status, participants, stakes, winner and the match's details."""
         status = "finished" if state.phase == "finished" else "running"

@@ -94,7 +94,7 @@ class ExoptosisState(GameState):
     asked: Asked | None = None
     consents: list[str] = Field(default_factory=list)
     """GH-16: who consented to terminate during the current turn."""
-    result: Literal["won", "cancelled", "terminated"] | None = None
+    result: Literal["won", "cancelled", "terminated", "ended"] | None = None
     winner: str | None = None
     reward: str | None = None
     """GH-18: the battle reward's words, once drawn."""

@@ -141,10 +141,11 @@ def _before_play_out(state: ExoptosisState) -> bool:
     return state.phase == "betting" and not any(s.out == "forfeited" for s in state.seats)
 
 
-def finish(ctx: Context, state: ExoptosisState, result: str, winner: str | None) -> None:
+def finish(ctx: Context, state: ExoptosisState, result: str, winner: str | None,
+           cycle_winner: str | None = None) -> None:
     """The match ends: the winner takes the pool (GH-16), or every stake goes back to whoever
-    put it in (terminated, cancelled); every card goes home (GH-10); a battle's winner draws
-    its reward (GH-18)."""
+    put it in (terminated, cancelled, or ended with its cycle, which ``cycle_winner`` won:
+    GH-8); every card goes home (GH-10); a battle's winner draws its reward (GH-18)."""
     account = pool(ctx)
     chips = pot(ctx)
     if winner is not None:
@@ -179,12 +180,14 @@ def finish(ctx: Context, state: ExoptosisState, result: str, winner: str | None)
     ctx.record(events.MatchEnded(result=result, winner=winner, pool=chips, reward=reward))
     ctx.post("result", "exoptosis/result.txt", _subject(result, winner),
              result=result, winner=winner, pool=chips, home=home, reward=reward_words,
-             fight=state.settings.fight, seed=ctx.rng.server_seed)
+             fight=state.settings.fight, seed=ctx.rng.server_seed, cycle_winner=cycle_winner)
 
 
 def _subject(result: str, winner: str | None) -> str:
     if result == "won":
         return f"{winner} wins the Exoptosis match"
+    if result == "ended":
+        return "The Exoptosis match ends with its cycle"
     return f"The Exoptosis match is {result}"
 
 
