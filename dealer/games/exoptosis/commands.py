@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from dealer.cards import Card, UnknownCard, parse_card
 from dealer.games.base import Rejected
-from dealer.games.commands import CardName, Command, Commands, Example, Field, Whole, Word, receipts_command
+from dealer.games.commands import (
+    CardName, Command, Commands, Example, Field, Player, Whole, receipts_command,
+)
 from dealer.games.exoptosis.cards import label, playable
 from dealer.games.exoptosis.state import ExoptosisState
 from dealer.games.hall.items import card_label
@@ -273,7 +275,7 @@ COMMANDS = Commands(
                 examples=[Example("add 5C", "only when no card of your hand can be played: add "
                                             "a card of your inventory; your turn ends")],
                 valid=_may_add, suggest=_adds_now),
-        Command("ask {giver}", Ask, fields={"giver": Word("PLAYER")}, rule="GH-14",
+        Command("ask {giver}", Ask, fields={"giver": Player()}, rule="GH-14",
                 examples=[Example("ask bob", "only when you can neither play nor add: bob gives "
                                              "you a card of its hand")],
                 valid=_may_ask, suggest=_asks_now),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dealer.cards import UnknownCard, parse_card
 from dealer.games.base import Context, Rejected
+from dealer.games.commands import read_names, split_name
 from dealer.games.exoptosis import events
 from dealer.games.exoptosis.cards import (
     draw, free_cards, give_back, label, may_play, playable, take,
@@ -101,6 +102,11 @@ def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ..
     (itself allowed) and a card of its hand; no other card names a target."""
     rank = held.card.rank
     name = label(held)
+    # Names hold spaces ("Mary Ann"): each target is the longest run of words naming a
+    # participant, so "on Mary Ann bob" names two and "on Mary Ann 7H" one and a card.
+    participants = [s.name for s in state.seats]
+    if rank in ("A", "K"):
+        words = tuple(read_names(words, participants))
     if rank == "A":
         if len(words) != 1:
             raise Rejected(f"the {name} needs one other participant: 'play {held.card.code} on "
@@ -121,9 +127,10 @@ def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ..
         if len(words) < 2:
             raise Rejected(f"the {name} needs a participant and a card of its hand: 'play "
                            f"{held.card.code} on NAME CARD'", rule="GH-15")
-        target = _participant(state, words[0], "GH-15")
+        named, rest = split_name(words, participants)
+        target = _participant(state, named, "GH-15")
         try:
-            card, holo = parse_card(" ".join(words[1:]))
+            card, holo = parse_card(" ".join(rest))
         except UnknownCard as exc:
             raise Rejected(str(exc), rule="GH-15") from None
         chosen = _in_hand(target, (card, True if holo else None))

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dealer.cards import BY_CODE, Card, card_of_item
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.text import player_key
 
 
 class ExoptosisSettings(GameSettings):
@@ -100,9 +101,10 @@ class ExoptosisState(GameState):
     """GH-18: the battle reward's words, once drawn."""
 
     def seat(self, name: str) -> Seat | None:
-        """The participant called ``name`` (case aside; a leading ``@`` may be added)."""
-        for wanted in (name.casefold(), name.removeprefix("@").casefold()):
-            found = next((s for s in self.seats if s.name.casefold() == wanted), None)
+        """The participant called ``name`` (compared by ``player_key``: case, width and
+        spacing aside; a leading ``@`` may be added)."""
+        for wanted in (player_key(name), player_key(name.removeprefix("@"))):
+            found = next((s for s in self.seats if player_key(s.name) == wanted), None)
             if found is not None:
                 return found
         return None

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 from dealer.clock import format_utc
 from dealer.games.base import Rejected
-from dealer.games.commands import Choice, Command, Commands, Example, Field, Whole, Word, receipts_command
+from dealer.games.commands import (
+    Choice, Command, Commands, Example, Field, Player, Whole, receipts_command,
+)
 from dealer.games.hall.croupier import croupier_examples, croupier_note
 from dealer.games.hall.fights import FIGHT_COMMANDS
 from dealer.games.hall.governance import GOVERNANCE_COMMANDS
@@ -232,7 +234,7 @@ COMMANDS = Commands(
         ),
         Command(
             "offer {gives} to {target} for {wants}", _offer, rule="GH-1",
-            fields={"gives": Bundle(lazy=True), "target": Word("PLAYER"), "wants": Bundle()},
+            fields={"gives": Bundle(lazy=True), "target": Player(lazy=True), "wants": Bundle()},
             examples=[Example("offer 2 chips and 7H to bob for AS",
                               "propose a trade; bob must accept")],
             valid=_may_offer, suggest=_offer_now, refusal="an offer reads 'offer ITEMS to PLAYER for ITEMS'",
@@ -258,7 +260,7 @@ COMMANDS = Commands(
             suggest=_withdrawals_now,
         ),
         Command(
-            "gift [[a card] to] {receiver}", Gift, fields={"receiver": Word("PLAYER")},
+            "gift [[a card] to] {receiver}", Gift, fields={"receiver": Player()},
             rule="GH-7",
             examples=[Example("gift bob", "once per phase, bob receives a random card"),
                       "gift a card to carol"],

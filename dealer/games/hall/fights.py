@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 
 from dealer.games.base import Context, Rejected, Summary
-from dealer.games.commands import Choice, Command, Example, Field, Whole
+from dealer.games.commands import Choice, Command, Example, Players, Whole, read_names
 from dealer.games.hall import fight_events as events
 from dealer.games.hall.items import card_count
 from dealer.games.hall.state import Challenge, HallState
@@ -98,8 +98,9 @@ def battle(ctx: Context, state: HallState, actor: str, command: Battle) -> None:
 
 def duel(ctx: Context, state: HallState, actor: str, command: Duel) -> None:
     """GH-19: challenge one or more other members (each named once)."""
-    names = []
-    for word in command.challenged:
+    names: list[str] = []
+    # Names hold spaces ("Mary Ann"): each is the longest run of words naming a member.
+    for word in read_names(command.challenged, [m.name for m in state.members]):
         member = state.member(word)
         if member is None:
             others = ", ".join(m.name for m in state.members if m.name != actor) or "nobody yet"
@@ -225,18 +226,6 @@ def _answers_now(state: HallState, actor: str) -> list[Example]:
     return lines
 
 
-class Names(Field):
-    """One or more members' names, separated by spaces, commas or ``and``."""
-
-    pattern = r".+"
-    label = "PLAYERS"
-
-    def convert(self, text: str) -> tuple[str, ...]:
-        """The names, as written."""
-        words = text.replace(",", " ").split()
-        return tuple(w for w in words if w.lower() != "and")
-
-
 DUEL_NUMBER = Whole(1, complaint="'{text}' is not a duel number", pattern=r"#?\d{1,9}", strip="#")
 
 FIGHT_COMMANDS = [
@@ -248,7 +237,7 @@ FIGHT_COMMANDS = [
             note=lambda s, actor: (f"battle needs at least {BATTLE_CARDS} cards outside any match"
                                    if _member(s, actor) and actor not in s.battlers
                                    and s.cards.get(actor, 0) < BATTLE_CARDS else None)),
-    Command("duel {challenged}", Duel, fields={"challenged": Names()}, rule="GH-19",
+    Command("duel {challenged}", Duel, fields={"challenged": Players()}, rule="GH-19",
             examples=[Example("duel bob carol", "challenge members to an Exoptosis duel"),
                       "duel bob"],
             valid=lambda s, actor: _member(s, actor) and bool(_others(s, actor)),

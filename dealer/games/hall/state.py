@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.text import player_key
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -354,9 +355,10 @@ class HallState(GameState):
     """Votes tallied in the last 7 days (a reaction read after its tally is told so)."""
 
     def member(self, name: str) -> Member | None:
-        """The member called ``name`` (compared without case; a leading ``@`` may be added)."""
-        for wanted in (name.casefold(), name.removeprefix("@").casefold()):
-            found = next((m for m in self.members if m.name.casefold() == wanted), None)
+        """The member called ``name`` (compared by ``player_key``: case, width and
+        spacing aside; a leading ``@`` may be added)."""
+        for wanted in (player_key(name), player_key(name.removeprefix("@"))):
+            found = next((m for m in self.members if player_key(m.name) == wanted), None)
             if found is not None:
                 return found
         return None
