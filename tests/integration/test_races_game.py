@@ -127,3 +127,29 @@ def test_chatter_at_the_raceway_is_ignored_and_command_words_are_answered(harnes
     assert "(OR-5)" in body
     # What may be sent instead is what is valid now (carol sits; no race has begun).
     assert "\n- race —" not in body and "\n- stand — leave the table" in body
+
+
+def test_a_message_sent_at_the_opening_instant_counts_in_every_game(harness) -> None:  # type: ignore[no-untyped-def]
+    """Through the daemon's pass, which hands a message over before a deadline of its very
+    instant fires: a table, a roulette game and a Hall cycle that open at 19:00 each take a
+    command sent at 19:00 (a message sent at the start counts, in every game)."""
+    opens = T0 + timedelta(hours=1)
+
+    def setup(session):  # type: ignore[no-untyped-def]
+        add_player(session, "alice", T0, chips=50)
+        add_player(session, "bob", T0, chips=50)
+        create_game(session, "races", "derby", T0, start=opens)
+        create_game(session, "roulette", "r1", T0, players=["alice", "bob"], start=opens)
+        create_game(session, "hall", "h1", T0, start=opens)
+    harness.admin(setup)
+    harness.send("alice", "sit", opens, channel=RACEWAY)
+    harness.send("alice", "game r1\nprepare gold gold 30 silver 10", opens)
+    harness.send("bob", "join", opens, channel="#game-actions")
+    harness.run(opens)
+    assert not [p for p in harness.posts() if p["kind"] == "error"]
+    derby = harness.admin(lambda s: game_view(s, "derby"))
+    assert derby["status"] == "running" and derby["players"] == ["alice"]
+    assert harness.admin(lambda s: game_view(s, "r1"))["status"] == "running"
+    hall = harness.admin(lambda s: game_view(s, "h1"))
+    assert hall["status"] == "running" and hall["players"] == ["bob"]
+    assert [d["name"] for d in hall["deadlines"]] == ["phase-2"]

@@ -62,6 +62,21 @@ def require_running(state: HallState, now: datetime) -> None:
                        f"({format_utc(previous or started)}); {running}", rule="GH-6")
 
 
+def open_if_due(ctx: Context, state: HallState) -> bool:
+    """Open the Hall now if its opening is due at this very instant; return whether it did.
+
+    Interpretation (docs/HALL.md, 1): a message sent at the opening instant counts in phase 1
+    (a phase runs from its start, inclusive). The shell hands a message over before a
+    deadline of its very instant fires, so the Hall opens here first, as ``phase-1`` would.
+    """
+    first = deadline_name(1)
+    if state.status != "pending" or ctx.deadlines.get(first) != ctx.now:
+        return False
+    ctx.cancel_deadline(first)
+    open_first_phase(ctx, state, ctx.now)
+    return True
+
+
 def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
     """The opening: phase 1 begins ``at``; everyone already joined is active in it (GH-6).
 

@@ -95,6 +95,8 @@ class Hall(Rules):
 
     def handle(self, ctx: Context, state: Any, actor: str, command: Any) -> HallState:
         """Apply one command sent by ``actor`` at ``ctx.now``."""
+        if phases.open_if_due(ctx, state):
+            self._after_step(ctx, state)
         if isinstance(command, (ShowInventory, Receipts)):
             self._show_inventory(ctx, state, actor)  # GH-7: looking is not an action
             return state
@@ -121,6 +123,8 @@ class Hall(Rules):
     def on_message(self, ctx: Context, state: Any, message: Message) -> HallState | None:
         """A proposal, a request for justice or a candidacy (GH-20, GH-31, GH-34), taken
         whole; any other message is read line by line."""
+        if phases.open_if_due(ctx, state):
+            self._after_step(ctx, state)
         if not governance.take_message(ctx, state, message, self.is_command_line,
                                        phases.require_running):
             return None

@@ -156,6 +156,17 @@ def test_future_opening_is_pending_until_phase_1_deadline():
     assert shell.rules.summary(shell.state).players == ["alice", "bob"]
 
 
+def test_a_message_sent_at_the_opening_instant_counts():
+    # A message sent at the start counts, in every game: phase 1 begins, then bob joins.
+    opens = at(5)
+    shell = Shell(["alice"], start=opens, now=T0)
+    shell.send("bob", "join", opens)
+    assert shell.rules.summary(shell.state).players == ["alice", "bob"]
+    assert shell.state.phase == 1 and shell.state.phase_started_at == opens
+    assert shell.deadlines == {"phase-2": opens + DAY}
+    assert len(shell.posts("opening")) == 2  # "opens soon", then "is open"
+
+
 def test_opening_time_in_the_past_runs_phase_1_from_it():
     shell = Shell(["alice"], {("alice", VERTEBRAE): 5}, start=T0, now=at(2))
     assert shell.state.phase_started_at == T0 and shell.deadlines == {"phase-2": T0 + DAY}

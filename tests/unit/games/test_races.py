@@ -134,6 +134,17 @@ def test_a_table_with_a_later_start_is_pending_until_it_opens():
     assert shell.deadlines == {"seating": T0 + 2 * HOUR}
 
 
+
+def test_a_message_sent_at_the_opening_instant_counts():
+    # A message sent at the start counts, in every game: the table opens, then seats bob.
+    shell = RaceShell.create(players=["alice"], start=T0 + HOUR, chips={"alice": 5})
+    shell.accept("bob", "sit", T0 + HOUR)
+    assert shell.state.phase == "seating" and shell.state.seated == ["alice", "bob"]
+    assert shell.deadlines == {"seating": T0 + 2 * HOUR}  # the opening's deadline is spent
+    assert len(shell.posts("opened")) == 1
+    assert shell.state.phases[-1].started_at == T0 + HOUR
+
+
 def test_seating_window_starts_with_the_first_sit():
     shell = RaceShell.create()
     shell.accept("alice", "sit", T0 + minutes(20))

@@ -108,6 +108,16 @@ def test_a_future_start_keeps_the_game_pending_until_its_deadline():
     sh.accept("alice", BLACK_PREP, later + hours(1))
 
 
+
+def test_a_submission_sent_at_the_start_instant_counts():
+    # A message sent at the start counts, in every game: the preparation phase begins first.
+    later = T0 + hours(48)
+    sh = Shell.create(start=later, now=T0)
+    sh.accept("alice", BLACK_PREP, later)
+    assert sh.state.status == "running" and sh.state.phase_starts == [later]
+    assert "start" not in sh.deadlines and sh.deadlines["preparation"] == later + hours(24)
+
+
 def test_a_start_in_the_past_only_sets_reminders_still_ahead():
     # Start 20 h ago: preparation closes in 4 h, so the 6 h reminder (2 h ago) is not set.
     sh = Shell.create(start=T0 - hours(20), now=T0)
