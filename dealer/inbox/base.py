@@ -67,6 +67,16 @@ class InboxMessage(BaseModel):
         # No store keeps NUL in text (Postgres refuses it); the raw JSON keeps it escaped.
         return value.replace("\x00", "") if isinstance(value, str) else value
 
+    @field_validator("target", mode="before")
+    @classmethod
+    def _post_id(cls, value: Any) -> Any:
+        # DESIGN: a reaction may target one of dealer's posts by the outbox post's id, which
+        # the directory outbox writes as a JSON number; a whole number is that id as text.
+        # (bool is a subclass of int, and no id.)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
+
     @field_validator("id", "sender", "channel")
     @classmethod
     def _no_blank(cls, value: str) -> str:

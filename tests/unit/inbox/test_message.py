@@ -81,3 +81,23 @@ def test_the_directory_inbox_reads_any_file_without_raising(data: bytes) -> None
         assert len(items) == 1
         item = items[0]
         assert isinstance(item, Delivery) or (isinstance(item, tuple) and item[1])
+
+
+def _reaction(target: object) -> str:
+    return json.dumps({"id": "r1", "sender": "bob", "channel": "#request-for-justice",
+                       "kind": "reaction", "target": target, "emoji": "👍",
+                       "sent_at": "2026-12-01T10:00:00Z"})
+
+
+@pytest.mark.parametrize(("target", "expected"), [(12, "12"), ("12", "12"), (0, "0"), ("m7", "m7")])
+def test_a_reaction_target_is_a_post_id_as_a_number_or_a_string(target: object, expected: str) -> None:
+    # DESIGN: a reaction may target one of dealer's posts by the outbox post's id, which the
+    # directory outbox writes as a JSON number.
+    assert InboxMessage.from_json(_reaction(target)).target == expected
+
+
+@pytest.mark.parametrize("target", [True, 1.5, [12], {"id": 12}])
+def test_a_reaction_target_of_another_type_is_unreadable(target: object) -> None:
+    with pytest.raises(Unreadable) as caught:
+        InboxMessage.from_json(_reaction(target))
+    assert "target" in str(caught.value)
