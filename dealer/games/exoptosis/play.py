@@ -14,7 +14,7 @@ from dealer.games.exoptosis.commands import COMMANDS, Add, Ask, CardChoice, Give
 from dealer.games.exoptosis.setup import pick
 from dealer.games.exoptosis.state import Asked, ExoptosisState, Held, Seat
 from dealer.games.exoptosis.table import (
-    board, check_empty_hand, next_in_order, pass_turn,
+    board, empty_hand_winner, ended_board, finish, next_in_order, pass_turn,
 )
 from dealer.games.hall.items import card_label
 
@@ -89,11 +89,16 @@ def play(ctx: Context, state: ExoptosisState, seat: Seat, command: Play) -> None
     ctx.record(events.CardPlayed(player=seat.name, card=held.item,
                                  targets=[t if isinstance(t, str) else t.item for t in targets],
                                  effect=effect))
-    ended = check_empty_hand(ctx, state, seat.name)
-    if not ended:
+    winner = empty_hand_winner(state, seat.name)
+    if winner is None:
         pass_turn(ctx, state)
+    # The play is posted first, with the board it left (the pool not yet taken); the
+    # result follows.
     ctx.post("played", "exoptosis/played.txt", f"{seat.name} plays {label(held)}",
-             name=seat.name, card=label(held), effect=effect, ended=ended, **board(ctx, state))
+             name=seat.name, card=label(held), effect=effect, winner=winner,
+             **(ended_board(ctx, state) if winner else board(ctx, state)))
+    if winner is not None:
+        finish(ctx, state, "won", winner)
 
 
 def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ...]) -> list:
@@ -263,13 +268,15 @@ def give(ctx: Context, state: ExoptosisState, seat: Seat, command: Give | None) 
     ctx.record(events.CardGiven(giver=seat.name, asker=asker.name, card=held.item,
                                 random=command is None))
     # Interpretation (GH-16): a giver whose last card is given has no card in hand: it wins.
-    ended = check_empty_hand(ctx, state, seat.name)
-    if not ended:
+    winner = empty_hand_winner(state, seat.name)
+    if winner is None:
         state.current = asker.name
         pass_turn(ctx, state)
     ctx.post("given", "exoptosis/given.txt", f"{seat.name} gives {asker.name} a card",
              giver=seat.name, asker=asker.name, card=label(held), random=command is None,
-             ended=ended, **board(ctx, state))
+             winner=winner, **(ended_board(ctx, state) if winner else board(ctx, state)))
+    if winner is not None:
+        finish(ctx, state, "won", winner)
 
 
 def skip(ctx: Context, state: ExoptosisState) -> None:

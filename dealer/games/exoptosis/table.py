@@ -106,20 +106,25 @@ def pass_turn(ctx: Context, state: ExoptosisState) -> None:
     begin_turn(ctx, state, next_in_order(state, state.current), ctx.now)
 
 
-def check_empty_hand(ctx: Context, state: ExoptosisState, first: str | None = None) -> bool:
+def empty_hand_winner(state: ExoptosisState, first: str | None = None) -> str | None:
     """GH-16: the first participant with no card in hand wins. When several empty at once
     (a Queen on another's last card), the one who acted wins, then turn order from it
-    (interpretation). Returns whether the match ended."""
+    (interpretation). Returns the winner, or None while nobody has won."""
     if state.phase != "play":
-        return False
+        return None
     names = state.order
     start = names.index(first) if first in names else 0
     for name in names[start:] + names[:start]:
         seat = state.seat(name)
         if seat is not None and seat.out is None and seat.hand == []:
-            finish(ctx, state, "won", seat.name)
-            return True
-    return False
+            return seat.name
+    return None
+
+
+def ended_board(ctx: Context, state: ExoptosisState) -> dict[str, Any]:
+    """The board as the move that won left it: the hands and the pool before the winner
+    takes it, and no next turn (the post of the move goes out before the result's)."""
+    return {**board(ctx, state), "current": None, "asked": None, "turn_ends_at": None}
 
 
 def check_last_one(ctx: Context, state: ExoptosisState) -> bool:

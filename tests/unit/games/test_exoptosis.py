@@ -354,6 +354,45 @@ def test_the_first_empty_hand_wins_the_pool_and_every_card_goes_home() -> None:
     assert "**bob wins the Exoptosis match** and takes the pool of 4 chips" in shell.posts("result")[0].body
 
 
+def test_the_winning_play_is_posted_before_the_result_with_the_board_as_it_ended() -> None:
+    shell = MatchShell()
+    shell.deal("alice", "5H", "6C", "7S", "8C", "9H", chips=5)
+    shell.deal("bob", "2D", "3D", "4D", "10D", chips=5)
+    shell.start(["alice", "bob"])
+    shell.accept("alice", "hand 5H 6C 7S 8C 9H", minutes(1))
+    shell.accept("bob", "hand 2D 3D 4D 10D", minutes(2))
+    shell.accept("alice", "raise 2", minutes(3))
+    shell.accept("bob", "match", minutes(4))
+    for i, (who, card) in enumerate([("alice", "5H"), ("bob", "4D"), ("alice", "6C"),
+                                      ("bob", "3D"), ("alice", "7S"), ("bob", "2D"),
+                                      ("alice", "8C")]):
+        shell.accept(who, f"play {card}", minutes(10 + i))
+    last = shell.accept("bob", "play 10D", minutes(20))
+    # The play first, then the result: the board shows the hands and the pool (4 chips)
+    # as the winning card left them, and no next turn.
+    assert [sent.kind for sent in last if sent.to is None] == ["played", "result"]
+    played = last[0].body
+    assert "- bob: no card (stake 2 chips)" in played
+    assert "- alice: 9 of Hearts (stake 2 chips)" in played
+    assert "Pool: 4 chips." in played and "Turn " not in played
+    assert "bob has no card left in hand and wins (GH-16)." in played
+
+
+def test_a_battle_won_without_stakes_has_no_pool_to_take() -> None:
+    shell = MatchShell()
+    shell.deal("alice", "5H", "6C", "7S", "8C", "9H")
+    shell.deal("bob", "2D", "3D", "4D", "10D")
+    shell.start(["alice", "bob"], fight="battle")
+    shell.to_play({"alice": "5H 6C 7S 8C 9H", "bob": "2D 3D 4D 10D"}, at=minutes(0))
+    for i, (who, card) in enumerate([("alice", "5H"), ("bob", "4D"), ("alice", "6C"),
+                                      ("bob", "3D"), ("alice", "7S"), ("bob", "2D"),
+                                      ("alice", "8C"), ("bob", "10D")]):
+        shell.accept(who, f"play {card}", minutes(10 + i))
+    body = shell.posts("result")[0].body
+    assert "**bob wins the Exoptosis battle** (GH-16); nobody bet, so there was no pool to take." in body
+    assert "pool of 0" not in body
+
+
 def test_forfeit_leaves_the_stake_in_the_pool_and_the_last_one_wins() -> None:
     shell = two("5H 6H 7H 8H 9H", "2C 3C 4C 9D", chips=10)
     # to_play matched at 0; bet again in a fresh match with stakes:
