@@ -67,7 +67,7 @@ def test_a_whole_governance_cycle_through_the_daemon(cli) -> None:  # type: igno
     (ack,) = posts(cli, "proposal")
     assert ack["channel"] == "#proposals"
     assert "**Proposal 1** (Standard) by carol" in ack["body"]
-    assert "scheduled for 2026-12-03T10:00:00Z" in ack["body"]
+    assert "scheduled for 2026-12-03 10:00 UTC" in ack["body"]
     assert "If adopted, dealer carries out (GH-23): set phase_length 12h." in plain(ack["body"])
     assert {d["name"]: d["due_at"] for d in show(cli)["deadlines"]}["proposal-1"] == \
         "2026-12-03T10:10:00Z"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from dealer.clock import iso
+from dealer.clock import iso, parse_time
 from dealer.games.base import Context, Deletion, Ignored, Message, Reaction, Rejected
 from dealer.games.hall import gov_events as events
 from dealer.games.hall.judge import change_judge
@@ -144,7 +144,8 @@ def close(ctx: Context, state: HallState, week: datetime) -> None:
     ctx.post("election", "hall/election.txt",
              f"Election: {winner} is the Judge" if winner else "Election: nobody won",
              in_channel=CHANNEL, week=week, ends_at=ends_at, votes=votes, winner=winner, why=why,
-             previous=previous, firsts=firsts)
+             previous=previous,
+             firsts={name: parse_time(text) for name, text in firsts.items() if text})
 
 
 def _first_message(ctx: Context, name: str) -> datetime | None:

@@ -220,7 +220,13 @@ def take_message(
     if message.lines and all(_HELP.match(line) or is_commands(line) for line in message.lines):
         return False  # commands sent in a government channel ("proposals", "confidence 3")
     if channel == judge.CHANNEL and judge.is_judge(state, message.sender):
-        return False  # GH-31: the Judge makes no requests; its other words are chatter
+        # GH-31: a request is submitted "by a person other than themself": the Judge is told
+        # so (never silently dropped), with how to answer the requests it awaits.
+        waiting = [r.number for r in state.requests]
+        answer = (f"; to answer request {waiting[0]}, send 'ruling {waiting[0]}: TEXT'"
+                  if waiting else "")
+        raise Rejected("you are the Judge, so this is not a request for justice: a request "
+                       f"is made by someone other than the Judge{answer}", rule="GH-31")
     require_running(state, message.sent_at)
     if channel == proposals.CHANNEL:
         if state.member(message.sender) is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dealer.clock import iso
+from dealer.clock import format_utc, iso
 from dealer.games.base import Context, Message, Reaction, Rejected
 from dealer.games.hall import gov_events as events
 from dealer.games.hall.proposals import record_mark, remember_closed
@@ -113,7 +113,7 @@ def overturn(ctx: Context, state: HallState, actor: str, number: int) -> None:
         raise Rejected(f"ruling {number} was made by {ruling.judge}, not by you",
                        rule="GH-33", allowed=[])
     if ctx.now - ruling.at > OVERTURN_WITHIN:
-        raise Rejected(f"ruling {number} was made at {iso(ruling.at)}, more than 7 days ago; "
+        raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 7 days ago; "
                        "a Judge may overturn its own ruling within 7 days", rule="GH-33",
                        allowed=[])
     _overturned(ctx, state, ruling, "by the Judge")
@@ -140,7 +140,7 @@ def confidence(ctx: Context, state: HallState, actor: str, number: int) -> None:
                        allowed=["join — take part in this cycle of the Hall (GH-6)"])
     ruling = _ruling(state, number, "GH-32")
     if ctx.now - ruling.at > CONFIDENCE_WITHIN:
-        raise Rejected(f"ruling {number} was made at {iso(ruling.at)}, more than 4 days ago; "
+        raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 4 days ago; "
                        "a confidence vote must start within 4 days of the ruling",
                        rule="GH-32", allowed=[])
     if ruling.polled:

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from dealer.clock import format_duration, iso
+from dealer.clock import format_duration, format_utc, iso
 from dealer.games.base import Context, Deletion, Edit, Ignored, Message, Reaction, Rejected
 from dealer.games.hall import gov_events as events
 from dealer.games.hall.state import Adopted, ClosedVote, HallSettings, HallState, Mark, Proposal
@@ -223,7 +223,7 @@ def _tally(ctx: Context, state: HallState, proposal: Proposal) -> None:
         change, at = (("deleted", proposal.deleted_at) if proposal.deleted_at is not None
                       else ("edited", proposal.edited_at))
         assert at is not None
-        why = f"its message was {change} at {iso(at)}, during its vote (GH-22)"
+        why = f"its message was {change} at {format_utc(at)}, during its vote (GH-22)"
     elif popular:
         status = "adopted"
         why = rule

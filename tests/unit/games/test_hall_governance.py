@@ -54,7 +54,7 @@ def test_a_standard_proposal_is_adopted_after_the_next_phase() -> None:
     assert ack.draft.channel == "#proposals"
     # GH-21: submitted in phase 1, voted during phase 2, which ends at T0 + 48 h.
     assert "**Proposal 1** (Standard) by carol" in ack.body
-    assert "ends when that phase ends, scheduled for 2026-12-03T10:00:00Z" in ack.body
+    assert "ends when that phase ends, scheduled for 2026-12-03 10:00 UTC" in ack.body
     assert shell.deadlines["proposal-1"] == at(48) + GRACE
     shell.react("alice", "m1", UP, at(2))
     shell.react("bob", "m1", UP, at(30))
@@ -82,7 +82,7 @@ def test_a_tie_fails() -> None:
     shell.fire_due(at(48) + GRACE)
     tallied = result(shell, 1)
     assert (tallied["status"], tallied["ayes"], tallied["noes"]) == ("failed", ["alice"], ["bob"])
-    assert "is failed**: not popular with more for than against (GH-21)" in \
+    assert "fails**: not popular with more for than against (GH-21)" in \
         shell.posts("proposal_result")[0].body
     assert shell.state.adopted == []
 
@@ -92,11 +92,11 @@ def test_an_edit_during_the_vote_makes_it_void() -> None:
     propose(shell, "carol", "More packs.", at(1), "m1")
     shell.react("alice", "m1", UP, at(25))
     shell.edit("carol", "m1", "More packs, please.", at(30))
-    assert "Proposal 1 was edited** at 2026-12-02T16:00:00Z" in shell.posts("proposal_changed")[0].body
+    assert "Proposal 1 was edited** at 2026-12-02 16:00 UTC" in shell.posts("proposal_changed")[0].body
     shell.fire_due(at(48) + GRACE)
     tallied = result(shell, 1)
     assert tallied["status"] == "void"
-    assert tallied["why"] == "its message was edited at 2026-12-02T16:00:00Z, during its vote (GH-22)"
+    assert tallied["why"] == "its message was edited at 2026-12-02 16:00 UTC, during its vote (GH-22)"
 
 
 def test_a_deletion_during_the_vote_makes_it_void() -> None:
@@ -107,7 +107,7 @@ def test_a_deletion_during_the_vote_makes_it_void() -> None:
     shell.delete("carol", "m1", at(47))
     shell.fire_due(at(48) + GRACE)
     tallied = result(shell, 1)
-    assert tallied["status"] == "void" and "deleted at 2026-12-03T09:00:00Z" in tallied["why"]
+    assert tallied["status"] == "void" and "deleted at 2026-12-03 09:00 UTC" in tallied["why"]
 
 
 def test_an_edit_after_the_vote_ended_changes_nothing() -> None:
@@ -222,7 +222,7 @@ def test_an_urgent_proposal_fails_with_three_against() -> None:
     shell = hall()
     propose(shell, "alice", "URGENT\nFix the prices.", at(1), "m1")
     (ack,) = shell.posts("proposal")
-    assert "(Urgent)" in ack.body and "The vote ends at 2026-12-03T11:00:00Z" in ack.body
+    assert "(Urgent)" in ack.body and "The vote ends at 2026-12-03 11:00 UTC" in ack.body
     assert shell.state.proposals[0].text == "Fix the prices."
     for voter in ("bob", "carol", "dave"):
         shell.react(voter, "m1", DOWN, at(5))
@@ -334,8 +334,9 @@ def test_a_request_and_a_ruling() -> None:
 
 def test_the_judges_messages_in_the_channel_are_not_requests() -> None:
     shell = judged()
-    with pytest.raises(NotTaken):
+    with pytest.raises(Rejected) as caught:  # GH-31: the Judge is told, not ignored
         shell.message("alice", "I will rule tomorrow.", at(2), "#request-for-justice", "q2")
+    assert caught.value.rule == "GH-31" and [r.number for r in shell.state.requests] == [1]
     with pytest.raises(NotTaken):  # commands sent there are read as commands
         shell.message("bob", "confidence 1", at(2), "#request-for-justice", "q3")
 
