@@ -166,8 +166,12 @@ def _check_timing(state: RacesState, now: datetime) -> None:
 
 
 def _winner(state: RacesState) -> str | None:
-    """The owner of the first winning horse that has one (None if only NPCs won)."""
-    owners = [h.owner for h in state.horses if h.name in state.winners and h.owner]
+    """The owner of the first winning horse that has one and did not stand up (None if
+    only NPCs won, or only horses of owners who stood up). Interpretation (docs/RACES.md):
+    a player who stood up wins nothing (OR-9: its winnings go to void), so it is not
+    reported as the table's winner."""
+    owners = [h.owner for h in state.horses
+              if h.name in state.winners and h.owner and h.owner not in state.left]
     return owners[0] if owners else None
 
 
