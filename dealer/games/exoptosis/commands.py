@@ -223,7 +223,7 @@ def _plays_now(state: ExoptosisState, actor: str) -> list[Example]:
 def _asks_now(state: ExoptosisState, actor: str) -> list[Example]:
     others = [s.name for s in state.remaining if s.name != actor]
     return [Example(f"ask {others[0]}", "only when you can neither play nor add: that "
-                    f"participant gives you a card of its hand; participants: {', '.join(others)}")]
+                    f"participant gives you a card of their hand; participants: {', '.join(others)}")]
 
 
 def _gives_now(state: ExoptosisState, actor: str) -> list[Example]:
@@ -277,7 +277,7 @@ COMMANDS = Commands(
                 valid=_may_add, suggest=_adds_now),
         Command("ask {giver}", Ask, fields={"giver": Player()}, rule="GH-14",
                 examples=[Example("ask bob", "only when you can neither play nor add: bob gives "
-                                             "you a card of its hand")],
+                                             "you a card of their hand")],
                 valid=_may_ask, suggest=_asks_now),
         Command("give {card}", Give, fields={"card": CARD}, rule="GH-14",
                 examples=[Example("give 7H", "give the participant that asked you a card of "

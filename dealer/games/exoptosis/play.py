@@ -130,7 +130,7 @@ def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ..
         return [first.name, second.name]
     if rank == "Q":
         if len(words) < 2:
-            raise Rejected(f"the {name} needs a participant and a card of its hand: 'play "
+            raise Rejected(f"the {name} needs a participant and a card of their hand: 'play "
                            f"{held.card.code} on NAME CARD'", rule="GH-15")
         named, rest = split_name(words, participants)
         target = _participant(state, named, "GH-15")

@@ -146,7 +146,7 @@ GOVERNANCE_COMMANDS = [
             suggest=_confidence_now),
     Command("overturn [ruling] {ruling}", Overturn, rule="GH-33", strict=True,
             fields={"ruling": Number("ruling")},
-            examples=[Example("overturn 4", "the Judge overturns its own ruling 4 (within 7 "
+            examples=[Example("overturn 4", "the Judge overturns their own ruling 4 (within 7 "
                                             "days), then rules anew"), "overturn ruling 4"],
             valid=lambda s, a: _running(s, a) and bool(_overturns_now(s, a)),
             suggest=_overturns_now),
@@ -276,7 +276,7 @@ def on_reaction(ctx: Context, state: HallState, reaction: Reaction) -> None:
         raise Ignored("it concerns no open vote")
     if state.member(reaction.sender) is None:
         # GH-20: reactions by anyone who has not joined the cycle do not count.
-        raise Ignored("not a player of the cycle: its reactions are not votes")
+        raise Ignored("not a player of the cycle: their reactions are not votes")
     if poll is not None:
         judge.react(ctx, state, poll, reaction)
     elif proposal is not None:

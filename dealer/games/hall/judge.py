@@ -106,7 +106,7 @@ def _ruling(state: HallState, number: int, rule: str) -> Ruling:
 def overturn(ctx: Context, state: HallState, actor: str, number: int) -> None:
     """GH-33: the Judge overturns its own ruling within 7 days and must rule anew."""
     if not is_judge(state, actor):
-        raise Rejected("only the Judge may overturn its own ruling (anyone may start a "
+        raise Rejected("only the Judge may overturn their own ruling (anyone may start a "
                        f"confidence vote: 'confidence {number}')", rule="GH-33", allowed=[])
     ruling = _ruling(state, number, "GH-33")
     if ruling.judge.casefold() != actor.casefold():
@@ -114,7 +114,7 @@ def overturn(ctx: Context, state: HallState, actor: str, number: int) -> None:
                        rule="GH-33", allowed=[])
     if ctx.now - ruling.at > OVERTURN_WITHIN:
         raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 7 days ago; "
-                       "a Judge may overturn its own ruling within 7 days", rule="GH-33",
+                       "a Judge may overturn their own ruling within 7 days", rule="GH-33",
                        allowed=[])
     _overturned(ctx, state, ruling, "by the Judge")
     ctx.post("overturned", "hall/overturned.txt", f"Ruling {number} is overturned",
@@ -211,7 +211,7 @@ def remove(ctx: Context, state: HallState, actor: str) -> None:
         raise Rejected("join the Hall first: only its players may remove the Judge",
                        rule="GH-30", allowed=[])
     if is_judge(state, actor):
-        raise Rejected("the Judge cannot assent to its own removal; to step down, send 'resign'",
+        raise Rejected("the Judge cannot assent to their own removal; to step down, send 'resign'",
                        rule="GH-30", allowed=["resign — stop being the Judge (GH-30)"])
     if any(name.casefold() == actor.casefold() for name in state.removal):
         raise Rejected(f"you assented already in phase {state.phase}; it takes another player",

@@ -409,7 +409,7 @@ def test_forfeit_leaves_the_stake_in_the_pool_and_the_last_one_wins() -> None:
     assert shell.state.winner == "bob"
     assert (shell.has("alice"), shell.has("bob"), shell.pool_chips()) == (7, 13, 0)
     assert shell.inventory("alice") == ["5H", "6H", "7H", "8H", "9H"]  # the played 5H too
-    assert "its stake of 3 chips stays in the pool" in shell.posts("forfeit")[0].body
+    assert "their stake of 3 chips stays in the pool" in shell.posts("forfeit")[0].body
 
 
 def test_termination_needs_everyone_within_one_turn_and_returns_the_stakes() -> None:
@@ -512,7 +512,7 @@ def test_help_of_one_who_cannot_play_and_of_the_one_asked(help_is_valid_now) -> 
     shell.accept("alice", "play 6H", minutes(22))  # bob: nothing playable on 6H, nothing to add
     lines = help_is_valid_now(shell, "bob", minutes(23))
     assert lines[0] == ("ask alice — only when you can neither play nor add: that participant "
-                        "gives you a card of its hand; participants: alice (GH-14)")
+                        "gives you a card of their hand; participants: alice (GH-14)")
     shell.accept("bob", "ask alice", minutes(23))
     lines = help_is_valid_now(shell, "alice", minutes(24))
     assert lines[0] == "(it is bob's turn; you can play on yours (GH-12))"

@@ -544,6 +544,9 @@ def test_gift_to_an_inactive_receiver_who_then_acts_pays_the_giver_once():
     assert shell.state.member("bob").inactive
     shell.send("alice", "gift bob", at(25))
     assert shell.card_total("bob") == 5 + 3  # 1 + 2 as inactive; 5 cards is not fewer than 5
+    # Players are "they" in every post, never "it".
+    assert "bob is inactive this phase, so they got 2 more; if they take an action" in \
+        shell.rendered[-2] + shell.rendered[-1]
     assert shell.card_total("alice") == 0
     shell.send("bob", "inventory", at(26))  # not an action: nothing for alice yet
     assert shell.card_total("alice") == 0

@@ -379,7 +379,7 @@ def test_the_black_fee_is_what_the_preparer_has_left():
                    chips={"alice": 3, "bob": 100})
     assert chips_after_round(sh) == {"alice": 0, "bob": 100} and sh.house() == 3
     assert sh.chips("alice") == 1 and sh.chips("bob") == 99
-    assert "(all it had left; the fee is 10)" in sh.posts("round_result")[0].body
+    assert "(all they had left; the fee is 10)" in sh.posts("round_result")[0].body
 
 
 def test_black_losses_are_capped_at_100_and_the_loser_forfeits():
@@ -437,7 +437,7 @@ def test_the_missed_preparation_fee_is_what_the_player_has():
     sh = Shell.create(chips={"alice": 100, "bob": 3}, rounds=1)
     sh.play_phase(alice=GOLD_PREP)
     assert sh.chips("bob") == 0 and sh.house() == 3
-    assert "(all it had; the penalty is 5)" in sh.posts("inactivity")[0].body
+    assert "(all they had; the penalty is 5)" in sh.posts("inactivity")[0].body
 
 
 def test_the_round_is_settled_before_the_missed_preparation_is_charged():
@@ -492,7 +492,7 @@ def test_a_player_who_never_bets_on_three_black_roulettes_is_not_forfeited():
     assert [p.kind for p in sh.posts()][-2:] == ["round_result", "final_result"]
     body = sh.posts("round_result")[-1].body
     assert "bob pays alice 40 chips." in body
-    assert "bob placed no bet this round, so these chips do not count towards its 100-chip cap" in body
+    assert "bob placed no bet this round, so these chips do not count towards their 100-chip cap" in body
     assert "lost through black 0 of 100 (and 120 more in rounds without a bet" in body
 
 

@@ -133,7 +133,7 @@ def test_counts_of_one_are_singular_in_every_post():
     result = sh.posts("round_result")[0].body
     assert "bob owes alice 40 - 39 = 1 chip (SR-9, settled below)." in result
     assert "bob pays alice 1 chip." in result
-    assert "alice prepared black and pays the house 1 chip (all it had left; the fee is 10)" in result
+    assert "alice prepared black and pays the house 1 chip (all they had left; the fee is 10)" in result
     final = sh.posts("final_result")[0].body
     assert ("floor(35 / 10) = 3 chips due, but bob has no chips on hand: "
             "nothing moves (SR-11).") in final
@@ -147,7 +147,7 @@ def test_a_round_start_after_a_missed_preparation_asks_a_bet_only_of_who_can_bet
     sh = Shell.create(rounds=2)
     sh.play_phase(alice=GOLD_PREP)
     body = sh.posts("phase_start")[-1].body
-    assert "bob missed its preparation (SR-10): alice has no roulette to bet on this round." in body
+    assert "bob missed their preparation (SR-10): alice has no roulette to bet on this round." in body
     assert "- from bob: a bet of 40 points on alice's roulette" in body
     assert "- from alice: no bet this round, there is no roulette to bet on." in body
     assert "- from both players: the roulette for round 2" in body
