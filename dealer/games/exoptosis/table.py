@@ -128,22 +128,20 @@ def ended_board(ctx: Context, state: ExoptosisState) -> dict[str, Any]:
 
 
 def check_last_one(ctx: Context, state: ExoptosisState) -> bool:
-    """GH-16: when one participant remains (the others forfeited) it wins; during the setup
-    or before play, fewer than 2 cancel the match (GH-10). Returns whether it ended."""
+    """GH-16: when one participant remains (the others forfeited) it wins; during the setup,
+    fewer than 2 cancel the match (GH-10). Returns whether it ended.
+
+    A fold, or being out of the betting, is a forfeit in the seed (GH-11: a player who will
+    not meet a bet "must forfeit the game (but lose no Chips)"), so from the reveal on the
+    last one left wins, whether the others folded or forfeited."""
     remaining = state.remaining
     if len(remaining) >= 2:
         return False
-    if state.phase in ("betting", "play") and len(remaining) == 1 and not _before_play_out(state):
+    if state.phase in ("betting", "play") and len(remaining) == 1:
         finish(ctx, state, "won", remaining[0].name)
     else:
         finish(ctx, state, "cancelled", None)
     return True
-
-
-def _before_play_out(state: ExoptosisState) -> bool:
-    """Interpretation: during the betting, folds (GH-11: "lose no chips") that leave one
-    participant cancel the match; a forfeit (GH-16) lets the last one win."""
-    return state.phase == "betting" and not any(s.out == "forfeited" for s in state.seats)
 
 
 def finish(ctx: Context, state: ExoptosisState, result: str, winner: str | None,

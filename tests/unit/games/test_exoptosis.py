@@ -188,13 +188,18 @@ def test_a_bet_over_ones_chips_is_refused() -> None:
     assert shell.refuse("alice", "play 7H", minutes(10)).rule == "GH-12"
 
 
-def test_folds_leaving_one_cancel_the_match() -> None:
+def test_folds_leaving_one_let_the_last_one_win() -> None:
+    # GH-11, the seed: a player who will not meet a bet "must forfeit the game (but lose no
+    # Chips)", and a forfeit that leaves one participant makes it win (GH-16). bob folds:
+    # his stake (0) comes back, alice wins the pool, her own 1 chip.
     shell = betting("alice", "bob")
     shell.accept("alice", "raise 1", minutes(10))
     shell.accept("bob", "fold", minutes(11))
-    assert shell.state.result == "cancelled" and shell.state.winner is None
+    assert shell.state.result == "won" and shell.state.winner == "alice"
     assert (shell.has("alice"), shell.has("bob")) == (10, 10)
     assert shell.held() == []
+    assert "**alice wins the Exoptosis match** and takes the pool of 1 chip" in \
+        shell.posts("result")[0].body
 
 
 # --- play and effects ---------------------------------------------------------------------------
