@@ -295,6 +295,10 @@ def on_deadline(ctx: Context, state: HallState, name: str) -> bool:
         number = name.removeprefix("proposal-")
         done = state.status == "running" and proposals.tally_due(
             ctx, state, int(number) if number.isdigit() else None)
+    elif name.startswith(judge.REMINDER):
+        number = name.removeprefix(judge.REMINDER)
+        done = state.status == "running" and number.isdigit() and judge.remind(
+            ctx, state, int(number))
     elif name.startswith("poll-"):
         number = name.removeprefix("poll-")
         done = (state.status == "running" and number.isdigit()

@@ -33,6 +33,7 @@ CONFIDENCE_WITHIN = timedelta(days=4)  # GH-32
 POLL_LENGTH = timedelta(days=2)  # GH-32
 OVERTURN_WITHIN = timedelta(days=7)  # GH-33
 KEPT = OVERTURN_WITHIN
+REMINDER = "remind-request-"  # GH-31: the deadline of request N's next reminder
 """A ruling stays in the state this long (or while its poll is open); then only in the
 history (the state must not grow with the cycle's age)."""
 
@@ -59,6 +60,27 @@ def request(ctx: Context, state: HallState, message: Message) -> None:
                                   text=text))
     ctx.post("request", "hall/request.txt", f"Request for justice {number}", in_channel=CHANNEL,
              request=asked, judge=state.judge)
+    _remind_later(ctx, state, number)
+
+
+def _remind_later(ctx: Context, state: HallState, number: int) -> None:
+    ctx.set_deadline(f"{REMINDER}{number}", ctx.now + state.settings.ruling_reminder)
+
+
+def remind(ctx: Context, state: HallState, number: int) -> bool:
+    """GH-31: the Judge responds "as quickly as possible". Interpretation (docs/GOVERNANCE.md):
+    dealer reminds the Judge privately of a request still awaiting a ruling, every
+    ``ruling_reminder``, until it has one; without a Judge it checks again later, so a new
+    Judge is reminded too. Returns False when request ``number`` awaits nothing."""
+    asked = next((r for r in state.requests if r.number == number), None)
+    if asked is None:
+        return False
+    if state.judge is not None:
+        ctx.reply(state.judge, "ruling_reminder", "hall/ruling_reminder.txt",
+                  f"Request for justice {number} awaits your ruling", request=asked,
+                  every=state.settings.ruling_reminder)
+    _remind_later(ctx, state, number)
+    return True
 
 
 def rule(ctx: Context, state: HallState, actor: str, number: int, answer: str) -> None:
@@ -79,6 +101,8 @@ def rule(ctx: Context, state: HallState, actor: str, number: int, answer: str) -
     if text.lower() in ("true", "false"):
         text = text.lower()  # GH-31: a statement's truth value
     state.requests.remove(asked)
+    if f"{REMINDER}{number}" in ctx.deadlines:
+        ctx.cancel_deadline(f"{REMINDER}{number}")
     ruling = Ruling(number=state.next_ruling, request=number, judge=state.judge or actor,
                     at=ctx.now, text=text, asked=asked)
     state.next_ruling += 1
@@ -126,6 +150,7 @@ def _overturned(ctx: Context, state: HallState, ruling: Ruling, how: str) -> Non
     ruling.overturned = how
     state.requests.append(ruling.asked)
     state.requests.sort(key=lambda r: r.number)
+    _remind_later(ctx, state, ruling.asked.number)
     ctx.record(events.RulingOverturned(number=ruling.number, how=how))
     poll = next((p for p in state.polls if p.ruling == ruling.number), None)
     if poll is not None:  # a confidence vote on a ruling no longer standing is moot

@@ -48,6 +48,11 @@ class HallSettings(GameSettings):
         description="GH-20, GH-32, GH-34: how long after a vote ends dealer waits for reactions "
                     "sent before the end but read late, before it tallies (they count by the "
                     "time they were sent)")
+    ruling_reminder: Duration = Field(
+        default=timedelta(days=1),
+        description="GH-31: the Judge responds 'as quickly as possible'; dealer reminds the "
+                    "Judge privately of a request still awaiting a ruling this long after it "
+                    "was made, and again every time this long passes")
     price_random_card: int = Field(default=5, ge=1, description="GH-5: the Croupier's price of a random card, in vertebrae")
     price_handy_pack: int = Field(default=12, ge=1, description="GH-5: the price of a Handy Pack")
     price_deck_pack: int = Field(default=18, ge=1, description="GH-5: the price of a Deck Pack")
@@ -65,6 +70,13 @@ class HallSettings(GameSettings):
     def _grace(cls, value: timedelta) -> timedelta:
         if value < timedelta(0) or value > timedelta(days=1):
             raise ValueError("the grace for late reactions is from 0m to 1d")
+        return value
+
+    @field_validator("ruling_reminder")
+    @classmethod
+    def _reminder(cls, value: timedelta) -> timedelta:
+        if value < timedelta(hours=1) or value > timedelta(days=7):
+            raise ValueError("the Judge's reminder comes every 1h to 7d")
         return value
 
     @field_validator("reputable")

@@ -112,3 +112,28 @@ def test_the_judges_own_request_is_answered() -> None:
     assert caught.value.rule == "GH-31"
     assert "you are the Judge" in caught.value.what and "ruling 1: TEXT" in caught.value.what
     assert [r.number for r in shell.state.requests] == [1]
+
+
+def test_the_judge_is_reminded_daily_of_a_request_until_it_rules() -> None:
+    # GH-31: the Judge responds "as quickly as possible"; dealer reminds the Judge privately
+    # of a request still waiting, every `ruling_reminder` (1 day) after it was made.
+    shell = judged()  # request 1 by carol at 11:00, the Judge is alice
+    assert shell.deadlines["remind-request-1"] == at(25)
+    shell.fire_due(at(25))
+    (reminder,) = shell.replies("alice", "ruling_reminder")
+    body = to_plain(reminder.body)
+    assert "Request for justice 1 by carol (made 2026-12-01 11:00 UTC) still awaits your ruling" in body
+    assert "> Is a gift an action?" in body and "ruling 1: TEXT" in body
+    assert shell.deadlines["remind-request-1"] == at(49)
+    shell.accept("alice", "ruling 1: yes", at(30))
+    assert "remind-request-1" not in shell.deadlines
+    shell.fire_due(at(80))
+    assert len(shell.replies("alice", "ruling_reminder")) == 1
+
+
+def test_no_reminder_without_a_judge_and_the_next_judge_is_reminded() -> None:
+    shell = hall()  # no Judge
+    shell.message("carol", "Is a gift an action?", at(1), "#request-for-justice", "q1")
+    shell.fire_due(at(25))
+    assert not [s for s in shell.sent if s.kind == "ruling_reminder"]
+    assert shell.deadlines["remind-request-1"] == at(49)  # still waiting: checked again
