@@ -324,7 +324,7 @@ def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) 
 def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> list[str]:
     targets = Q.pending_deadlines_of(session, game.id, spec.deadline)
     if spec.action == "pause":
-        for row in targets:
+        for row in targets + _children_deadlines(session, game.id, spec.deadline):
             row.paused = True
         _announce(session, game, now, spec, "paused", [], f"pause:{spec.key}:{iso(now)}")
         return [f"{spec.key}: paused"]
@@ -392,6 +392,15 @@ def _check_plausible(game_id: str, began: datetime, name: str, when: datetime, n
         raise Refused(f"it would move {name} to {iso(when)}, more than a year away")
 
 
+def _children_deadlines(session: Session, game_id: str, name: str | None) -> list[Deadline]:
+    """The pending deadlines of ``game_id``'s unfinished child games (a Hall cycle's
+    matches) that a pause of the whole game holds too: none for a one-deadline pause."""
+    if name is not None:
+        return []
+    return [deadline for child in Q.child_games(session, game_id) if child[2] != "finished"
+            for deadline in Q.pending_deadlines_of(session, child[0])]
+
+
 def _resume(
     session: Session, row: Override, now: datetime, holding: set[tuple[str, str | None]]
 ) -> list[str]:
@@ -404,8 +413,10 @@ def _resume(
     paused_for = max(now - row.seen_at, timedelta())
     game_held = (game.id, None) in holding
     moved = []
-    for deadline in Q.pending_deadlines_of(session, game.id, row.deadline_name):
-        if game_held or (game.id, deadline.name) in holding:
+    for deadline in [*Q.pending_deadlines_of(session, game.id, row.deadline_name),
+                     *_children_deadlines(session, game.id, row.deadline_name)]:
+        if (game_held or (deadline.game_id, None) in holding
+                or (deadline.game_id, deadline.name) in holding):
             continue  # its own pause goes on; that pause gives the time back when lifted
         before = deadline.due_at
         deadline.paused = False

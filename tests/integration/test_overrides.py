@@ -254,3 +254,46 @@ def test_run_once_reports_a_bad_override_and_goes_on(cli) -> None:  # type: igno
     cli.env["DEALER_DEADLINE_OVERRIDES"] = "t1=0001-01-01T00:00:00+01:00"
     result = cli("run", "--once", "--now", "2026-12-01T10:00:00Z")
     assert "override: error: DEALER_DEADLINE_OVERRIDES: override t1=0001-01-01T00:00:00+01:00: the time is outside the calendar" in result.output
+
+
+def test_pausing_a_hall_pauses_its_matches(make_harness) -> None:  # type: ignore[no-untyped-def]
+    """A paused Hall cycle holds its Exoptosis matches too: no turn is skipped while it is
+    paused, a turn begun during the pause waits, and the resume gives each its time back."""
+    from dealer.shell.admin import grant
+
+    h = make_harness()
+
+    def make(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "hall", "h1", T0, players=["alice", "bob"])
+        create_game(session, "exoptosis", "m1", T0, players=["alice", "bob"])
+        for name, cards in (("alice", "5H 6C 7S 8C 9H"), ("bob", "2D 3D 4D 10D")):
+            for card in cards.split():
+                grant(session, name, card, 1, T0, "h1")
+    h.admin(make)
+    h.send("alice", "hand 5H 6C 7S 8C 9H", T0 + timedelta(minutes=1))
+    h.send("bob", "hand 2D 3D 4D 10D", T0 + timedelta(minutes=2))
+    h.send("alice", "match", T0 + timedelta(minutes=3))
+    h.send("bob", "match", T0 + timedelta(minutes=4))
+    h.run(T0 + timedelta(minutes=5))  # play began at 10:04: alice's turn until 10:04 tomorrow
+
+    def match() -> dict:
+        return h.admin(lambda s: game_view(s, "m1"))
+
+    assert match()["detail"]["current"] == "alice"
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": "h1=pause"})
+    h.run(T0 + HOUR)  # paused at 11:00
+    assert [d["paused"] for d in match()["deadlines"]] == [True]
+    h.run(T0 + 30 * HOUR)  # past alice's turn: nothing is skipped while the Hall is paused
+    assert match()["detail"]["current"] == "alice"
+    h.send("alice", "play 5H", T0 + 30 * HOUR + timedelta(minutes=1))  # bob's turn begins
+    h.run(T0 + 30 * HOUR + timedelta(minutes=2))
+    assert match()["detail"]["current"] == "bob"
+    assert [d["paused"] for d in match()["deadlines"]] == [True]  # begun during the pause
+    h.dealer.settings = h.settings.model_copy(update={"deadline_overrides": ""})
+    h.run(T0 + 40 * HOUR)  # resumed after 39 h of pause
+    (turn,) = match()["deadlines"]
+    assert turn["paused"] is False
+    # As for any paused game, the deadline moves later by the whole pause (39 h).
+    assert turn["due_at"] == "2026-12-05T07:01:00Z"

@@ -10,7 +10,8 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 from sqlalchemy import (
-    Select, Text, Update, and_, bindparam, cast, delete, exists, func, lambda_stmt, select, update,
+    Select, Text, Update, and_, bindparam, cast, delete, exists, func, lambda_stmt, or_, select,
+    update,
 )
 
 from dealer.clock import as_utc
@@ -88,9 +89,11 @@ LOCKED_GAMES = (
     select(
         *_LOCKED_COLUMNS,
         cast(_games.c.state, Text).label("state"),
+        # A game is paused by its own ``pause`` override or by its parent's (a paused Hall
+        # cycle holds its matches).
         exists().where(
-            _overrides.c.game_id == _games.c.id, _overrides.c.value == "pause",
-            _overrides.c.deadline_name.is_(None),
+            or_(_overrides.c.game_id == _games.c.id, _overrides.c.game_id == _games.c.parent_id),
+            _overrides.c.value == "pause", _overrides.c.deadline_name.is_(None),
         ).label("paused"),
         _seeds.c.epoch, _seeds.c.server_seed, _seeds.c.client_seeds, _seeds.c.counter,
         _seeds.c.revealed_at, _PENDING_OF_GAME.label("pending"),
