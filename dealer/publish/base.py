@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable
 
-from dealer.formats import render_for
+from dealer.formats import render_for, to_plain
 
 
 class DeliveryFailed(Exception):
@@ -81,8 +81,10 @@ class Publisher(ABC):
     def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
         """Deliver ``post`` to a routed ``destination`` (a :class:`dealer.routes.Destination`)
         in the format ``fmt``. A transport that serves one place (a folder, stdout) only needs
-        the body in that format: this default renders it and calls :meth:`send`."""
-        return self.send(replace(post, body=render_for(fmt, post.body)))
+        the body in that format: this default renders it and calls :meth:`send`. In plain
+        text the subject loses its escapes too (it is stored escaped: it may quote a line)."""
+        subject = to_plain(post.subject) if fmt == "plain" and post.subject else post.subject
+        return self.send(replace(post, subject=subject, body=render_for(fmt, post.body)))
 
 
 class TokenBucket:

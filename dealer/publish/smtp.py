@@ -27,7 +27,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any, Callable
 
-from dealer.formats import render_for
+from dealer.formats import render_for, to_plain
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 
 
@@ -118,7 +118,9 @@ class SmtpPublisher(Publisher):
         mail = EmailMessage()
         mail["From"] = self.sender
         mail["To"] = where.to
-        subject = where.subject or post.subject or post.kind.replace("_", " ")
+        # The stored subject is escaped like the body (it may quote a player's line): a
+        # mail's subject is plain text, so the escapes go.
+        subject = where.subject or to_plain(post.subject or "") or post.kind.replace("_", " ")
         if where.on_behalf_of:
             subject = f"[for {where.on_behalf_of}] {subject}"
         mail["Subject"] = " ".join(subject.split())[:250]
