@@ -34,6 +34,13 @@ def rules_for(kind: str) -> Rules:
     return rules
 
 
+def hosts_matches(kind: str) -> bool:
+    """Whether games of ``kind`` may have child games: some ruleset's games live in one of
+    them (``Rules.parent_kind``: an Exoptosis match in a Hall cycle)."""
+    _load_all()
+    return any(cls.parent_kind == kind for cls in _REGISTRY.values())
+
+
 def command_words() -> frozenset[str] | None:
     """Every word a command of a known ruleset may start with (from the rulesets' declared
     commands, ``Rules.commands``), lower case; None when a ruleset declares none (then any

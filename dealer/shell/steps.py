@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from dealer import ledger as L, logs
 from dealer.clock import iso
 from dealer.fairness import FairSource, new_server_seed
-from dealer.games import rules_for
+from dealer.games import hosts_matches, rules_for
 from dealer.games.base import (
     ChildDraft, Context, GameSettings, GameState, Rejected, Rules, Summary,
 )
@@ -260,7 +260,8 @@ def run_step(
     if game.parent_id and summary.status == "finished" and game.status != "finished":
         _tell_parent(session, game.parent_id, game.id, summary, now, origin)
     ended = 0
-    if summary.status == "finished" and game.status != "finished":
+    if (summary.status == "finished" and game.status != "finished" and game.parent_id is None
+            and hosts_matches(game.kind)):
         ended = _end_children(session, game.id, summary.winner, now, origin)
     # Deadlines changed: the game's own, or those of a game this step opened (a child's),
     # stepped (the parent told of a child's action or end) or ended (its children).
