@@ -22,7 +22,7 @@ START = "2026-12-01T10:00:00Z"
 def roulette(cli, *sets: str, ok: bool = True):  # type: ignore[no-untyped-def]
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
-    args = ["game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", START]
+    args = ["game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", START]
     for pair in sets:
         args += ["--set", pair]
     return cli(*args, ok=ok)

@@ -95,7 +95,7 @@ def preparation() -> str:
 def test_dealer_deadline_reaches_the_daemon_under_the_shipped_unit(systemd: Settings) -> None:
     dealer("player", "add", "alice", "--chips", "100")
     dealer("player", "add", "bob", "--chips", "100")
-    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", "2026-12-01T10:00:00Z")
+    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", "2026-12-01T10:00:00Z")
     dealer("run", "--once", "--now", "2026-12-01T10:00:00Z")
     assert preparation() == "2026-12-02T10:00:00Z"  # SR-1: 24 h
 
@@ -199,7 +199,7 @@ def test_the_image_checks_its_health_and_owns_its_volume() -> None:
 def test_dealer_health_under_the_shipped_unit(systemd: Settings) -> None:
     dealer("player", "add", "alice", "--chips", "100")
     dealer("player", "add", "bob", "--chips", "100")
-    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", "2026-12-01T10:00:00Z")
+    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", "2026-12-01T10:00:00Z")
     dealer("run", "--once", "--now", "2026-12-01T10:00:00Z")
     assert dealer("health", "--now", "2026-12-01T10:00:30Z").strip() == "healthy"
     # The daemon stopped for a day: the preparation is overdue.
