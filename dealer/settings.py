@@ -92,7 +92,7 @@ class Settings(BaseSettings):
         ),
     )
     discord_token: str = Field(
-        default="", description="The Discord bot's token (needs dealer[discord]; docs/DISCORD.md)."
+        default="", description="The Discord bot's token (needs dealer-moderator[discord]; docs/DISCORD.md)."
     )
     discord_webhook_url: str = Field(
         default="",
@@ -154,11 +154,11 @@ class Settings(BaseSettings):
     )
     metrics_port: int = Field(
         default=0, ge=0, le=65535,
-        description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer[metrics]).",
+        description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer-moderator[metrics]).",
     )
     web: bool = Field(
         default=False,
-        description="Also serve the read-only status page while `dealer run` runs (needs dealer[web]).",
+        description="Also serve the read-only status page while `dealer run` runs (needs dealer-moderator[web]).",
     )
     web_host: str = Field(
         default="127.0.0.1", description="The address `dealer serve` (and `dealer run` with DEALER_WEB) binds."
@@ -195,7 +195,7 @@ class Settings(BaseSettings):
         ),
     )
 
-    # -- e-mail (dealer[email]; docs/EMAIL.md) --------------------------------------------
+    # -- e-mail (dealer-moderator[email]; docs/EMAIL.md) --------------------------------------------
     email_from: str = Field(
         default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
     )
@@ -240,7 +240,7 @@ class Settings(BaseSettings):
     smtp_security: Literal["tls", "starttls", "none"] = Field(
         default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",
     )
-    # -- Discourse (dealer[discourse]; docs/DISCOURSE.md) ----------------------------------
+    # -- Discourse (dealer-moderator[discourse]; docs/DISCOURSE.md) ----------------------------------
     discourse_url: str = Field(default="", description="The Discourse site's address (https://forum.example.org).")
     discourse_api_key: str = Field(default="", description="A Discourse API key (Admin > API) allowed to post for DISCOURSE_USERNAME.")
     discourse_username: str = Field(default="", description="dealer's user on Discourse: posts as it, and ignores its own posts.")
@@ -251,7 +251,7 @@ class Settings(BaseSettings):
     discourse_webhook_secret: str = Field(
         default="", description="The secret of Discourse's webhook to POST /discourse (empty: the route is off).",
     )
-    # -- the HTTP endpoint (dealer[webhook]; docs/WEBHOOKS.md) -----------------------------
+    # -- the HTTP endpoint (dealer-moderator[webhook]; docs/WEBHOOKS.md) -----------------------------
     webhook_listen: str = Field(
         default="",
         description=(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dealer.extras import missing
 from dealer.publish.base import DeliveryFailed, Publisher
 
 
@@ -51,7 +52,7 @@ def _discourse(settings: Any) -> Publisher:
     try:
         import httpx  # noqa: F401
     except ImportError:
-        raise ValueError("posting to Discourse needs the extra dealer[discourse] (pip install 'dealer[discourse]')") from None
+        raise missing("discourse", "posting to Discourse") from None
     from dealer.inbox.discourse import parse_topics
     from dealer.publish.discourse import DiscoursePublisher
 
