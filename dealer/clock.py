@@ -140,20 +140,42 @@ def format_relative(target: datetime, now: datetime) -> str:
 
 _DURATION = re.compile(r"(\d+)\s*([dhms])", re.IGNORECASE)
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+DURATION_FORMS = "24h, 90m, 1h30m or 2d: d days, h hours, m minutes, s seconds"
+"""How a duration is written, for error messages."""
+MAX_DURATION = timedelta(days=365)
+"""The longest duration dealer takes: a game's deadlines and an admin's moves stay within a
+year (a typo such as ``99999d`` is refused, not scheduled for the 2300s)."""
 
 
-def parse_duration(text: str) -> timedelta:
-    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds)."""
+def parse_duration(text: str, longest: timedelta | None = MAX_DURATION) -> timedelta:
+    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds).
+
+    ``M`` is refused, not read as minutes: a host writing ``2M`` may mean months. A
+    duration longer than ``longest`` (a year unless None: no limit) is refused.
+    """
+    if "M" in text:
+        raise ValueError(f"{text!r}: M could mean minutes or months; write "
+                         f"{text.strip().replace('M', 'm')} for minutes (durations are written "
+                         f"like {DURATION_FORMS})")
     cleaned = text.strip().lower().replace(" ", "")
     if cleaned.isdigit():
-        return timedelta(seconds=int(cleaned))
-    pos = 0
-    total = timedelta()
-    for match in _DURATION.finditer(cleaned):
-        if match.start() != pos:
-            break
-        total += timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
-        pos = match.end()
-    if pos != len(cleaned) or not cleaned:
-        raise ValueError(f"not a duration: {text!r} (write it like 24h, 90m, 1h30m or 2d)")
+        total = timedelta(seconds=int(cleaned))
+    else:
+        pos = 0
+        total = timedelta()
+        for match in _DURATION.finditer(cleaned):
+            if match.start() != pos:
+                break
+            try:
+                total += timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
+            except OverflowError:  # past what a timedelta holds
+                if longest is None:
+                    raise
+                total = longest + timedelta(days=1)
+            pos = match.end()
+        if pos != len(cleaned) or not cleaned:
+            raise ValueError(f"not a duration: {text!r} (write it like {DURATION_FORMS})")
+    if longest is not None and total > longest:
+        raise ValueError(f"{text!r} is longer than a year: a duration is at most 365d "
+                         f"(written like {DURATION_FORMS})")
     return total

@@ -30,6 +30,7 @@ OTHER_NAMES = {
     "DEALER_TEST_ARTIFACTS": "where the browser tests save their screenshots",
     "DEALER_TEST_REQUIRE_TOOLS": "the tests fail, not skip, when a system tool they drive is missing",
     "DEALER_FAULT": "fault injection for the crash tests",
+    "DEALER_BENCH_CALLGRIND_OUT": "where bench/latency.py --instructions has callgrind write",
 }
 """``DEALER_*`` variables dealer reads that are not settings of the daemon."""
 
@@ -386,8 +387,9 @@ def unknown_names(names: Iterable[str]) -> list[tuple[str, str]]:
 def unknown_settings(
     environ: Mapping[str, str] | None = None, env_file: Path | None = None
 ) -> list[str]:
-    """Warnings for ``DEALER_*`` names in the environment or ``.env`` that are no setting
-    (a typo such as ``DEALER_DATABSE_URL`` would otherwise be ignored in silence)."""
+    """One line for each ``DEALER_*`` name in the environment or ``.env`` that is no
+    setting (a typo such as ``DEALER_DATABSE_URL`` would otherwise be ignored in silence,
+    and the command run on the default it meant to replace)."""
     from dotenv import dotenv_values
 
     environ = os.environ if environ is None else environ

@@ -66,7 +66,8 @@ def _print_settings(kind: str, rows: list[dict[str, str]]) -> None:
             f"  {row['name']:<{width['name']}}  {row['default']:<{width['default']}}  "
             f"{row['rule']:<{width['rule']}}  {row['meaning']}".rstrip()
         )
-    click.echo("Durations are written like 24h, 90m, 1h30m or 2d. Rules: docs/RULES.md; "
+    click.echo("Durations are written like 24h, 90m, 1h30m or 2d (at most 365d; m is minutes, "
+               "M is refused). Rules: docs/RULES.md; "
                "I-n: the game's own page in docs/.")
 
 

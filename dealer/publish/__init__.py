@@ -29,7 +29,15 @@ def open_publisher(spec: str, settings: Any = None) -> Publisher:
         from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
-    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, email or discourse")
+    if kind == "discord":
+        # Discord needs a channel per game channel, which one publisher spec cannot say.
+        raise ValueError(
+            "Discord is reached through DEALER_ROUTES, not DEALER_PUBLISH: "
+            "DEALER_ROUTES='*=discord:channel/CHANNEL_ID;pm=discord:dm' with DEALER_DISCORD_TOKEN "
+            "(docs/ROUTES.md, docs/DISCORD.md)"
+        )
+    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, email or discourse "
+                     "(Discord: DEALER_ROUTES)")
 
 
 def _email(list_address: str, settings: Any) -> Publisher:
