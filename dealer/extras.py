@@ -8,8 +8,6 @@ installs it.
 
 from __future__ import annotations
 
-import importlib
-
 DISTRIBUTION = "dealer-moderator"
 """The name dealer is installed by (``[project] name`` in pyproject.toml)."""
 
@@ -34,11 +32,3 @@ def missing(extra: str, feature: str) -> MissingExtra:
     included (from the index, and from a clone)."""
     return MissingExtra(f"{feature} needs the extra {extra}: {install_command(extra)} "
                         f"(or pip install '.[{extra}]' in a clone)")
-
-
-def require(extra: str, module: str, feature: str) -> None:
-    """Import ``module`` or raise :class:`MissingExtra` naming ``extra``'s install command."""
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        raise missing(extra, feature) from None

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer.extras import DISTRIBUTION, MissingExtra, install_command, require
+from dealer.extras import DISTRIBUTION, MissingExtra, install_command
 
 ROOT = Path(__file__).resolve().parents[2]
 # An install hint: pip (or pipx) install, then a quoted or bare requirement with an extra.
@@ -49,13 +49,16 @@ def test_every_install_hint_names_the_distribution() -> None:
 
 
 def test_a_missing_extra_names_its_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dealer.inbox import open_inbox
+
     monkeypatch.setitem(sys.modules, "imapclient", None)  # as if not installed
     with pytest.raises(MissingExtra) as raised:
-        require("email", "imapclient", "an IMAP inbox")
+        open_inbox("imap:mail.example.org")
     assert str(raised.value) == (
         "an IMAP inbox needs the extra email: pip install 'dealer-moderator[email]' "
         "(or pip install '.[email]' in a clone)"
     )
+    assert isinstance(raised.value, ValueError)  # a setting that cannot be used, as before
 
 
 def test_every_extra_in_pyproject_has_its_hint() -> None:
