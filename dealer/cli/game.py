@@ -108,6 +108,8 @@ def game_show(game_id: str, as_json: bool) -> None:
         paused = " (paused)" if d["paused"] else ""
         failing = f" (COULD NOT BE FIRED, retried every pass: {d['error']})" if d.get("error") else ""
         click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}{failing}")
+    if view["waiting"]:
+        click.echo(f"waiting for: {view['waiting']}")
     if "proposals" in view:
         _echo_government(view)
     if view["history"]:

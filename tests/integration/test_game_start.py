@@ -60,3 +60,14 @@ def test_a_start_in_the_future_needs_no_flag(cli) -> None:  # type: ignore[no-un
     with freeze_time(NOW):
         cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", later)
     assert json.loads(cli("game", "show", "r1", "--json").output)["status"] == "pending"
+
+
+def test_game_show_says_what_a_game_without_a_deadline_waits_for(cli) -> None:  # type: ignore[no-untyped-def]
+    """Issue 34, item 7: a table with no deadline says why (docs/RACES.md, "Waiting")."""
+    with freeze_time(NOW):
+        cli("game", "new", "races", "--id", "derby")
+    view = json.loads(cli("game", "show", "derby", "--json").output)
+    assert view["deadlines"] == []
+    assert view["waiting"] == "the first `sit` (OR-1): the seating window starts then (OR-3)"
+    out = cli("game", "show", "derby").output
+    assert "waiting for: the first `sit` (OR-1): the seating window starts then (OR-3)" in out
