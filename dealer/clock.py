@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 UTC = timezone.utc
 
@@ -43,6 +44,41 @@ def format_utc(value: datetime) -> str:
     # The same text without strftime, which costs several times as much (every
     # confirmation and round post shows two or more times).
     return f"{value.year}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d} UTC"
+
+
+def local_zone(name: str) -> ZoneInfo | None:
+    """The zone ``name`` (an IANA name such as ``Europe/Paris``); None for "" or UTC (times
+    are shown in UTC only). Raises ValueError naming it when it is unknown."""
+    if not name.strip() or name.strip().upper() == "UTC":
+        return None
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        if not available_timezones():  # Windows, say: Python reads the zones from tzdata
+            raise ValueError(f"{name!r}: this machine has no time zone database; "
+                             "pip install tzdata") from None
+        raise ValueError(f"{name!r} is not a known time zone: write an IANA name such as "
+                         "Europe/Paris or America/New_York") from None
+
+
+def format_utc_and_local(value: datetime, zone: ZoneInfo | str | None) -> str:
+    """``2026-12-02 09:02 UTC / 10:02 CET``: the UTC time, then the same instant in ``zone``.
+
+    The local date is written only when it differs from the UTC date; a zone whose
+    abbreviation is only an offset (``+04``) is named instead (``13:02 Asia/Dubai``).
+    Without a zone (or with UTC) it is :func:`format_utc`.
+    """
+    if isinstance(zone, str):
+        zone = local_zone(zone)
+    text = format_utc(value)
+    if zone is None:
+        return text
+    utc = as_utc(value)
+    local = utc.astimezone(zone)
+    abbreviation = local.tzname() or ""
+    name = abbreviation if abbreviation.isalpha() else zone.key
+    day = f"{local.year}-{local.month:02d}-{local.day:02d} " if local.date() != utc.date() else ""
+    return f"{text} / {day}{local.hour:02d}:{local.minute:02d} {name}"
 
 
 def iso(value: datetime) -> str:

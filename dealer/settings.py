@@ -170,6 +170,14 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(
         default=65536, description="Inbox files larger than this are rejected unread."
     )
+    timezone: str = Field(
+        default="",
+        description=(
+            "The zone the games are played in (an IANA name, e.g. Europe/Paris): every time a "
+            "post shows is given in it too, beside UTC ('2026-12-02 09:02 UTC / 10:02 CET'). "
+            "Empty: UTC only. Discord shows each reader their own time instead."
+        ),
+    )
     fairness_url: str = Field(
         default="",
         description=(
@@ -278,6 +286,14 @@ class Settings(BaseSettings):
         default=60.0, gt=0, le=3600,
         description="Seconds a connection to the webhook endpoint may stay open at most, whatever it does.",
     )
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from dealer.clock import local_zone
+
+        local_zone(value)  # a ValueError naming it when the zone is unknown
+        return value.strip()
 
     @field_validator("fairness_url", "web_url")
     @classmethod
