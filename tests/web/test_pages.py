@@ -219,3 +219,11 @@ def test_the_deadline_history_reads_as_sentences(played: Any, client: TestClient
     r1 = client.get("/games/r1").text
     assert re.search(r"round-10 set for \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", unescape(r1))
     assert "round-10 came" in unescape(r1)
+
+
+def test_every_running_game_has_a_deadline_or_says_what_it_waits_for(played: Any) -> None:
+    """Issue 34, item 7, over a game of each kind as played."""
+    for game in GAMES:
+        view = played.read(lambda s: views.game_view(s, game))
+        if view["status"] == "running":
+            assert view["deadlines"] or view["waiting"], game
