@@ -80,7 +80,7 @@ def test_discord_check_says_what_is_missing(env: dict[str, str]) -> None:
                      DEALER_DISCORD_API_URL=fake.api_url)
         assert result.exit_code == 1
         lines = result.output.splitlines()
-        assert "ok       dealer[discord] is installed" in lines
+        assert "ok       dealer-moderator[discord] is installed" in lines
         assert any(line.startswith("ok       the token is the bot dealer") for line in lines)
         assert any(line.startswith("MISSING  the Message Content intent is off") for line in lines)
         assert "ok       #the-raceway: the bot sees channel channel-111111111111111111 (111111111111111111)" in lines
