@@ -204,7 +204,7 @@ class Settings(BaseSettings):
         ),
     )
 
-    # -- e-mail (dealer-moderator[email]; docs/EMAIL.md) --------------------------------------------
+    # -- e-mail (dealer-moderator[email]; docs/EMAIL.md) -----------------------------------
     email_from: str = Field(
         default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
     )
@@ -249,7 +249,7 @@ class Settings(BaseSettings):
     smtp_security: Literal["tls", "starttls", "none"] = Field(
         default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",
     )
-    # -- Discourse (dealer-moderator[discourse]; docs/DISCOURSE.md) ----------------------------------
+    # -- Discourse (dealer-moderator[discourse]; docs/DISCOURSE.md) ------------------------
     discourse_url: str = Field(default="", description="The Discourse site's address (https://forum.example.org).")
     discourse_api_key: str = Field(default="", description="A Discourse API key (Admin > API) allowed to post for DISCOURSE_USERNAME.")
     discourse_username: str = Field(default="", description="dealer's user on Discourse: posts as it, and ignores its own posts.")
@@ -260,7 +260,7 @@ class Settings(BaseSettings):
     discourse_webhook_secret: str = Field(
         default="", description="The secret of Discourse's webhook to POST /discourse (empty: the route is off).",
     )
-    # -- the HTTP endpoint (dealer-moderator[webhook]; docs/WEBHOOKS.md) -----------------------------
+    # -- the HTTP endpoint (dealer-moderator[webhook]; docs/WEBHOOKS.md) -------------------
     webhook_listen: str = Field(
         default="",
         description=(
