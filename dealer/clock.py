@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 UTC = timezone.utc
 
@@ -43,6 +44,41 @@ def format_utc(value: datetime) -> str:
     # The same text without strftime, which costs several times as much (every
     # confirmation and round post shows two or more times).
     return f"{value.year}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d} UTC"
+
+
+def local_zone(name: str) -> ZoneInfo | None:
+    """The zone ``name`` (an IANA name such as ``Europe/Paris``); None for "" or UTC (times
+    are shown in UTC only). Raises ValueError naming it when it is unknown."""
+    if not name.strip() or name.strip().upper() == "UTC":
+        return None
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        if not available_timezones():  # Windows, say: Python reads the zones from tzdata
+            raise ValueError(f"{name!r}: this machine has no time zone database; "
+                             "pip install tzdata") from None
+        raise ValueError(f"{name!r} is not a known time zone: write an IANA name such as "
+                         "Europe/Paris or America/New_York") from None
+
+
+def format_utc_and_local(value: datetime, zone: ZoneInfo | str | None) -> str:
+    """``2026-12-02 09:02 UTC / 10:02 CET``: the UTC time, then the same instant in ``zone``.
+
+    The local date is written only when it differs from the UTC date; a zone whose
+    abbreviation is only an offset (``+04``) is named instead (``13:02 Asia/Dubai``).
+    Without a zone (or with UTC) it is :func:`format_utc`.
+    """
+    if isinstance(zone, str):
+        zone = local_zone(zone)
+    text = format_utc(value)
+    if zone is None:
+        return text
+    utc = as_utc(value)
+    local = utc.astimezone(zone)
+    abbreviation = local.tzname() or ""
+    name = abbreviation if abbreviation.isalpha() else zone.key
+    day = f"{local.year}-{local.month:02d}-{local.day:02d} " if local.date() != utc.date() else ""
+    return f"{text} / {day}{local.hour:02d}:{local.minute:02d} {name}"
 
 
 def iso(value: datetime) -> str:
@@ -140,20 +176,42 @@ def format_relative(target: datetime, now: datetime) -> str:
 
 _DURATION = re.compile(r"(\d+)\s*([dhms])", re.IGNORECASE)
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+DURATION_FORMS = "24h, 90m, 1h30m or 2d: d days, h hours, m minutes, s seconds"
+"""How a duration is written, for error messages."""
+MAX_DURATION = timedelta(days=365)
+"""The longest duration dealer takes: a game's deadlines and an admin's moves stay within a
+year (a typo such as ``99999d`` is refused, not scheduled for the 2300s)."""
 
 
-def parse_duration(text: str) -> timedelta:
-    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds)."""
+def parse_duration(text: str, longest: timedelta | None = MAX_DURATION) -> timedelta:
+    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds).
+
+    ``M`` is refused, not read as minutes: a host writing ``2M`` may mean months. A
+    duration longer than ``longest`` (a year unless None: no limit) is refused.
+    """
+    if "M" in text:
+        raise ValueError(f"{text!r}: M could mean minutes or months; write "
+                         f"{text.strip().replace('M', 'm')} for minutes (durations are written "
+                         f"like {DURATION_FORMS})")
     cleaned = text.strip().lower().replace(" ", "")
     if cleaned.isdigit():
-        return timedelta(seconds=int(cleaned))
-    pos = 0
-    total = timedelta()
-    for match in _DURATION.finditer(cleaned):
-        if match.start() != pos:
-            break
-        total += timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
-        pos = match.end()
-    if pos != len(cleaned) or not cleaned:
-        raise ValueError(f"not a duration: {text!r} (write it like 24h, 90m, 1h30m or 2d)")
+        total = timedelta(seconds=int(cleaned))
+    else:
+        pos = 0
+        total = timedelta()
+        for match in _DURATION.finditer(cleaned):
+            if match.start() != pos:
+                break
+            try:
+                total += timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
+            except OverflowError:  # past what a timedelta holds
+                if longest is None:
+                    raise
+                total = longest + timedelta(days=1)
+            pos = match.end()
+        if pos != len(cleaned) or not cleaned:
+            raise ValueError(f"not a duration: {text!r} (write it like {DURATION_FORMS})")
+    if longest is not None and total > longest:
+        raise ValueError(f"{text!r} is longer than a year: a duration is at most 365d "
+                         f"(written like {DURATION_FORMS})")
     return total

@@ -1,5 +1,5 @@
 """A local fake of the parts of Discord dealer uses, for the tests and ``bench/``: no test
-reaches the internet. Needs dealer[discord] (aiohttp comes with discord.py).
+reaches the internet. Needs dealer-moderator[discord] (aiohttp comes with discord.py).
 
 :class:`FakeDiscord` serves, on 127.0.0.1 in a thread of its own:
 

@@ -102,6 +102,9 @@ def to_bbcode(body: str) -> str:
 
 _UTC_TIME = re.compile(
     r"(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC"
+    # The same instant in the game's zone (dealer.clock.format_utc_and_local): the tag
+    # shows each reader their own, so it is dropped.
+    r"(?: / (?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2} [A-Za-z][A-Za-z0-9_/+\-]{0,40})?"
     r"(?P<rel> \((?:in [^()\n]{1,40}|[^()\n]{1,40} ago|now|in less than a minute)\))?"
 )
 

@@ -1,5 +1,5 @@
 """Prometheus metrics of the daemon, on request (``DEALER_METRICS_PORT``; the optional
-extra ``dealer[metrics]`` brings prometheus-client).
+extra ``dealer-moderator[metrics]`` brings prometheus-client).
 
 The shell reports what happened through :data:`METRICS` whether or not metrics are on:
 until :meth:`Metrics.enable` is called every report is a no-op, so the embedded default
@@ -9,6 +9,8 @@ needs no extra package and pays nothing.
 from __future__ import annotations
 
 from typing import Any
+
+from dealer.extras import missing
 
 PASS_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 """Seconds a pass took."""
@@ -34,7 +36,7 @@ class Metrics:
         try:
             from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
         except ImportError as exc:
-            raise ImportError("metrics need prometheus-client: pip install 'dealer[metrics]'") from exc
+            raise missing("metrics", "metrics (DEALER_METRICS_PORT)") from exc
         registry = CollectorRegistry()
         self._messages = Counter(
             "dealer_messages", "Stored messages handled, by outcome "

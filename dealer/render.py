@@ -4,7 +4,8 @@ Every ``{{ value }}`` a template prints is escaped by :func:`dealer.text.escape_
 unless it is a number or was marked safe by one of dealer's own filters, so player text
 can never carry markup or mentions into a post.
 
-Filters every template may use: ``utc`` and ``iso`` (absolute times), ``signed``
+Filters every template may use: ``utc`` (an absolute time in UTC, and in the zone of
+:func:`set_timezone` beside it) and ``iso``, ``signed``
 (``+3``), ``plural`` (``{{ n|plural("chip") }}`` is ``1 chip`` / ``2 chips``; see
 :func:`dealer.text.plural`), ``duration`` (a timedelta as
 :func:`dealer.clock.format_duration` writes it), ``short`` (a 64-hex hash cut to its first
@@ -23,13 +24,14 @@ from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any, MutableMapping
+from zoneinfo import ZoneInfo
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, Template
 from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.nodes import Getattr
 from markupsafe import Markup
 
-from dealer.clock import format_duration, format_relative, format_utc, iso
+from dealer.clock import format_duration, format_relative, format_utc, format_utc_and_local, iso, local_zone
 from dealer.detail import BRIEF, detail_for, post_detail
 from dealer.games.base import PostDraft
 from dealer.text import escape_post, plural
@@ -226,8 +228,24 @@ _safe = partial(str.__new__, Markup)
 ``__html__``, which a ``str`` never has): the same object, several times cheaper."""
 
 
+_zone: ZoneInfo | None = None
+"""The zone posts show beside UTC (``DEALER_TIMEZONE``); None: UTC only."""
+
+
+def set_timezone(name: str) -> None:
+    """Show every absolute time of a post in the zone ``name`` too, beside UTC
+    (``DEALER_TIMEZONE``; "" or UTC: UTC only). Set by the shell with its settings, as
+    :func:`set_fairness_url` is. Raises ValueError for an unknown zone."""
+    global _zone
+    _zone = local_zone(name)
+
+
 def _utc(value: datetime) -> Markup:
-    return _safe(format_utc(value))
+    # Every absolute time a template prints comes through here: ``2026-12-02 09:02 UTC``,
+    # with the game's zone beside it when one is set (``/ 10:02 CET``). The Discord format
+    # turns the whole into a timestamp tag (dealer.formats), which every reader sees in
+    # their own zone.
+    return _safe(format_utc_and_local(value, _zone) if _zone is not None else format_utc(value))
 
 
 def _signed(value: int) -> Markup:

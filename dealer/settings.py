@@ -30,6 +30,7 @@ OTHER_NAMES = {
     "DEALER_TEST_ARTIFACTS": "where the browser tests save their screenshots",
     "DEALER_TEST_REQUIRE_TOOLS": "the tests fail, not skip, when a system tool they drive is missing",
     "DEALER_FAULT": "fault injection for the crash tests",
+    "DEALER_BENCH_CALLGRIND_OUT": "where bench/latency.py --instructions has callgrind write",
 }
 """``DEALER_*`` variables dealer reads that are not settings of the daemon."""
 
@@ -92,7 +93,7 @@ class Settings(BaseSettings):
         ),
     )
     discord_token: str = Field(
-        default="", description="The Discord bot's token (needs dealer[discord]; docs/DISCORD.md)."
+        default="", description="The Discord bot's token (needs dealer-moderator[discord]; docs/DISCORD.md)."
     )
     discord_webhook_url: str = Field(
         default="",
@@ -154,11 +155,11 @@ class Settings(BaseSettings):
     )
     metrics_port: int = Field(
         default=0, ge=0, le=65535,
-        description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer[metrics]).",
+        description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer-moderator[metrics]).",
     )
     web: bool = Field(
         default=False,
-        description="Also serve the read-only status page while `dealer run` runs (needs dealer[web]).",
+        description="Also serve the read-only status page while `dealer run` runs (needs dealer-moderator[web]).",
     )
     web_host: str = Field(
         default="127.0.0.1", description="The address `dealer serve` (and `dealer run` with DEALER_WEB) binds."
@@ -168,6 +169,14 @@ class Settings(BaseSettings):
     )
     max_message_bytes: int = Field(
         default=65536, description="Inbox files larger than this are rejected unread."
+    )
+    timezone: str = Field(
+        default="",
+        description=(
+            "The zone the games are played in (an IANA name, e.g. Europe/Paris): every time a "
+            "post shows is given in it too, beside UTC ('2026-12-02 09:02 UTC / 10:02 CET'). "
+            "Empty: UTC only. Discord shows each reader their own time instead."
+        ),
     )
     fairness_url: str = Field(
         default="",
@@ -195,7 +204,7 @@ class Settings(BaseSettings):
         ),
     )
 
-    # -- e-mail (dealer[email]; docs/EMAIL.md) --------------------------------------------
+    # -- e-mail (dealer-moderator[email]; docs/EMAIL.md) -----------------------------------
     email_from: str = Field(
         default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
     )
@@ -240,7 +249,7 @@ class Settings(BaseSettings):
     smtp_security: Literal["tls", "starttls", "none"] = Field(
         default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",
     )
-    # -- Discourse (dealer[discourse]; docs/DISCOURSE.md) ----------------------------------
+    # -- Discourse (dealer-moderator[discourse]; docs/DISCOURSE.md) ------------------------
     discourse_url: str = Field(default="", description="The Discourse site's address (https://forum.example.org).")
     discourse_api_key: str = Field(default="", description="A Discourse API key (Admin > API) allowed to post for DISCOURSE_USERNAME.")
     discourse_username: str = Field(default="", description="dealer's user on Discourse: posts as it, and ignores its own posts.")
@@ -251,7 +260,7 @@ class Settings(BaseSettings):
     discourse_webhook_secret: str = Field(
         default="", description="The secret of Discourse's webhook to POST /discourse (empty: the route is off).",
     )
-    # -- the HTTP endpoint (dealer[webhook]; docs/WEBHOOKS.md) -----------------------------
+    # -- the HTTP endpoint (dealer-moderator[webhook]; docs/WEBHOOKS.md) -------------------
     webhook_listen: str = Field(
         default="",
         description=(
@@ -277,6 +286,14 @@ class Settings(BaseSettings):
         default=60.0, gt=0, le=3600,
         description="Seconds a connection to the webhook endpoint may stay open at most, whatever it does.",
     )
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        from dealer.clock import local_zone
+
+        local_zone(value)  # a ValueError naming it when the zone is unknown
+        return value.strip()
 
     @field_validator("fairness_url", "web_url")
     @classmethod
@@ -386,8 +403,9 @@ def unknown_names(names: Iterable[str]) -> list[tuple[str, str]]:
 def unknown_settings(
     environ: Mapping[str, str] | None = None, env_file: Path | None = None
 ) -> list[str]:
-    """Warnings for ``DEALER_*`` names in the environment or ``.env`` that are no setting
-    (a typo such as ``DEALER_DATABSE_URL`` would otherwise be ignored in silence)."""
+    """One line for each ``DEALER_*`` name in the environment or ``.env`` that is no
+    setting (a typo such as ``DEALER_DATABSE_URL`` would otherwise be ignored in silence,
+    and the command run on the default it meant to replace)."""
     from dotenv import dotenv_values
 
     environ = os.environ if environ is None else environ

@@ -189,6 +189,27 @@ def look_alike_keys(name: str) -> frozenset[str]:
     return frozenset({_skeleton(unicodedata.normalize("NFKC", name)), _skeleton(player_key(name))})
 
 
+def account_problem(account_id: str) -> str | None:
+    """Why a platform account id (an e-mail address, a username) cannot be what its owner
+    types, or None.
+
+    An account is matched character for character against what the platform reports, so
+    one holding an invisible character (a zero-width space or word joiner a copy picked
+    up) or a letter drawn like a Latin one (Cyrillic 'о', full-width 'ａ') never matches the
+    sender it was meant for.
+    """
+    for ch in account_id:
+        if unicodedata.category(ch)[0] in "CZ" and ch != " ":
+            return f"it contains the invisible character U+{ord(ch):04X}"
+        if ch.isascii():
+            continue
+        plain = unicodedata.normalize("NFKC", ch)
+        like = _LOOK_ALIKE.get(ch) or (plain if plain != ch and plain.isascii() else None)
+        if like:
+            return f"it contains {ch!r} (U+{ord(ch):04X}), which looks like {like!r}"
+    return None
+
+
 def _skeleton(text: str) -> str:
     text = "".join(_LOOK_ALIKE.get(ch, ch) for ch in text)
     text = "".join(_LOOK_ALIKE.get(ch, ch) for ch in player_key(text))

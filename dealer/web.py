@@ -8,7 +8,7 @@ page works without JavaScript; with it, deadlines show a live countdown and the 
 time, the page refreshes itself when the store changes (it polls ``/api/changes``), and
 the browser recomputes every revealed draw and receipt (docs/WEB.md).
 
-Needs the extra ``dealer[web]`` (starlette, uvicorn); the daemon does not.
+Needs the extra ``dealer-moderator[web]`` (starlette, uvicorn); the daemon does not.
 """
 
 from __future__ import annotations

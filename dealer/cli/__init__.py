@@ -18,7 +18,6 @@ composes them under ``main`` (the console script ``dealer = "dealer.cli:main"``)
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import click
@@ -61,8 +60,14 @@ def main(verbose: bool) -> None:
     """
     click.get_current_context().meta["dealer.verbose"] = verbose
     logs.configure(verbose=verbose)
-    for warning in unknown_settings(env_file=find_env_file()):
-        logging.getLogger("dealer.settings").warning(warning)
+    unknown = unknown_settings(env_file=find_env_file())
+    if unknown:
+        # Refused, not warned about: DEALER_DATABSE_URL would otherwise run on the default
+        # store, a place the host never meant, and write there.
+        raise click.ClickException(
+            " ".join(unknown) + " dealer does not start with a setting it does not know: "
+            "correct or remove it"
+        )
 
 
 main.add_command(daemon.run)

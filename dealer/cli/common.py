@@ -24,13 +24,14 @@ def _settings() -> Settings:
     meta = ctx.find_root().meta if ctx is not None else {}
     if "dealer.settings" not in meta:
         from dealer.detail import set_post_detail
-        from dealer.render import set_fairness_url
+        from dealer.render import set_fairness_url, set_timezone
         from dealer.routes import post_detail_policy
 
         settings = meta["dealer.settings"] = _read_settings()
         set_fairness_url(settings.fairness_url)  # posts rendered by this command link to it
         set_post_detail(post_detail_policy(settings.post_detail, settings.routes,
                                            settings.publish, settings.web_url))
+        set_timezone(settings.timezone)  # and show their times in the game's zone too
         if settings.log_format != "text":
             logs.configure(verbose=meta.get("dealer.verbose", False), fmt=settings.log_format)
     return meta["dealer.settings"]

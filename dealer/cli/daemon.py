@@ -9,6 +9,7 @@ import click
 
 from dealer.cli.common import _database, _route_table, _setting_error, _settings, _store, _time
 from dealer.clock import utcnow
+from dealer.extras import missing
 from dealer.settings import Settings
 
 
@@ -95,7 +96,7 @@ def _discord_link(settings: Settings, dealer: Any):  # type: ignore[no-untyped-d
     except BadRoute as exc:
         raise _setting_error("routes", "", exc) from None
     except ImportError as exc:
-        raise _setting_error("routes", "Discord routes need dealer[discord] (pip install 'dealer[discord]')", exc) from None
+        raise _setting_error("routes", str(missing("discord", "Discord routes")), exc) from None
 
 
 def _serve_metrics(port: int) -> None:
@@ -118,7 +119,7 @@ def _web_module():  # type: ignore[no-untyped-def]
         import uvicorn  # noqa: F401
     except ImportError:
         raise click.ClickException(
-            "the status page needs the extra dealer[web]: pip install 'dealer[web]'"
+            str(missing("web", "the status page"))
         ) from None
     from dealer import web
 
@@ -138,7 +139,7 @@ def _serve_web_beside(settings: Settings) -> None:
 @click.option("--port", type=int, default=None, help="Port (default DEALER_WEB_PORT, 8080).")
 def serve(host: str | None, port: int | None) -> None:
     """Serve the read-only status page: /, /games/ID, /players/NAME and their JSON
-    (/api/games/ID, /api/players/NAME). Needs dealer[web]."""
+    (/api/games/ID, /api/players/NAME). Needs dealer-moderator[web]."""
     web = _web_module()
     settings = _settings()
     sessions = _store(settings)
@@ -169,7 +170,7 @@ def _adapters(settings: Settings):  # type: ignore[no-untyped-def]
     except BadRoute as exc:
         raise _setting_error("routes", "", exc) from None
     except ImportError as exc:
-        raise _setting_error("routes", "Discord routes need dealer[discord] (pip install 'dealer[discord]')", exc) from None
+        raise _setting_error("routes", str(missing("discord", "Discord routes")), exc) from None
     except ValueError as exc:  # a publisher that cannot be opened
         raise _setting_error("publish", "", exc) from None
     except OSError as exc:

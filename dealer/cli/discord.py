@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from dealer.cli.common import _database, _setting_error, _settings
+from dealer.extras import missing
 from dealer.settings import Settings
 
 
@@ -54,7 +55,7 @@ def _discord_ready(settings: Settings) -> None:
         import discord as _discord  # noqa: F401
         import httpx  # noqa: F401
     except ImportError:
-        raise click.ClickException("Discord needs dealer[discord]: pip install 'dealer[discord]'") from None
+        raise click.ClickException(str(missing("discord", "Discord"))) from None
     if not settings.discord_token:
         raise click.ClickException("DEALER_DISCORD_TOKEN is not set (the bot's token; docs/DISCORD.md)")
 

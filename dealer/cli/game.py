@@ -21,10 +21,11 @@ def game() -> None:
 @click.option("--id", "game_id", help="The game's id, used in commands and posts (required).")
 @click.option("--players", default="", help='Comma-separated player names: --players "alice,Thunder Bob".')
 @click.option("--start", "start_text", metavar="ISO-TIME", help="When the game starts (default now).")
+@click.option("--start-in-past", is_flag=True, help="Accept a --start more than 5 minutes ago: the deadlines up to now fire at once.")
 @click.option("--set", "set_pairs", multiple=True, metavar="KEY=VALUE", help="A game setting (repeatable); see --help-settings.")
 @click.option("--channel", help="The game's public channel (default per game).")
 @click.option("--help-settings", is_flag=True, help="List KIND's settings, their defaults and rules, and exit.")
-def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
+def game_new(kind: str, game_id: str | None, players: str, start_text: str | None, start_in_past: bool, set_pairs: tuple[str, ...], channel: str | None, help_settings: bool) -> None:
     """Create a game of KIND: roulette, races or hall."""
     from dealer.shell.admin import create_game, parse_settings
     from dealer.views import NotFound, game_view, settings_help
@@ -45,6 +46,7 @@ def game_new(kind: str, game_id: str | None, players: str, start_text: str | Non
         create_game(
             session, kind, game_id, utcnow(), players=names, start=start,
             settings=parse_settings(list(set_pairs)), channel=channel,
+            start_in_past=start_in_past,
         )
         return game_view(session, game_id)
 
@@ -64,7 +66,8 @@ def _print_settings(kind: str, rows: list[dict[str, str]]) -> None:
             f"  {row['name']:<{width['name']}}  {row['default']:<{width['default']}}  "
             f"{row['rule']:<{width['rule']}}  {row['meaning']}".rstrip()
         )
-    click.echo("Durations are written like 24h, 90m, 1h30m or 2d. Rules: docs/RULES.md; "
+    click.echo("Durations are written like 24h, 90m, 1h30m or 2d (at most 365d; m is minutes, "
+               "M is refused). Rules: docs/RULES.md; "
                "I-n: the game's own page in docs/.")
 
 
@@ -105,6 +108,8 @@ def game_show(game_id: str, as_json: bool) -> None:
         paused = " (paused)" if d["paused"] else ""
         failing = f" (COULD NOT BE FIRED, retried every pass: {d['error']})" if d.get("error") else ""
         click.echo(f"deadline {d['name']}: {format_utc(parse_time(d['due_at']))}{paused}{failing}")
+    if view["waiting"]:
+        click.echo(f"waiting for: {view['waiting']}")
     if "proposals" in view:
         _echo_government(view)
     if view["history"]:

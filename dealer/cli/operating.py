@@ -8,6 +8,7 @@ import click
 
 from dealer.cli.common import _database, _route_table, _setting_error, _settings, _time
 from dealer.clock import utcnow
+from dealer.extras import missing
 
 
 @click.command()
@@ -76,7 +77,7 @@ def routes() -> None:
             import discord  # noqa: F401
             import httpx  # noqa: F401
         except ImportError:
-            problems.append("Discord routes need dealer[discord]: pip install 'dealer[discord]'")
+            problems.append(str(missing("discord", "Discord routes")))
     if problems:
         raise click.ClickException("the routes cannot work:\n  " + "\n  ".join(problems))
     click.echo("routes OK")

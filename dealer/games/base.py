@@ -165,6 +165,9 @@ class Summary:
     settings: dict[str, Any] | None = None
     """The settings in force, when the rules may change them (a Hall's adopted proposals,
     GH-23); None: those the game was created with."""
+    waiting: str | None = None
+    """What an unfinished game with no pending deadline waits for, as its posts announced
+    it (``dealer game show`` prints it); None when a deadline will move it on."""
 
 
 @dataclass

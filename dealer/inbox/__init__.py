@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from dealer.extras import missing
 from dealer.inbox.base import Inbox, InboxMessage, Unreadable
 
 
@@ -43,7 +44,7 @@ def _imap(where: str, max_bytes: int, settings: Any) -> Inbox:
         from dealer.inbox.imap import ImapInbox
         import imapclient  # noqa: F401
     except ImportError:
-        raise ValueError("an IMAP inbox needs the extra dealer[email] (pip install 'dealer[email]')") from None
+        raise missing("email", "an IMAP inbox") from None
     host, port = _host_port(where.removeprefix("//"), "imap")
     if settings is None or not settings.imap_user:
         raise ValueError("an IMAP inbox needs DEALER_IMAP_USER and DEALER_IMAP_PASSWORD")

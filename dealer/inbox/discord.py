@@ -1,6 +1,6 @@
 """Discord in: a gateway connection (discord.py) turned into inbox messages.
 
-Needs ``pip install 'dealer[discord]'``. Why discord.py: it is the most used and best kept
+Needs ``pip install 'dealer-moderator[discord]'``. Why discord.py: it is the most used and best kept
 Python library for Discord (gateway, heartbeats, resume, reconnect with backoff, zlib
 streams, rate-limited REST), maintained since 2015, typed, and it can be pointed at a
 local fake gateway for the tests (its gateway URL and REST base are plain attributes).

@@ -1,4 +1,4 @@
-"""The IMAP inbox: each unread mail in a folder becomes an inbound message (dealer[email]).
+"""The IMAP inbox: each unread mail in a folder becomes an inbound message (dealer-moderator[email]).
 
 A pass reads the folder's unseen mails without marking them (``BODY.PEEK[]``), turns each
 into a message (:func:`dealer.inbox.mail.read_mail`), and flags a mail ``\\Seen`` only

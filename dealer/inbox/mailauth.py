@@ -1,4 +1,4 @@
-"""Who really sent a mail: its ``From:`` domain authenticated, or not (dealer[email]).
+"""Who really sent a mail: its ``From:`` domain authenticated, or not (dealer-moderator[email]).
 
 A ``From:`` line is typed by the sender, so a mail counts as from its address only when it
 is authenticated for that address's domain (docs/EMAIL.md):

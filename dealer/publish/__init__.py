@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dealer.extras import missing
 from dealer.publish.base import DeliveryFailed, Publisher
 
 
@@ -28,7 +29,15 @@ def open_publisher(spec: str, settings: Any = None) -> Publisher:
         from dealer.publish.memory import MemoryPublisher
 
         return MemoryPublisher()
-    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, email or discourse")
+    if kind == "discord":
+        # Discord needs a channel per game channel, which one publisher spec cannot say.
+        raise ValueError(
+            "Discord is reached through DEALER_ROUTES, not DEALER_PUBLISH: "
+            "DEALER_ROUTES='*=discord:channel/CHANNEL_ID;pm=discord:dm' with DEALER_DISCORD_TOKEN "
+            "(docs/ROUTES.md, docs/DISCORD.md)"
+        )
+    raise ValueError(f"unknown publisher {spec!r}; use dir:PATH, stdout, email or discourse "
+                     "(Discord: DEALER_ROUTES)")
 
 
 def _email(list_address: str, settings: Any) -> Publisher:
@@ -51,7 +60,7 @@ def _discourse(settings: Any) -> Publisher:
     try:
         import httpx  # noqa: F401
     except ImportError:
-        raise ValueError("posting to Discourse needs the extra dealer[discourse] (pip install 'dealer[discourse]')") from None
+        raise missing("discourse", "posting to Discourse") from None
     from dealer.inbox.discourse import parse_topics
     from dealer.publish.discourse import DiscoursePublisher
 

@@ -1,6 +1,6 @@
 """Discord out: posts through Discord's REST API (httpx), with its rate limits honoured.
 
-Needs ``pip install 'dealer[discord]'``. A bot token (``DEALER_DISCORD_TOKEN``) posts in
+Needs ``pip install 'dealer-moderator[discord]'``. A bot token (``DEALER_DISCORD_TOKEN``) posts in
 routed channels and sends DMs to linked players; a webhook URL
 (``DEALER_DISCORD_WEBHOOK_URL``, route ``discord:webhook``) posts publicly in its own
 channel without a bot. The endpoints used (Discord's documented REST API v10):

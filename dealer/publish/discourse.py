@@ -1,4 +1,4 @@
-"""The Discourse publisher: posts through Discourse's API (dealer[discourse], httpx).
+"""The Discourse publisher: posts through Discourse's API (dealer-moderator[discourse], httpx).
 
 - A public post is a reply in its channel's topic (``DEALER_DISCOURSE_TOPICS`` maps each
   game channel to a topic id): ``POST /posts.json`` with ``topic_id`` and ``raw``.

@@ -27,7 +27,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any, Callable
 
-from dealer.formats import render_for, to_plain
+from dealer.formats import WORD_JOINER, render_for, to_plain
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 
 
@@ -135,7 +135,10 @@ class SmtpPublisher(Publisher):
         if post.game:
             mail["X-Dealer-Game"] = post.game
         mail["Auto-Submitted"] = "auto-generated"
-        mail.set_content(post.body.rstrip("\n") + "\n", subtype="plain", charset="utf-8")
+        # A mail mentions nobody: the word joiner escape_post puts after every "@" only
+        # breaks what its reader copies (an address, `dealer player link NAME email:ADDRESS`).
+        body = post.body.replace("@" + WORD_JOINER, "@")
+        mail.set_content(body.rstrip("\n") + "\n", subtype="plain", charset="utf-8")
         return mail
 
     def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from dealer import ledger as L
 from dealer.cards import UnknownCard, parse_card
+from dealer.clock import format_utc
 from dealer.games import rules_for
 from dealer.games.base import Rejected
 from dealer.history import ItemGranted
@@ -23,10 +24,16 @@ from dealer.shell.effects import apply_transfers
 from dealer.shell.steps import open_game, run_step
 from dealer.store import queries as Q
 from dealer.store.models import Game, GamePlayer, Player
-from dealer.text import BadName, look_alike_keys, player_key, player_name
+from dealer.text import BadName, account_problem, look_alike_keys, player_key, player_name
 from dealer.views import NotFound, find_player as get_player, own_inventories
 
 GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+
+START_GRACE = timedelta(minutes=5)
+"""How far in the past a ``--start`` may be without ``--start-in-past``: a host typing
+"now" by hand is a minute or two late. Further back, the daemon would fire every deadline
+up to now at once (a whole game played and its chips spent on the next pass), so that
+is refused unless asked for."""
 PACKS = {"handy": "pack:handy", "deck": "pack:deck", "legendary": "pack:legendary"}
 
 
@@ -47,6 +54,10 @@ def parse_account(text: str) -> tuple[str, str]:
     :class:`AdminError` saying what is wrong."""
     platform, sep, account_id = text.strip().partition(":")
     platform = platform.lower()
+    problem = account_problem(account_id)
+    if problem:
+        raise AdminError(f"{text!r} is not an account dealer can match: {problem}; "
+                         "type it again rather than pasting it")
     if not sep or platform not in PLATFORMS:
         raise AdminError(f"{text!r} is not an account; write PLATFORM:ID, e.g. discord:80351110224678912, "
                          "email:alice@example.org or discourse:alice_w "
@@ -284,9 +295,19 @@ def create_game(
     settings: dict[str, str] | None = None,
     channel: str | None = None,
     server_seed: str | None = None,
+    start_in_past: bool = False,
 ) -> Game:
-    """Create a game and run its ruleset's start (opening posts, first deadlines)."""
+    """Create a game and run its ruleset's start (opening posts, first deadlines).
+
+    A ``start`` more than :data:`START_GRACE` before ``now`` is refused unless
+    ``start_in_past`` says the host means it."""
     rules = _rules(kind)
+    if start is not None and start < now - START_GRACE and not start_in_past:
+        raise AdminError(
+            f"--start {format_utc(start)} is in the past (now {format_utc(now)}): every deadline "
+            "up to now would fire at once on the next pass, playing those rounds and moving "
+            "their chips; give a later --start, or add --start-in-past if that is what you want"
+        )
     if not GAME_ID.match(game_id):
         raise AdminError(
             f"{game_id!r} is not a valid game id: 1 to 64 letters, digits, '_' or '-'"

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 from dealer.clock import utcnow
+from dealer.extras import missing
 from dealer.shell.admission import Admission, guarded_protocol
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def endpoint_routes(dealer: Dealer, clock: Callable[[], datetime] = utcnow) -> l
     try:
         import starlette  # noqa: F401
     except ImportError:
-        raise ValueError("the webhook endpoint needs the extra dealer[webhook] (pip install 'dealer[webhook]')") from None
+        raise missing("webhook", "the webhook endpoint") from None
     from dealer.shell.webhooks import WebhookInbox, webhook_routes
 
     inbox = None

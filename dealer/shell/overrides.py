@@ -177,14 +177,18 @@ def check_duration(text: str, what: str) -> str:
     """``text`` if it is a duration such as ``12h`` (a bare number is refused), else
     :class:`BadOverride` saying how to write one."""
     cleaned = text.strip()
+    if not cleaned or cleaned.isdigit():
+        raise BadOverride(f"{what}: write the change like +12h, -30m, +1h30m or +2d")
     try:
-        if not cleaned or cleaned.isdigit():
-            raise ValueError(cleaned)
-        parse_duration(cleaned)
+        # No limit here: a change beyond the calendar or a year away is refused entry by
+        # entry when it is applied (refusal()), not as a source that cannot be read.
+        parse_duration(cleaned, longest=None)
     except OverflowError:
         raise BadOverride(f"{what}: the change is too large to count") from None
-    except ValueError:
-        raise BadOverride(f"{what}: write the change like +12h, -30m, +1h30m or +2d") from None
+    except ValueError as exc:
+        if str(exc).startswith("not a duration"):
+            raise BadOverride(f"{what}: write the change like +12h, -30m, +1h30m or +2d") from None
+        raise BadOverride(f"{what}: {exc}") from None  # an ambiguous M
     return cleaned
 
 
@@ -376,7 +380,7 @@ def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
         if spec.action == "now":
             return now
         if spec.action == "shift":
-            change = parse_duration(spec.value[1:])
+            change = parse_duration(spec.value[1:], longest=None)
             return due + change if spec.value[0] == "+" else due - change
         return parse_time(spec.value)
     except (OverflowError, ValueError):

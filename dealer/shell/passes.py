@@ -36,7 +36,7 @@ from dealer.inbox import Inbox, open_inbox
 from dealer.metrics import METRICS
 from dealer.publish import Publisher, open_publisher
 from dealer.detail import set_post_detail
-from dealer.render import set_fairness_url
+from dealer.render import set_fairness_url, set_timezone
 from dealer.routes import post_detail_policy
 from dealer.settings import Settings
 from dealer.shell import delivery, discourse, ingest, mailing
@@ -78,6 +78,7 @@ class Dealer:
         set_fairness_url(settings.fairness_url)
         set_post_detail(post_detail_policy(settings.post_detail, settings.routes, settings.publish,
                                            settings.web_url))
+        set_timezone(settings.timezone)
         self.engine = make_engine(settings.database_url)
         self.sessions = session_factory(self.engine)
         self.reader = reading_engine(self.engine)

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from sqlalchemy.engine import Engine
 
 from dealer.clock import utcnow
+from dealer.extras import missing
 from dealer.inbox.base import InboxMessage
 from dealer.publish import Publisher, open_publisher
 from dealer.routes import Destination, RouteTable, parse_routes
@@ -52,7 +53,7 @@ def route_table(settings: Settings) -> RouteTable:
 
 
 def discord_rest(settings: Settings, **options: Any) -> Any:
-    """The Discord REST client of the settings (needs dealer[discord])."""
+    """The Discord REST client of the settings (needs dealer-moderator[discord])."""
     from dealer.publish.discord import DiscordRest
 
     return DiscordRest(settings.discord_token, api_url=settings.discord_api_url,
@@ -325,7 +326,7 @@ def discord_link(settings: Settings, engine: Engine, wake: threading.Event | Non
     """The Discord link a daemon needs (None when no route listens on Discord)."""
     if not settings.routes.strip() or not hears_discord(route_table(settings)):
         return None
-    import discord  # noqa: F401  (dealer[discord]: refused here, before the daemon starts)
+    import discord  # noqa: F401  (dealer-moderator[discord]: refused here, before the daemon starts)
 
     return DiscordLink(settings, engine, wake, clock)
 
@@ -351,9 +352,9 @@ def check_discord(settings: Settings, rest: Any = None) -> tuple[list[str], bool
         import discord  # noqa: F401
         import httpx  # noqa: F401
     except ImportError:
-        say(False, "dealer[discord] is not installed: pip install 'dealer[discord]'")
+        say(False, str(missing("discord", "Discord")))
         return lines, False
-    say(True, "dealer[discord] is installed")
+    say(True, "dealer-moderator[discord] is installed")
     table = route_table(settings)
     discord_routes = {c: d for c, d in table.routes.items() if d.kind == "discord"}
     if not discord_routes:

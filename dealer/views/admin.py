@@ -152,6 +152,8 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
         "scores": summary.scores,
         "winner": summary.winner,
         "deadlines": deadlines,
+        # What a game with no pending deadline waits for, as its posts announced it.
+        "waiting": summary.waiting if not deadlines else None,
         # The settings in force: a Hall's adopted proposals may have changed some (GH-23).
         "settings": summary.settings if summary.settings is not None else game.settings,
         "detail": summary.detail,

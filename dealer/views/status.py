@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from dealer import deadline_log
 from dealer import ledger as L
 from dealer.cards import display
 from dealer.clock import iso
@@ -87,7 +88,8 @@ def game_page(session: Session, game_id: str, epoch: int | None = None) -> dict[
     assert game is not None
     rules, state = game_state(game)
     kind = game.kind
-    page: dict[str, Any] = {"game": view, "parent": game.parent_id}
+    page: dict[str, Any] = {"game": view, "parent": game.parent_id,
+                            "history": deadline_log.lines(view["history"][-50:])}
     page["matches"] = [
         {"id": row.id, "kind": row.kind, "status": row.status, "created_at": iso(row.created_at)}
         for row in Q.child_games(session, game.id)
@@ -155,6 +157,11 @@ def _roulette_page(session: Session, game_id: str, view: dict[str, Any]) -> dict
             chips[loser] -= int(data["transfer"])
             if series:
                 series[-1] = {**series[-1], "chips": dict(chips)}
+    if series and view["scores"] is not None:
+        # The chart and the standings have one source: its last point is the standings.
+        # A missed preparation (SR-10: 60 points to the opponent) counts at its deadline,
+        # after the round it follows was resolved, and is in no round.resolved yet.
+        series[-1] = {**series[-1], "points": {p: int(view["scores"].get(p, 0)) for p in players}}
     return {"rounds": rounds, "series": series, "chips": chips,
             "chart": _chart(series, players)}
 

@@ -41,7 +41,7 @@ def test_players_and_grants(cli) -> None:  # type: ignore[no-untyped-def]
         (("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--set", "rounds=many"), "bad --set for roulette"),
         (("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--set", "colour"), "KEY=VALUE"),
         (("game", "new", "roulette", "--id", "r 1", "--players", "alice,bob"), "not a valid game id"),
-        (("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", "soon"), "not an ISO time"),
+        (("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", "soon"), "not an ISO time"),
         (("game", "show", "zz"), "there is no game 'zz'"),
     ],
 )
@@ -57,7 +57,7 @@ def test_games_new_list_show(cli) -> None:  # type: ignore[no-untyped-def]
     cli("player", "add", "alice", "--chips", "50")
     cli("player", "add", "bob", "--chips", "50")
     out = cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob",
-                 "--start", "2026-12-01T10:00:00Z", "--set", "rounds=3").output
+                 "--start-in-past", "--start", "2026-12-01T10:00:00Z", "--set", "rounds=3").output
     assert "game r1 (Stationary Roulette) created" in out
     assert "r1  roulette" in cli("game", "list").output
     shown = json.loads(cli("game", "show", "r1", "--json").output)

@@ -22,7 +22,7 @@ START = "2026-12-01T10:00:00Z"
 def roulette(cli, *sets: str, ok: bool = True):  # type: ignore[no-untyped-def]
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
-    args = ["game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", START]
+    args = ["game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", START]
     for pair in sets:
         args += ["--set", pair]
     return cli(*args, ok=ok)
@@ -126,13 +126,42 @@ def test_a_game_stored_with_numeric_durations_still_runs(cli, database_url: str)
 # --- unknown names, bad adapters, unreachable stores --------------------------------------
 
 
-def test_an_unknown_dealer_variable_is_reported_at_start(offline, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_dealer_variable_refuses_to_start(offline, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 34: a misspelt DEALER_DATABSE_URL only warned, and the command ran on the
+    default store; now nothing runs until it is corrected."""
     offline.env["DEALER_DATABSE_URL"] = "sqlite:///elsewhere.db"
-    with caplog.at_level(logging.WARNING, logger="dealer.settings"):
-        offline("game", "new", "hall", "--help-settings")
-    assert [r.getMessage() for r in caplog.records if r.name == "dealer.settings"] == [
-        "DEALER_DATABSE_URL (in the environment) is not a dealer setting; did you mean DEALER_DATABASE_URL?"
-    ]
+    line = one_error_line(offline("game", "list", ok=False))
+    assert line == (
+        "Error: DEALER_DATABSE_URL (in the environment) is not a dealer setting; did you mean "
+        "DEALER_DATABASE_URL? dealer does not start with a setting it does not know: correct "
+        "or remove it"
+    )
+    assert not (tmp_path / "unused.db").exists()  # the default store was not touched
+    del offline.env["DEALER_DATABSE_URL"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("DEALER_PUBLSH=stdout\n", encoding="utf-8")
+    line = one_error_line(offline("run", "--once", ok=False))
+    assert "DEALER_PUBLSH (in " in line and "did you mean DEALER_PUBLISH?" in line
+
+
+def test_a_platform_named_as_the_publisher_points_to_routes(offline) -> None:  # type: ignore[no-untyped-def]
+    offline.env["DEALER_PUBLISH"] = "discord"
+    assert one_error_line(offline("run", "--once", ok=False)) == (
+        "Error: DEALER_PUBLISH: Discord is reached through DEALER_ROUTES, not DEALER_PUBLISH: "
+        "DEALER_ROUTES='*=discord:channel/CHANNEL_ID;pm=discord:dm' with DEALER_DISCORD_TOKEN "
+        "(docs/ROUTES.md, docs/DISCORD.md)"
+    )
+
+
+def test_a_duration_is_refused_with_the_allowed_forms(cli) -> None:  # type: ignore[no-untyped-def]
+    result = roulette(cli, "round_length=2M", ok=False)
+    assert "round_length: '2M': M could mean minutes or months; write 2m for minutes" in result.output
+    assert "is longer than a year: a duration is at most 365d" in roulette_again(cli, "round_length=99999d").output
+    cli("game", "new", "roulette", "--id", "r3", "--players", "alice,bob")
+    result = cli("deadline", "extend", "r3", "+99999d", ok=False)
+    assert "+99999d would be refused: " in result.output
+    result = cli("deadline", "extend", "r3", "+2M", ok=False)
+    assert "M could mean minutes or months" in result.output
 
 
 def one_error_line(result) -> str:  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ def tally(cli, rounds: int = 1) -> None:  # type: ignore[no-untyped-def]
     """Game t1: its deadline `close` is due at 11:00, an hour after the start."""
     cli("player", "add", "alice")
     cli("player", "add", "bob")
-    cli("game", "new", "tally", "--id", "t1", "--players", "alice,bob", "--start", T0, "--set", f"rounds={rounds}")
+    cli("game", "new", "tally", "--id", "t1", "--players", "alice,bob", "--start-in-past", "--start", T0, "--set", f"rounds={rounds}")
 
 
 def at(cli, time: str):  # type: ignore[no-untyped-def]
@@ -180,7 +180,7 @@ def test_at_for_a_game_with_several_deadlines_needs_the_name(cli) -> None:  # ty
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
     with freeze_time(T0):
-        cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", T0)
+        cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", T0)
     at(cli, "10:00")
     result = cli("deadline", "at", "r1", "2026-12-03T00:00:00Z", ok=False)
     assert ("r1 has several pending deadlines (reminder-preparation-6h, reminder-preparation-1h, "

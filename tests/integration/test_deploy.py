@@ -95,7 +95,7 @@ def preparation() -> str:
 def test_dealer_deadline_reaches_the_daemon_under_the_shipped_unit(systemd: Settings) -> None:
     dealer("player", "add", "alice", "--chips", "100")
     dealer("player", "add", "bob", "--chips", "100")
-    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", "2026-12-01T10:00:00Z")
+    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", "2026-12-01T10:00:00Z")
     dealer("run", "--once", "--now", "2026-12-01T10:00:00Z")
     assert preparation() == "2026-12-02T10:00:00Z"  # SR-1: 24 h
 
@@ -199,9 +199,38 @@ def test_the_image_checks_its_health_and_owns_its_volume() -> None:
 def test_dealer_health_under_the_shipped_unit(systemd: Settings) -> None:
     dealer("player", "add", "alice", "--chips", "100")
     dealer("player", "add", "bob", "--chips", "100")
-    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", "2026-12-01T10:00:00Z")
+    dealer("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", "2026-12-01T10:00:00Z")
     dealer("run", "--once", "--now", "2026-12-01T10:00:00Z")
     assert dealer("health", "--now", "2026-12-01T10:00:30Z").strip() == "healthy"
     # The daemon stopped for a day: the preparation is overdue.
     late = CliRunner().invoke(main, ["health", "--now", "2026-12-02T10:05:00Z"])
     assert late.exit_code == 1 and "r1:preparation" in late.output
+
+
+def _compose_service(compose: str, name: str) -> str:
+    """The text of one service of the compose file (its indented block)."""
+    match = re.search(rf"(?ms)^  {name}:\n(.*?)(?=^  \S|^\S|\Z)", compose)
+    assert match, name
+    return match.group(1)
+
+
+def test_the_image_carries_every_platform_and_the_compose_file_publishes_its_ports() -> None:
+    """Issue 34: the image had the metrics extra only, and nothing reached the webhook
+    endpoint or the status page of the compose file's daemon."""
+    import tomllib
+
+    lines = [line.strip() for line in (DEPLOY / "Containerfile").read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")]
+    build = " ".join(lines)
+    extras = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    installed = re.search(r"pip install --no-cache-dir '\.\[([a-z,]+)\]'", build)
+    assert installed, build
+    assert set(installed.group(1).split(",")) == set(extras) - {"test"}
+    env = dict(re.findall(r"ENV (DEALER_\w+)=(\S*)", build))
+    # Inside a container the servers listen on every address, or nothing reaches them.
+    assert env["DEALER_WEB_HOST"] == "0.0.0.0" and env["DEALER_WEB_PORT"] == "8080"
+    assert env["DEALER_WEBHOOK_LISTEN"] == "0.0.0.0:8081"
+    assert "EXPOSE 8080 8081" in lines
+    service = _compose_service((DEPLOY / "compose.yaml").read_text(encoding="utf-8"), "dealer")
+    assert re.findall(r'(?m)^\s+- "(\d+:\d+)"$', service) == ["8080:8080", "8081:8081"]
+    assert re.search(r'(?m)^\s+DEALER_WEB: "true"$', service)

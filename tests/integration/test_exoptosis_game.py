@@ -42,7 +42,7 @@ def test_a_whole_duel_through_the_inbox_and_run_once(cli) -> None:  # type: igno
 
     cli("player", "add", "alice")
     cli("player", "add", "bob")
-    cli("game", "new", "hall", "--id", "h1", "--players", "alice,bob", "--start", iso(T0))
+    cli("game", "new", "hall", "--id", "h1", "--players", "alice,bob", "--start-in-past", "--start", iso(T0))
     for name, cards in (("alice", "7C 8C 9C 10C"), ("bob", "2H 3H 4H 5H 6H")):
         for card in cards.split():
             cli("grant", name, card, "1", "--game", "h1")

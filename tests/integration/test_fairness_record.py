@@ -41,7 +41,7 @@ def play(cli, phases: range = range(3), create: bool = True) -> None:  # type: i
     if create:
         cli("player", "add", "alice", "--chips", "100")
         cli("player", "add", "bob", "--chips", "100")
-        cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", iso(T0),
+        cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", iso(T0),
             "--set", "rounds=2", "--set", "remind_before=")
     for phase in phases:
         sent = T0 + phase * DAY + timedelta(hours=1)

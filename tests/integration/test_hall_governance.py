@@ -55,7 +55,7 @@ def setup(cli: Any, **settings: str) -> None:
     sets = [arg for key, value in {"reputable": "alice", **settings}.items()
             for arg in ("--set", f"{key}={value}")]
     cli("game", "new", "hall", "--id", "h1", "--players", "alice,bob,carol,dave",
-        "--start", iso_exact(T0), *sets)
+        "--start-in-past", "--start", iso_exact(T0), *sets)
     once(cli, T0)
 
 
@@ -176,7 +176,7 @@ def test_an_election_through_the_daemon_reads_first_messages(cli) -> None:  # ty
 def test_two_halls_sharing_proposals_a_message_names_its_hall_or_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
     setup(cli)
     cli("game", "new", "hall", "--id", "h2", "--players", "alice,bob,carol,dave",
-        "--start", iso_exact(T0), "--set", "reputable=alice")
+        "--start-in-past", "--start", iso_exact(T0), "--set", "reputable=alice")
     once(cli, T0)
     # No game named: refused privately (it used to be read line by line as chatter, unseen).
     drop(cli, "carol", at(1), "Shorter phases for everyone.\nset phase_length 12h",

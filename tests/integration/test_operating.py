@@ -57,7 +57,7 @@ def test_outbox_list_and_retry(cli, database_url) -> None:  # type: ignore[no-un
 def test_health_says_why_it_is_not_healthy(cli, database_url) -> None:  # type: ignore[no-untyped-def]
     cli("player", "add", "alice")
     cli("player", "add", "bob")
-    cli("game", "new", "tally", "--id", "t1", "--players", "alice,bob", "--start", "2026-12-01T10:00:00Z")
+    cli("game", "new", "tally", "--id", "t1", "--players", "alice,bob", "--start-in-past", "--start", "2026-12-01T10:00:00Z")
     assert cli("health", "--now", "2026-12-01T10:30:00Z").output.strip() == "healthy"
     # tally's deadline "close" is due at 11:00: 59 s late is fine, a minute and more is not.
     assert cli("health", "--now", "2026-12-01T11:00:59Z").exit_code == 0

@@ -80,7 +80,7 @@ def test_discord_check_says_what_is_missing(env: dict[str, str]) -> None:
                      DEALER_DISCORD_API_URL=fake.api_url)
         assert result.exit_code == 1
         lines = result.output.splitlines()
-        assert "ok       dealer[discord] is installed" in lines
+        assert "ok       dealer-moderator[discord] is installed" in lines
         assert any(line.startswith("ok       the token is the bot dealer") for line in lines)
         assert any(line.startswith("MISSING  the Message Content intent is off") for line in lines)
         assert "ok       #the-raceway: the bot sees channel channel-111111111111111111 (111111111111111111)" in lines
@@ -123,3 +123,24 @@ def test_run_refuses_routes_that_cannot_work(env: dict[str, str]) -> None:
            "DEALER_DISCORD_TOKEN (the bot's token)" in result.output
     result = run("run", "--once", DEALER_ROUTES="#the-raceway=nowhere:x")
     assert result.exit_code == 1 and "DEALER_ROUTES: #the-raceway: 'nowhere:x': unknown destination" in result.output
+
+
+@pytest.mark.parametrize(
+    ("account", "why"),
+    [
+        ("email:bob@\u2060example.net", "invisible character U+2060"),
+        ("email:bob\u200b@example.net", "invisible character U+200B"),
+        ("email:b\u043eb@example.net", "'\u043e' (U+043E), which looks like 'o'"),  # Cyrillic о
+        ("email:bob@ex\uff41mple.net", "'\uff41' (U+FF41), which looks like 'a'"),  # full width a
+        ("discourse:\u0430lice", "'\u0430' (U+0430), which looks like 'a'"),
+    ],
+)
+def test_player_link_refuses_invisible_and_look_alike_characters(env: dict[str, str], account: str, why: str) -> None:
+    """Issue 34: an address pasted with an invisible character was linked and never matched."""
+    assert run("player", "add", "bob").exit_code == 0
+    result = run("player", "link", "bob", account)
+    assert result.exit_code == 1
+    assert why in result.output
+    assert "type it again" in result.output
+    assert run("player", "show", "bob", "--json").exit_code == 0
+    assert run("player", "unlink", account).exit_code == 1  # nothing was linked

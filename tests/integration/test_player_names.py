@@ -18,7 +18,7 @@ def test_a_name_with_spaces_plays_a_whole_message_round_trip(cli) -> None:  # ty
     assert (shown["name"], shown["chips"]) == ("Thunder Bob", 20)
     cli("grant", "THUNDER BOB", "chips", "5")
     cli("game", "new", "roulette", "--id", "r1", "--players", "Thunder Bob, zoë",
-        "--start", "2026-12-01T12:00:00Z")
+        "--start-in-past", "--start", "2026-12-01T12:00:00Z")
     game = json.loads(cli("game", "show", "r1", "--json").output)
     assert game["players"] == ["Thunder Bob", "Zoë"]
     # The forwarder writes the sender as the forum shows it: case and width do not matter.

@@ -253,7 +253,7 @@ def test_a_game_dated_back_counts_from_its_start(harness) -> None:  # type: igno
         for name in ("alice", "bob"):
             add_player(session, name, T0, chips=10)
         create_game(session, "tally", "t1", T0 + timedelta(hours=5), players=["alice", "bob"],
-                    start=T0, settings={"length": "12h"})
+                    start=T0, settings={"length": "12h"}, start_in_past=True)
     harness.admin(setup)
     drop(harness, "a.json", message("d1", body="add 3", sent_at="2026-12-01T10:30:00Z"))
     drop(harness, "b.json", message("d2", body="add 4", sent_at="2026-12-01T09:30:00Z"))

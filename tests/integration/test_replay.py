@@ -104,7 +104,7 @@ def test_the_replay_command(cli) -> None:  # type: ignore[no-untyped-def]
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
     cli("game", "new", "roulette", "--id", "r9", "--players", "alice,bob",
-        "--start", "2026-12-01T12:00:00Z")
+        "--start-in-past", "--start", "2026-12-01T12:00:00Z")
     cli("submit", "--from", "alice", "--at", "2026-12-01T13:00:00Z", "prepare gold gold 30 silver 10")
     cli("run", "--once", "--now", "2026-12-02T13:00:00Z")
     result = cli("replay", "r9")

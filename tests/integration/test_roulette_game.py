@@ -47,7 +47,7 @@ def posts(outbox: Path) -> list[dict]:  # type: ignore[type-arg]
 def test_a_whole_game(cli) -> None:  # type: ignore[no-untyped-def]
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
-    cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", iso(T0),
+    cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", iso(T0),
         "--set", "remind_before=")
     for phase in range(11):
         sent = iso(T0 + phase * DAY + timedelta(hours=1))

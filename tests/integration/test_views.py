@@ -65,3 +65,21 @@ def test_game_list_issues_the_same_queries_for_2_games_as_for_20(harness) -> Non
 
 def test_game_list_of_no_game_is_empty(harness) -> None:  # type: ignore[no-untyped-def]
     assert harness.admin(list_games) == []
+
+
+def test_the_roulette_chart_ends_at_the_standings(harness) -> None:  # type: ignore[no-untyped-def]
+    """Issue 34, item 5: a missed preparation (SR-10: the opponent earns 60 points) counted
+    in the standings at once but on the chart only from the next resolved round. The chart's
+    last point is the standings, whatever moved them since."""
+    from dealer.views import game_page, game_view
+
+    harness.admin(lambda s: [add_player(s, n, T0, chips=100) for n in ("alice", "bob")])
+    harness.admin(lambda s: create_game(s, "roulette", "r1", T0, players=["alice", "bob"], start=T0))
+    harness.send("alice", "prepare gold gold 30 silver 10", T0 + timedelta(minutes=5), game="r1")
+    # bob prepares nothing: at the preparation deadline alice earns 60 (SR-10).
+    harness.run(T0 + timedelta(days=1, minutes=1))
+    scores = harness.admin(lambda s: game_view(s, "r1"))["scores"]
+    assert scores == {"alice": 60, "bob": 0}
+    page = harness.admin(lambda s: game_page(s, "r1"))["roulette"]
+    assert page["series"][-1]["points"] == scores
+    assert {line["player"]: line["last"] for line in page["chart"]["lines"] if line["figure"] == "points"} == scores

@@ -129,3 +129,35 @@ def test_the_page_refreshes_itself_when_the_game_changes(browser: Any, site: str
     page.wait_for_selector(".hand .card", timeout=10000)  # no reload: the page polled
     assert "Jack of Diamonds" in page.locator('[data-seat="carol"]').inner_text()
     page.close()
+
+
+# What a table at phone width shows: nothing wider than its section (hidden columns to be
+# found by swiping sideways), every cell inside the window, each with its column's name.
+_FITS = """(table) => {
+  const section = table.closest('section');
+  const cells = [...table.querySelectorAll('tbody td')];
+  const outside = cells.filter(c => { const r = c.getBoundingClientRect();
+                                      return r.width > 0 && (r.left < 0 || r.right > window.innerWidth + 1); });
+  return {table: table.scrollWidth, section: section.clientWidth, page: document.documentElement.scrollWidth,
+          width: window.innerWidth, outside: outside.length, cells: cells.length,
+          unlabelled: cells.filter(c => !c.dataset.label).length,
+          header: getComputedStyle(table.querySelector('thead')).display};
+}"""
+
+
+@pytest.mark.parametrize(("path", "selector"), [("/games/r1", "table.rounds"), ("/games/derby", "table.positions")])
+def test_wide_tables_reflow_at_phone_width(browser: Any, site: str, path: str, selector: str) -> None:
+    """Issue 34, item 5: at 390 px the roulette's rounds and the race's positions were cut
+    off at the section's edge; they reflow, each row a block of labelled cells."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(site + path)
+    seen = page.locator(selector).evaluate(_FITS)
+    assert seen["cells"] > 0 and seen["unlabelled"] == 0, seen
+    assert seen["table"] <= seen["section"] and seen["page"] <= seen["width"], seen
+    assert seen["outside"] == 0 and seen["header"] == "none", seen
+    shot(page, f"{path.strip('/').replace('/', '-')}-390px")
+    # A wide window keeps the table as a table.
+    page.set_viewport_size({"width": 1200, "height": 900})
+    assert page.locator(selector).evaluate(_FITS)["header"] == "table-header-group"
+    context.close()

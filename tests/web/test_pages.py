@@ -202,3 +202,28 @@ def test_the_halls_proposals_with_live_tallies_and_rulings(played: Any, client: 
     assert 'class="countdown" data-until="2027-01-06T00:00:00Z"' in row
     assert MARKUP_PROPOSAL not in html and "&lt;script&gt;alert(&#39;p&#39;)&lt;/script&gt; Shorter phases" in row
     assert "Ruling 1 by" in html and ": yes" in html
+
+
+def test_the_deadline_history_reads_as_sentences(played: Any, client: TestClient) -> None:
+    """Issue 34, item 5: the history showed raw internal events (``deadline.set · deadline:
+    round-1 · due_at: 2027-01-...T...:00.000000Z``); each line is a sentence, to the minute."""
+    for game in ("r1", "derby", "h2"):
+        html = client.get(f"/games/{game}").text
+        history = html[html.index('id="history"'):]
+        history = history[:history.index("</ol>")]
+        items = re.findall(r"<li>(.*?)</li>", history, re.S)
+        assert items, game
+        text = unescape(re.sub(r"<[^>]+>", "", " ".join(items)))
+        assert not re.search(r"\b(deadline|admin)\.\w+", text), text[:300]
+        assert not re.search(r"\d{2}:\d{2}:\d{2}|\.\d{6}|due_at|T\d{2}:", text), text[:300]
+    r1 = client.get("/games/r1").text
+    assert re.search(r"round-10 set for \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC", unescape(r1))
+    assert "round-10 came" in unescape(r1)
+
+
+def test_every_running_game_has_a_deadline_or_says_what_it_waits_for(played: Any) -> None:
+    """Issue 34, item 7, over a game of each kind as played."""
+    for game in GAMES:
+        view = played.read(lambda s: views.game_view(s, game))
+        if view["status"] == "running":
+            assert view["deadlines"] or view["waiting"], game

@@ -129,7 +129,21 @@ class OffToTheRaces(Rules):
             *(bet.bettor for bet in state.bets),
         ]))
         return Summary(status=status, players=players, scores=None,
-                       winner=_winner(state), detail=_detail(state))
+                       winner=_winner(state), detail=_detail(state), waiting=_waiting(state))
+
+
+def _waiting(state: RacesState) -> str | None:
+    """What the table waits for when no deadline is pending (the posts announce it).
+
+    Seating has no deadline until the first ``sit`` (OR-3's window starts then), and a race
+    has none when OR-11 is off, the rules' default: then it waits for its riders, however
+    long (docs/RACES.md, "Waiting"). Every other phase has its deadline.
+    """
+    if state.phase == "seating" and state.first_sat_at is None:
+        return "the first `sit` (OR-1): the seating window starts then (OR-3)"
+    if state.phase == "racing" and state.settings.idle_action_after is None:
+        return "a rider's `race` or `lap` (OR-7, OR-8): no idle action is set (OR-11 off)"
+    return None
 
 
 def _receipts(ctx: Context, state: RacesState, actor: str) -> RacesState:
