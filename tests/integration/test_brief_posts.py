@@ -26,7 +26,7 @@ def play_asking_receipts(cli) -> None:  # type: ignore[no-untyped-def]
     """test_fairness_record's game, each player sending `receipts` late in each phase."""
     cli("player", "add", "alice", "--chips", "100")
     cli("player", "add", "bob", "--chips", "100")
-    cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start", iso(T0),
+    cli("game", "new", "roulette", "--id", "r1", "--players", "alice,bob", "--start-in-past", "--start", iso(T0),
         "--set", "rounds=2", "--set", "remind_before=")
     for phase in range(3):
         sent = T0 + phase * DAY + timedelta(hours=1)
