@@ -110,6 +110,7 @@ def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ..
     # Names hold spaces ("Mary Ann"): each target is the longest run of words naming a
     # participant, so "on Mary Ann bob" names two and "on Mary Ann 7H" one and a card.
     participants = [s.name for s in state.seats]
+    words = tuple(words or ())  # no "on ..." at all
     if rank in ("A", "K"):
         words = tuple(read_names(words, participants))
     if rank == "A":
