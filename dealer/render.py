@@ -27,8 +27,6 @@ from typing import Any, MutableMapping
 from zoneinfo import ZoneInfo
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, Template
-from jinja2.compiler import CodeGenerator, Frame, optimizeconst
-from jinja2.nodes import Getattr
 from markupsafe import Markup
 
 from dealer.clock import format_duration, format_relative, format_utc, format_utc_and_local, iso, local_zone
@@ -111,88 +109,36 @@ def add_template_dir(directory: str | Path) -> None:
         _VARIANTS.clear()
 
 
-def _finalize(value: Any) -> Any:
-    if type(value) is str:  # the common case first (a Markup is a str, but not of this type)
-        return escape_post(value)
-    if isinstance(value, Markup) or isinstance(value, (int, float)) or value is None:
-        return "" if value is None else value
-    return escape_post(value)
-
-
 _ESCAPED: dict[str, str] = {}
 """Player text as :func:`escape_post` wrote it, by the text: a post prints the same names,
 colours and sealed texts again and again (a round result about 60 values, most of them a
-dozen names), and a look-up here costs less than the call that tests the text. Only exact
+dozen names), and a look-up here costs less than testing the text again. Only exact
 ``str`` values are looked up (a ``Markup`` equal to a cached text is never escaped);
 bounded: emptied when it holds :data:`_ESCAPED_MAX` texts, and long texts are not kept."""
 _ESCAPED_MAX = 4096
 _ESCAPED_CHARS = 200
 
 
-def _output(value: Any) -> str:
-    """``str(_finalize(value))``, what Jinja prints for ``{{ value }}``; a string's escaped
-    text is kept in :data:`_ESCAPED` for the next time it is printed."""
-    if type(value) is str:
-        text = escape_post(value)
-        if len(value) <= _ESCAPED_CHARS:
-            if len(_ESCAPED) >= _ESCAPED_MAX:
-                _ESCAPED.clear()
-            _ESCAPED[value] = text
-        return text
-    if type(value) is int:
-        return str(value)
-    return str(_finalize(value))
+def _finalize(value: Any) -> Any:
+    """What ``{{ value }}`` prints (Jinja's ``finalize``): player text escaped by
+    :func:`escape_post`; a number, or a ``Markup`` (a filter's or dealer's own text), as
+    it is; ``None`` as nothing; anything else as its escaped ``str``."""
+    if type(value) is str:  # the common case first (a Markup is a str, but not of this type)
+        try:
+            return _ESCAPED[value]
+        except KeyError:
+            text = escape_post(value)
+            if len(value) <= _ESCAPED_CHARS:
+                if len(_ESCAPED) >= _ESCAPED_MAX:
+                    _ESCAPED.clear()
+                _ESCAPED[value] = text
+            return text
+    if isinstance(value, (Markup, int, float)):
+        return value
+    return "" if value is None else escape_post(value)
 
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
-
-
-class _CodeGenerator(CodeGenerator):
-    """Jinja's code generator, writing two things inline that it writes as calls.
-
-    ``{{ value }}`` (Jinja: ``str(environment.finalize(value))``) first looks an exact
-    ``str`` up in :data:`_ESCAPED` and otherwise calls :func:`_output`, which prints
-    exactly what the finalizer and ``str`` print; an ``int`` or a ``Markup`` (a filter's
-    output), which the finalizer returns as it is, is printed with ``str``.
-    ``value.name`` (Jinja: ``environment.getattr(value, "name")``) reads the key of a
-    plain dict holding it without a call, as :meth:`_Environment.getattr` does, and
-    calls that for anything else. Both are the same text Jinja would print; a call per printed value and per
-    attribute read is most of what a long post (a round result) costs."""
-
-    _inline_names = 0
-
-    def write_commons(self) -> None:
-        super().write_commons()
-        self.writeline("_escaped, _output = environment.dealer_output")
-
-    def _inline_name(self) -> str:
-        self._inline_names += 1
-        return f"_g{self._inline_names}"
-
-    @optimizeconst
-    def visit_Getattr(self, node: Getattr, frame: Frame) -> None:
-        if self.environment.is_async or node.attr in _DICT_ATTRIBUTES:
-            super().visit_Getattr(node, frame)
-            return
-        name = self._inline_name()
-        self.write(f"({name}[{node.attr!r}] if type({name} := ")
-        self.visit(node.node, frame)
-        self.write(f") is dict and {node.attr!r} in {name} else environment.getattr({name}, {node.attr!r}))")
-
-    def _plain_output(self, frame: Frame) -> bool:
-        return not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape or self.environment.is_async)
-
-    def _output_child_pre(self, node: Any, frame: Frame, finalize: Any) -> None:
-        if not self._plain_output(frame):
-            super()._output_child_pre(node, frame, finalize)
-            return
-        self.write("((_escaped(_v) or _output(_v)) if (_t := type(_v := ")
-
-    def _output_child_post(self, node: Any, frame: Frame, finalize: Any) -> None:
-        if not self._plain_output(frame):
-            super()._output_child_post(node, frame, finalize)
-            return
-        self.write(")) is str else str(_v) if _t is int or _t is Markup else _output(_v))")
 
 
 class _Environment(Environment):
@@ -201,11 +147,7 @@ class _Environment(Environment):
     The posts' contexts are dicts, and Jinja tries an attribute first: for ``r.preparer``
     it raises and catches an AttributeError before reading the key, dozens of times per
     post. A name a dict has as an attribute (``items``, ``get``) still finds the attribute,
-    so every template reads exactly what it read before. The templates are compiled by
-    :class:`_CodeGenerator`."""
-
-    code_generator_class = _CodeGenerator
-    dealer_output = (_ESCAPED.get, _output)
+    so every template reads exactly what it would read with Jinja's own ``getattr``."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
