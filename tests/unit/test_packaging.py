@@ -55,7 +55,7 @@ def test_the_wheel_holds_every_module_template_and_migration(tmp_path) -> None: 
     assert on_disk - names == set(), "files dealer reads at run time are missing from the wheel"
     assert {"dealer/migrations/env.py", "dealer/migrations/script.py.mako",
             "dealer/templates/common/failed.txt", "dealer/templates/web/static/app.js"} <= names
-    stray = {n for n in names if not n.startswith(("dealer/", "dealer-0"))
+    stray = {n for n in names if not (n.startswith("dealer/") or n.split("/")[0].endswith(".dist-info"))
              or "__pycache__" in n or n.endswith(".pyc")}
     assert stray == set()
 
