@@ -107,8 +107,8 @@ def one_run(args: argparse.Namespace) -> tuple[bool, float, float, float | None,
 
         print(f"store: {store.describe()}; publisher: {args.publisher}", flush=True)
         print(f"file creation:    {file_creation_probe(store.root):.0f} µs a file just before the pass "
-              "(20-70 on a quiet file system; 10-30x that for minutes after many files were deleted: "
-              "bench/README.md, tenth round)", flush=True)
+              "(20-70 on a quiet file system; 10-30x that for minutes after many files were deleted, "
+              "and a burst's delivery with it)", flush=True)
         sql = SqlCounter(bench.dealer.engine) if args.sql_stats else None
         timed = timed_pass(bench, deadline, args.profile, args.top, sql, args.sample)
 

@@ -14,21 +14,20 @@ Filters every template may use: ``utc`` (an absolute time in UTC, and in the zon
 fairness check (the host's ``DEALER_FAIRNESS_URL``, or the host itself).
 
 The templates are found from the package, never from the current directory: see
-:func:`templates_dir`.
+:func:`templates_dir`. Only Jinja's public API is used (its ``finalize``, filters and
+``Environment.getattr``), so it holds across Jinja releases (tests/unit/test_dependencies.py).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache, partial
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, MutableMapping
 from zoneinfo import ZoneInfo
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, Template
-from jinja2.compiler import CodeGenerator, Frame, optimizeconst
-from jinja2.nodes import Getattr
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from dealer.clock import format_duration, format_relative, format_utc, format_utc_and_local, iso, local_zone
@@ -111,88 +110,37 @@ def add_template_dir(directory: str | Path) -> None:
         _VARIANTS.clear()
 
 
-def _finalize(value: Any) -> Any:
-    if type(value) is str:  # the common case first (a Markup is a str, but not of this type)
-        return escape_post(value)
-    if isinstance(value, Markup) or isinstance(value, (int, float)) or value is None:
-        return "" if value is None else value
-    return escape_post(value)
-
-
 _ESCAPED: dict[str, str] = {}
 """Player text as :func:`escape_post` wrote it, by the text: a post prints the same names,
 colours and sealed texts again and again (a round result about 60 values, most of them a
-dozen names), and a look-up here costs less than the call that tests the text. Only exact
+dozen names), and a look-up here costs less than testing the text again (a round
+result's rendering takes 23 % fewer instructions with it: bench/render.py). Only exact
 ``str`` values are looked up (a ``Markup`` equal to a cached text is never escaped);
 bounded: emptied when it holds :data:`_ESCAPED_MAX` texts, and long texts are not kept."""
 _ESCAPED_MAX = 4096
 _ESCAPED_CHARS = 200
 
 
-def _output(value: Any) -> str:
-    """``str(_finalize(value))``, what Jinja prints for ``{{ value }}``; a string's escaped
-    text is kept in :data:`_ESCAPED` for the next time it is printed."""
-    if type(value) is str:
-        text = escape_post(value)
-        if len(value) <= _ESCAPED_CHARS:
-            if len(_ESCAPED) >= _ESCAPED_MAX:
-                _ESCAPED.clear()
-            _ESCAPED[value] = text
-        return text
-    if type(value) is int:
-        return str(value)
-    return str(_finalize(value))
+def _finalize(value: Any) -> Any:
+    """What ``{{ value }}`` prints (Jinja's ``finalize``): player text escaped by
+    :func:`escape_post`; a number, or a ``Markup`` (a filter's or dealer's own text), as
+    it is; ``None`` as nothing; anything else as its escaped ``str``."""
+    if type(value) is str:  # the common case first (a Markup is a str, but not of this type)
+        try:
+            return _ESCAPED[value]
+        except KeyError:
+            text = escape_post(value)
+            if len(value) <= _ESCAPED_CHARS:
+                if len(_ESCAPED) >= _ESCAPED_MAX:
+                    _ESCAPED.clear()
+                _ESCAPED[value] = text
+            return text
+    if isinstance(value, (Markup, int, float)):
+        return value
+    return "" if value is None else escape_post(value)
 
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
-
-
-class _CodeGenerator(CodeGenerator):
-    """Jinja's code generator, writing two things inline that it writes as calls.
-
-    ``{{ value }}`` (Jinja: ``str(environment.finalize(value))``) first looks an exact
-    ``str`` up in :data:`_ESCAPED` and otherwise calls :func:`_output`, which prints
-    exactly what the finalizer and ``str`` print; an ``int`` or a ``Markup`` (a filter's
-    output), which the finalizer returns as it is, is printed with ``str``.
-    ``value.name`` (Jinja: ``environment.getattr(value, "name")``) reads the key of a
-    plain dict holding it without a call, as :meth:`_Environment.getattr` does, and
-    calls that for anything else. Both are the same text Jinja would print; a call per printed value and per
-    attribute read is most of what a long post (a round result) costs."""
-
-    _inline_names = 0
-
-    def write_commons(self) -> None:
-        super().write_commons()
-        self.writeline("_escaped, _output = environment.dealer_output")
-
-    def _inline_name(self) -> str:
-        self._inline_names += 1
-        return f"_g{self._inline_names}"
-
-    @optimizeconst
-    def visit_Getattr(self, node: Getattr, frame: Frame) -> None:
-        if self.environment.is_async or node.attr in _DICT_ATTRIBUTES:
-            super().visit_Getattr(node, frame)
-            return
-        name = self._inline_name()
-        self.write(f"({name}[{node.attr!r}] if type({name} := ")
-        self.visit(node.node, frame)
-        self.write(f") is dict and {node.attr!r} in {name} else environment.getattr({name}, {node.attr!r}))")
-
-    def _plain_output(self, frame: Frame) -> bool:
-        return not (frame.eval_ctx.volatile or frame.eval_ctx.autoescape or self.environment.is_async)
-
-    def _output_child_pre(self, node: Any, frame: Frame, finalize: Any) -> None:
-        if not self._plain_output(frame):
-            super()._output_child_pre(node, frame, finalize)
-            return
-        self.write("((_escaped(_v) or _output(_v)) if (_t := type(_v := ")
-
-    def _output_child_post(self, node: Any, frame: Frame, finalize: Any) -> None:
-        if not self._plain_output(frame):
-            super()._output_child_post(node, frame, finalize)
-            return
-        self.write(")) is str else str(_v) if _t is int or _t is Markup else _output(_v))")
 
 
 class _Environment(Environment):
@@ -200,12 +148,9 @@ class _Environment(Environment):
 
     The posts' contexts are dicts, and Jinja tries an attribute first: for ``r.preparer``
     it raises and catches an AttributeError before reading the key, dozens of times per
-    post. A name a dict has as an attribute (``items``, ``get``) still finds the attribute,
-    so every template reads exactly what it read before. The templates are compiled by
-    :class:`_CodeGenerator`."""
-
-    code_generator_class = _CodeGenerator
-    dealer_output = (_ESCAPED.get, _output)
+    post (a round result's rendering takes 45 % fewer instructions with this). A name a
+    dict has as an attribute (``items``, ``get``) still finds the attribute, so every
+    template reads exactly what it would read with Jinja's own ``getattr``."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
@@ -218,14 +163,10 @@ class _Environment(Environment):
     def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         """A template's globals as a plain dict, not Jinja's ``ChainMap`` over the
         environment's: every render copies them into its context and their names into a
-        set, which a ``ChainMap`` does key by key in Python (a sixth of the rendering).
+        set, which a ``ChainMap`` does key by key in Python (a round result's rendering
+        takes 11 % fewer instructions with this).
         Nothing changes the globals once the environment is made."""
         return {**self.globals, **(d or {})}
-
-
-_safe = partial(str.__new__, Markup)
-"""``Markup(text)`` for a ``str``, without ``Markup.__new__``'s Python (its test for
-``__html__``, which a ``str`` never has): the same object, several times cheaper."""
 
 
 _zone: ZoneInfo | None = None
@@ -245,37 +186,38 @@ def _utc(value: datetime) -> Markup:
     # with the game's zone beside it when one is set (``/ 10:02 CET``). The Discord format
     # turns the whole into a timestamp tag (dealer.formats), which every reader sees in
     # their own zone.
-    return _safe(format_utc_and_local(value, _zone) if _zone is not None else format_utc(value))
+    return Markup(format_utc_and_local(value, _zone) if _zone is not None else format_utc(value))
 
 
 def _signed(value: int) -> Markup:
-    return _safe(f"{value:+d}")
+    return Markup(f"{value:+d}")
 
 
 _PLURALS: dict[tuple[int, str, str | None], Markup] = {}
 """The ``plural`` filter's output by its arguments (an int count): the standings print
-two per player in every result and phase post. Emptied when it holds 4,096."""
+two per player in every result and phase post (11 % of a round result's rendering).
+Emptied when it holds 4,096."""
 
 
 def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup:
     # The count is a number and the words come from the template itself.
     if type(count) is not int:
-        return _safe(escape_post(plural(int(count), singular, plural_form)))
+        return Markup(escape_post(plural(int(count), singular, plural_form)))
     key = (count, singular, plural_form)
     try:
         return _PLURALS[key]
     except KeyError:
         if len(_PLURALS) >= _ESCAPED_MAX:
             _PLURALS.clear()
-        _PLURALS[key] = words = _safe(escape_post(plural(count, singular, plural_form)))
+        _PLURALS[key] = words = Markup(escape_post(plural(count, singular, plural_form)))
         return words
 
 
 def _short(value: str) -> Markup:
     text = str(value)
     if len(text) <= SHORT_HASH or text.strip("0123456789abcdef"):  # not all hex digits
-        return _safe(escape_post(text))
-    return _safe(text[:SHORT_HASH] + "…")
+        return Markup(escape_post(text))
+    return Markup(text[:SHORT_HASH] + "…")
 
 
 @lru_cache(maxsize=4)
@@ -294,43 +236,24 @@ def environment(directory: str | None = None) -> Environment:
         auto_reload=False,  # templates ship with the code; no stat() per render
     )
     env.filters["utc"] = _utc
-    env.filters["iso"] = lambda v: _safe(iso(v))
+    env.filters["iso"] = lambda v: Markup(iso(v))
     env.filters["signed"] = _signed
     env.filters["plural"] = _plural
-    env.filters["duration"] = lambda v: _safe(format_duration(v))
+    env.filters["duration"] = lambda v: Markup(format_duration(v))
     env.filters["short"] = _short
     env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
-    env.dealer_templates = {}  # type: ignore[attr-defined]  # see _template
     return env
-
-
-def _template(env: Environment, name: str) -> Template:
-    """``env.get_template(name)``, kept in a plain dict beside Jinja's own cache (a lock, a
-    ``weakref`` and its LRU's bookkeeping per call): the templates are never reloaded
-    (``auto_reload`` is off), and a new environment (``add_template_dir``) starts empty."""
-    templates: dict[str, Template] = env.dealer_templates  # type: ignore[attr-defined]
-    try:
-        return templates[name]
-    except KeyError:
-        templates[name] = template = env.get_template(name)
-        return template
 
 
 def _render(template: str, now: datetime, directory: str | None, context: dict[str, Any],
             defaults: dict[str, Any] | None = None) -> str:
-    """What ``get_template(template).render(now=now, relative=..., **context)`` returns,
-    stripped, with ``defaults`` under the context: the context's variables are built in
-    one dict (``Template.render`` copies them three times)."""
+    """``templates/<template>`` rendered with ``now``, ``relative`` and ``fairness_check``
+    over the context, which is over ``defaults``; stripped, one final newline."""
     if "now" in context or "relative" in context:
         raise TypeError("a post's context cannot set 'now' or 'relative': render() sets them")
-    env = environment(directory)
-    tmpl = _template(env, template)
-    variables = {**tmpl.globals, "fairness_check": _fairness_words, **(defaults or {}), **context,
-                 "now": now, "relative": lambda when: _safe(format_relative(when, now))}
-    try:
-        body = env.concat(tmpl.root_render_func(tmpl.new_context(variables, shared=True)))  # type: ignore
-    except Exception:
-        env.handle_exception()
+    variables = {"fairness_check": _fairness_words, **(defaults or {}), **context,
+                 "now": now, "relative": lambda when: Markup(format_relative(when, now))}
+    body = environment(directory).get_template(template).render(variables)
     return body.strip() + "\n"
 
 
@@ -353,12 +276,12 @@ def render_post(draft: PostDraft, now: datetime, game_id: str | None = None,
 
 def fairness_short() -> Markup:
     """Where the fairness check is, in a brief post's few words: the link, or the host."""
-    return _safe(_fairness_url or "the host sends the script (`dealer fairness-script`)")
+    return Markup(_fairness_url or "the host sends the script (`dealer fairness-script`)")
 
 
 def _game_page(game_id: str | None) -> Markup:
     # The host's own address (validated as http(s)) and a quoted game id: it links as it is.
-    return _safe(post_detail().game_page(game_id))
+    return Markup(post_detail().game_page(game_id))
 
 
 def brief_template(template: str) -> str:

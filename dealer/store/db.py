@@ -217,8 +217,8 @@ def reading_engine(engine: Engine) -> Engine:
     what was committed, and no transaction is begun and rolled back around it (a round
     trip less). ``engine``'s own pool in autocommit did the same, but switched each
     connection into autocommit and back at every use: one connection more to the server,
-    kept in this pool, saves that (0.02-0.09 ms a pass: bench/README.md, "Thirteenth
-    round").
+    kept in this pool, saves that (0.02-0.09 ms a pass: the thirteenth round in
+    bench/README.md's history).
     """
     if engine.dialect.name != "sqlite":
         return _server_engine(engine.url, isolation_level="AUTOCOMMIT")

@@ -4,8 +4,8 @@ SQLAlchemy's ``Connection.execute`` adds about 100 µs of the client's CPU to ea
 statement on top of the driver's own work: an execution context, the parameters'
 processing, the result's metadata and its row objects (psycopg's ``Cursor.description``
 included, which builds a ``Column`` per field for every result). A one-message pass sends
-about a dozen statements: that was a quarter of its CPU (bench/README.md, "Thirteenth
-round").
+about a dozen statements: that was a quarter of its CPU (docs/HOT_PATH.md; the thirteenth
+round in bench/README.md's history).
 
 A :class:`Direct` statement is one of the prebuilt statements of
 :mod:`dealer.store.queries`, compiled by SQLAlchemy once per dialect: its SQL, the values

@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 import shutil
 import tomllib
+import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hatchling.builders.wheel import WheelBuilder
 
 import dealer
 from dealer import render
@@ -22,24 +24,50 @@ PACKAGE = Path(dealer.__file__).resolve().parent
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 
 
-def _setuptools() -> dict:  # type: ignore[type-arg]
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+def _pyproject() -> dict:  # type: ignore[type-arg]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def test_the_package_list_names_every_package_and_maps_the_templates() -> None:
-    config = _setuptools()
-    on_disk = {
-        ".".join(init.parent.relative_to(PACKAGE.parent).parts)
-        for init in PACKAGE.rglob("__init__.py")
-        if "__pycache__" not in init.parts
-    }
-    assert set(config["packages"]) == on_disk | {"dealer.templates"}, (
-        "pyproject.toml's [tool.setuptools] packages must list every package under dealer/"
-    )
-    assert config["package-dir"] == {"dealer.templates": "templates"}
-    data = config["package-data"]
-    assert data["dealer.templates"] == ["**/*"]
-    assert "migrations/versions/*.py" in data["dealer"] and "migrations/*.py" in data["dealer"]
+def test_the_wheel_takes_the_package_whole_and_maps_the_templates() -> None:
+    """The wheel takes the folder dealer/ whole, so a new subpackage needs no edit; the
+    templates come from the top-level folder, rewritten by hatchling's ``sources``."""
+    config = _pyproject()
+    assert config["build-system"]["build-backend"] == "hatchling.build"
+    wheel = config["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["only-include"] == ["dealer", "templates"]
+    assert wheel["sources"] == {"templates": "dealer/templates"}
+    assert "setuptools" not in config.get("tool", {})
+
+
+def _build(tmp_path: Path, version: str) -> set[str]:
+    """The names in a wheel built from this tree by hatchling (``standard`` or ``editable``)."""
+    built = list(WheelBuilder(str(ROOT)).build(directory=str(tmp_path), versions=[version]))
+    assert len(built) == 1
+    return set(zipfile.ZipFile(built[0]).namelist())
+
+
+def test_the_wheel_holds_every_module_template_and_migration(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    names = _build(tmp_path, "standard")
+    on_disk = {p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    on_disk |= {"dealer/" + p.relative_to(ROOT).as_posix() for p in (ROOT / "templates").rglob("*") if p.is_file()}
+    assert len(on_disk) > 200
+    assert on_disk - names == set(), "files dealer reads at run time are missing from the wheel"
+    assert {"dealer/migrations/env.py", "dealer/migrations/script.py.mako",
+            "dealer/templates/common/failed.txt", "dealer/templates/web/static/app.js"} <= names
+    stray = {n for n in names if not (n.startswith("dealer/") or n.split("/")[0].endswith(".dist-info"))
+             or "__pycache__" in n or n.endswith(".pyc")}
+    assert stray == set()
+
+
+def test_an_editable_install_runs_from_the_source_tree(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An editable wheel puts the repository on the path (dealer.render then finds the
+    repository's templates/ beside the package) and copies nothing of the package."""
+    built = list(WheelBuilder(str(ROOT)).build(directory=str(tmp_path), versions=["editable"]))
+    wheel = zipfile.ZipFile(built[0])
+    assert not any(n.startswith("dealer/") for n in wheel.namelist())
+    paths = [wheel.read(n).decode() for n in wheel.namelist() if n.endswith(".pth")]
+    assert paths == [str(ROOT)]
 
 
 def test_templates_are_found_from_the_package_whatever_the_current_folder(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

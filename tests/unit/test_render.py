@@ -108,10 +108,10 @@ def test_hall_help_counts_one_vertebra() -> None:
     assert "You now hold 1 chip and 1 vertebra here" in granted
 
 
-# -- the compiled templates print what Jinja's own code prints ---------------------------
+# -- dealer's environment prints what stock Jinja prints with the plain escaping rule ------
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
-from jinja2.compiler import CodeGenerator  # noqa: E402
+from jinja2 import Environment  # noqa: E402
 from markupsafe import Markup  # noqa: E402
 
 from dealer import render as render_module  # noqa: E402
@@ -121,22 +121,25 @@ PRINTS = (
     "{{ a }}|{{ d.name }}|{{ d.items }}|{{ d.missing_key is defined }}|{{ d.get('name') }}|{{ o.name }}|{{ d.inner.name }}|"
     "{{ n }}|{{ m }}|{{ n|plural('chip') }}|{{ h|short }}|{% for x in xs %}{{ x }},{% endfor %}|"
     "{% set s %}{{ a }}{{ n }}{% endset %}{{ s }}|{% macro q(v) %}[{{ v }}]{% endmacro %}{{ q(a) }}|"
-    "{{ a if n else m }}|{{ a ~ m }}"
+    "{{ a if n else m }}|{{ a ~ m }}|{{ fairness_check }}"
 )
 
 
-class _JinjasOwnCode(render_module._Environment):
-    """dealer's environment with Jinja's own code generator: what the templates printed
-    before the output and attribute reads were written inline."""
+def _escaped(value):  # type: ignore[no-untyped-def]
+    """The rule every printed value follows, written plainly (no cache): player text and
+    anything unknown escaped, numbers and dealer's own Markup as they are, None as nothing."""
+    if isinstance(value, (Markup, int, float)):
+        return value
+    return "" if value is None else escape_post(value)
 
-    code_generator_class = CodeGenerator
 
-
-def _stock() -> render_module._Environment:
+def _stock() -> Environment:
+    """Jinja's own Environment (its getattr, its globals), with the plain rule."""
     env = render_module.environment()
-    stock = _JinjasOwnCode(undefined=env.undefined, finalize=env.finalize, trim_blocks=True,
-                           lstrip_blocks=True, autoescape=False)
+    stock = Environment(undefined=env.undefined, finalize=_escaped, trim_blocks=True, lstrip_blocks=True,
+                        autoescape=False)
     stock.filters.update(env.filters)
+    stock.globals["fairness_check"] = render_module.fairness_check()
     return stock
 
 
@@ -146,13 +149,13 @@ _VALUE = _TEXT | st.integers() | st.booleans() | st.none() | st.floats(allow_nan
 
 @settings(max_examples=300, deadline=None)
 @given(a=_VALUE, name=_VALUE, n=st.integers(-3, 3), m=_VALUE, h=_TEXT, xs=st.lists(_VALUE, max_size=4))
-def test_compiled_templates_print_what_jinjas_own_code_prints(a, name, n, m, h, xs) -> None:  # type: ignore[no-untyped-def]
-    context = dict(a=a, d={"name": name, "inner": {"name": a}}, o=SimpleNamespace(name=name),
+def test_templates_print_what_stock_jinja_prints(a, name, n, m, h, xs) -> None:  # type: ignore[no-untyped-def]
+    context = dict(a=a, d={"name": name, "inner": {"name": a}, "items": "shadowed"}, o=SimpleNamespace(name=name),
                    n=n, m=m, h=h, xs=xs)
     ours = render_module.environment().from_string(PRINTS)
     theirs = _stock().from_string(PRINTS)
     for _ in range(2):  # the second time from the escaped-text cache
-        assert ours.render(**context) == theirs.render(**context)
+        assert ours.render(**context, fairness_check=render_module.fairness_check()) == theirs.render(**context)
 
 
 def test_every_template_compiles() -> None:
@@ -186,7 +189,7 @@ def test_a_missing_key_is_an_error_as_in_jinjas_own_code() -> None:
     from jinja2 import UndefinedError
 
     for env in (render_module.environment(), _stock()):
-        with pytest.raises(UndefinedError, match="no attribute 'missing'"):
+        with pytest.raises(UndefinedError, match="has no attribute 'missing'"):
             env.from_string("{{ d.missing }}").render(d={"name": "x"})
 
 
