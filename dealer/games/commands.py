@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from dealer.cards import UnknownCard, parse_card
 from dealer.games.rejection import Rejected
-from dealer.text import player_key, quote
+from dealer.text import quote
 
 Valid = Callable[[Any, str], bool]
 """``valid(state, actor)``: whether the command may be sent by ``actor`` now."""
@@ -92,7 +92,7 @@ class Player(Field):
     """A player's name as written in a command. Names hold spaces (``Mary Ann``: forum and
     Discord names), so the field takes every word up to the next literal of the pattern
     (``lazy``) or to the end of the line, spaces squeezed; the game compares it with its
-    players' names (:func:`player_key`: case and width aside, a leading ``@`` allowed)."""
+    players' names (:func:`dealer.text.player_key`: case and width aside, a leading ``@`` allowed)."""
 
     def __init__(self, label: str = "PLAYER", *, lazy: bool = False) -> None:
         self.label = label
@@ -107,7 +107,7 @@ class Players(Field):
     """One or more players' names, separated by spaces, commas or ``and``. A name may hold
     spaces itself, so only the game, which knows the names, can tell where each ends: the
     value is the words as written (a comma is a word of its own), read by
-    :func:`read_names`."""
+    :func:`dealer.games.names.read_names`."""
 
     pattern = r".+"
 
@@ -117,42 +117,6 @@ class Players(Field):
     def convert(self, text: str) -> tuple[str, ...]:
         """The words, commas apart."""
         return tuple(text.replace(",", " , ").split())
-
-
-def _name_key(words: Sequence[str]) -> str:
-    return player_key(" ".join(words).removeprefix("@"))
-
-
-def split_name(words: Sequence[str], known: Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """The first name in ``words`` and the words after it: the longest run of words that is
-    one of the ``known`` names (compared by :func:`player_key`, a leading ``@`` allowed),
-    given as known; else the first word as written (the game then says it is no player).
-    ``words`` must not be empty."""
-    names = {player_key(name): name for name in known}
-    for end in range(len(words), 0, -1):
-        if "," in words[:end]:
-            continue
-        found = names.get(_name_key(words[:end]))
-        if found is not None:
-            return found, tuple(words[end:])
-    return words[0], tuple(words[1:])
-
-
-def read_names(words: str | Sequence[str], known: Iterable[str]) -> list[str]:
-    """The names in ``words`` (a text or its words), separated by spaces, commas or ``and``,
-    each the longest run of words that is a ``known`` name (so ``Mary Ann bob`` is two
-    names when Mary Ann plays), else one word as written. A lone ``and`` separates names,
-    but a known name that holds it (``Sand and Sea``) is read whole."""
-    rest = tuple(words.replace(",", " , ").split()) if isinstance(words, str) else tuple(words)
-    known = list(known)
-    names = []
-    while rest:
-        found, after = split_name(rest, known)
-        separator = rest[0] == "," or rest[0].lower() == "and"
-        if not (separator and after == rest[1:] and found == rest[0]):
-            names.append(found)  # a separator is skipped unless a known name starts with it
-        rest = after
-    return names
 
 
 class Whole(Field):

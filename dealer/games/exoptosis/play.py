@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dealer.cards import UnknownCard, parse_card
 from dealer.games.base import Context, Rejected
-from dealer.games.commands import read_names, split_name
+from dealer.games.names import read_names, split_name
 from dealer.games.exoptosis import events
 from dealer.games.exoptosis.cards import (
     draw, free_cards, give_back, label, may_play, playable, take,

@@ -19,7 +19,8 @@ import hashlib
 from dataclasses import dataclass
 
 from dealer.games.base import Context, Rejected, Summary
-from dealer.games.commands import Choice, Command, Example, Players, Whole, read_names
+from dealer.games.commands import Choice, Command, Example, Players, Whole
+from dealer.games.names import read_names
 from dealer.games.hall import fight_events as events
 from dealer.games.hall.items import card_count
 from dealer.games.hall.state import Challenge, HallState

@@ -34,7 +34,7 @@ def hall(*names: str) -> RulesShell:
 
 
 def test_read_names_takes_the_longest_known_name_first() -> None:
-    from dealer.games.commands import read_names
+    from dealer.games.names import read_names
 
     known = ["Mary Ann", "Mary", "bob", "Ann Lee"]
     assert read_names("Mary Ann bob", known) == ["Mary Ann", "bob"]

@@ -1,0 +1,44 @@
+"""Player names in command lines: a name may have spaces (``gift Mary Ann``), so a name is
+the longest run of words that is one of the game's players, compared as
+:func:`dealer.text.player_key` compares names."""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from dealer.text import player_key
+
+
+def _name_key(words: Sequence[str]) -> str:
+    return player_key(" ".join(words).removeprefix("@"))
+
+
+def split_name(words: Sequence[str], known: Iterable[str]) -> tuple[str, tuple[str, ...]]:
+    """The first name in ``words`` and the words after it: the longest run of words that is
+    one of the ``known`` names (compared by :func:`player_key`, a leading ``@`` allowed),
+    given as known; else the first word as written (the game then says it is no player).
+    ``words`` must not be empty."""
+    names = {player_key(name): name for name in known}
+    for end in range(len(words), 0, -1):
+        if "," in words[:end]:
+            continue
+        found = names.get(_name_key(words[:end]))
+        if found is not None:
+            return found, tuple(words[end:])
+    return words[0], tuple(words[1:])
+
+
+def read_names(words: str | Sequence[str], known: Iterable[str]) -> list[str]:
+    """The names in ``words`` (a text or its words), separated by spaces, commas or ``and``,
+    each the longest run of words that is a ``known`` name (so ``Mary Ann bob`` is two
+    names when Mary Ann plays), else one word as written. A lone ``and`` separates names,
+    but a known name that holds it (``Sand and Sea``) is read whole."""
+    rest = tuple(words.replace(",", " , ").split()) if isinstance(words, str) else tuple(words)
+    known = list(known)
+    names = []
+    while rest:
+        found, after = split_name(rest, known)
+        separator = rest[0] == "," or rest[0].lower() == "and"
+        if not (separator and after == rest[1:] and found == rest[0]):
+            names.append(found)  # a separator is skipped unless a known name starts with it
+        rest = after
+    return names
