@@ -338,28 +338,8 @@ def test_a_turn_not_taken_is_skipped() -> None:
     assert shell.hand("bob") == ["2C", "3C", "4C", "9D"]
 
 
-def test_the_first_empty_hand_wins_the_pool_and_every_card_goes_home() -> None:
-    shell = MatchShell()
-    shell.deal("alice", "5H", "6C", "7S", "8C", "9H", chips=5)
-    shell.deal("bob", "2D", "3D", "4D", "10D", chips=5)
-    shell.start(["alice", "bob"])
-    shell.accept("alice", "hand 5H 6C 7S 8C 9H", minutes(1))
-    shell.accept("bob", "hand 2D 3D 4D 10D", minutes(2))
-    shell.accept("alice", "raise 2", minutes(3))
-    shell.accept("bob", "match", minutes(4))
-    for i, (who, card) in enumerate([("alice", "5H"), ("bob", "4D"), ("alice", "6C"),
-                                      ("bob", "3D"), ("alice", "7S"), ("bob", "2D"),
-                                      ("alice", "8C"), ("bob", "10D")]):
-        shell.accept(who, f"play {card}", minutes(10 + i))
-    # bob played his 4th and last card first: he wins the pool of 4.
-    assert shell.state.winner == "bob" and shell.state.result == "won"
-    assert (shell.has("alice"), shell.has("bob"), shell.pool_chips()) == (3, 7, 0)
-    assert shell.inventory("alice") == ["5H", "6C", "7S", "8C", "9H"]
-    assert shell.inventory("bob") == ["10D", "2D", "3D", "4D"] and shell.held() == []
-    assert "**bob wins the Exoptosis match** and takes the pool of 4 chips" in shell.posts("result")[0].body
-
-
-def test_the_winning_play_is_posted_before_the_result_with_the_board_as_it_ended() -> None:
+def _bob_one_card_from_winning() -> MatchShell:
+    """A raised match (a pool of 4) where bob's last card, 10D, is all he has left to play."""
     shell = MatchShell()
     shell.deal("alice", "5H", "6C", "7S", "8C", "9H", chips=5)
     shell.deal("bob", "2D", "3D", "4D", "10D", chips=5)
@@ -372,6 +352,22 @@ def test_the_winning_play_is_posted_before_the_result_with_the_board_as_it_ended
                                       ("bob", "3D"), ("alice", "7S"), ("bob", "2D"),
                                       ("alice", "8C")]):
         shell.accept(who, f"play {card}", minutes(10 + i))
+    return shell
+
+
+def test_the_first_empty_hand_wins_the_pool_and_every_card_goes_home() -> None:
+    shell = _bob_one_card_from_winning()
+    shell.accept("bob", "play 10D", minutes(17))
+    # bob played his 4th and last card first: he wins the pool of 4.
+    assert shell.state.winner == "bob" and shell.state.result == "won"
+    assert (shell.has("alice"), shell.has("bob"), shell.pool_chips()) == (3, 7, 0)
+    assert shell.inventory("alice") == ["5H", "6C", "7S", "8C", "9H"]
+    assert shell.inventory("bob") == ["10D", "2D", "3D", "4D"] and shell.held() == []
+    assert "**bob wins the Exoptosis match** and takes the pool of 4 chips" in shell.posts("result")[0].body
+
+
+def test_the_winning_play_is_posted_before_the_result_with_the_board_as_it_ended() -> None:
+    shell = _bob_one_card_from_winning()
     last = shell.accept("bob", "play 10D", minutes(20))
     # The play first, then the result: the board shows the hands and the pool (4 chips)
     # as the winning card left them, and no next turn.
