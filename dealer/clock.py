@@ -174,28 +174,38 @@ def format_relative(target: datetime, now: datetime) -> str:
     return f"in {text}" if seconds > 0 else f"{text} ago"
 
 
-_DURATION = re.compile(r"(\d+)\s*([dhms])", re.IGNORECASE)
-_UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|[dhms])", re.IGNORECASE)
+_BARE_SECONDS = re.compile(r"\d+(?:\.\d+)?")
+_UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds", "ms": "milliseconds"}
 DURATION_FORMS = "24h, 90m, 1h30m or 2d: d days, h hours, m minutes, s seconds"
 """How a duration is written, for error messages."""
+FINE_DURATION_FORMS = "10s, 500ms, 1.5s, 90m or 6h: d days, h hours, m minutes, s seconds, ms milliseconds"
+"""How a daemon setting's duration is written (fractions allowed), for error messages."""
 MAX_DURATION = timedelta(days=365)
 """The longest duration dealer takes: a game's deadlines and an admin's moves stay within a
 year (a typo such as ``99999d`` is refused, not scheduled for the 2300s)."""
 
 
-def parse_duration(text: str, longest: timedelta | None = MAX_DURATION) -> timedelta:
+def parse_duration(
+    text: str, longest: timedelta | None = MAX_DURATION, *, fine: bool = False
+) -> timedelta:
     """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds).
 
+    ``fine``: also fractions and milliseconds (``1.5s``, ``250ms``), as the daemon's own
+    settings take them (a poll interval of 200 ms); a game's durations are whole units.
     ``M`` is refused, not read as minutes: a host writing ``2M`` may mean months. A
     duration longer than ``longest`` (a year unless None: no limit) is refused.
     """
+    forms = FINE_DURATION_FORMS if fine else DURATION_FORMS
     if "M" in text:
         raise ValueError(f"{text!r}: M could mean minutes or months; write "
                          f"{text.strip().replace('M', 'm')} for minutes (durations are written "
-                         f"like {DURATION_FORMS})")
+                         f"like {forms})")
     cleaned = text.strip().lower().replace(" ", "")
-    if cleaned.isdigit():
-        total = timedelta(seconds=int(cleaned))
+    if not fine and ("." in cleaned or "ms" in cleaned):
+        raise ValueError(f"not a duration: {text!r} (write it in whole units, like {forms})")
+    if _BARE_SECONDS.fullmatch(cleaned):
+        total = timedelta(seconds=float(cleaned))
     else:
         pos = 0
         total = timedelta()
@@ -203,15 +213,15 @@ def parse_duration(text: str, longest: timedelta | None = MAX_DURATION) -> timed
             if match.start() != pos:
                 break
             try:
-                total += timedelta(**{_UNITS[match.group(2).lower()]: int(match.group(1))})
+                total += timedelta(**{_UNITS[match.group(2)]: float(match.group(1))})
             except OverflowError:  # past what a timedelta holds
                 if longest is None:
                     raise
                 total = longest + timedelta(days=1)
             pos = match.end()
         if pos != len(cleaned) or not cleaned:
-            raise ValueError(f"not a duration: {text!r} (write it like {DURATION_FORMS})")
+            raise ValueError(f"not a duration: {text!r} (write it like {forms})")
     if longest is not None and total > longest:
         raise ValueError(f"{text!r} is longer than a year: a duration is at most 365d "
-                         f"(written like {DURATION_FORMS})")
+                         f"(written like {forms})")
     return total

@@ -15,9 +15,9 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Annotated, Any, Iterable, Literal, Mapping
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
@@ -35,6 +35,25 @@ OTHER_NAMES = {
 """``DEALER_*`` variables dealer reads that are not settings of the daemon."""
 
 _SEARCH: Any = object()
+
+
+def _in_unit(seconds_per_unit: float) -> BeforeValidator:
+    """A duration setting: written with a unit (``10s``, ``250ms``, ``6h``, ``1h30m``: see
+    :func:`dealer.clock.parse_duration`) or as a bare number in the setting's own unit (the
+    one its description names, kept for the files that already say ``5``)."""
+
+    def read(value: Any) -> Any:
+        if isinstance(value, str) and not re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+            from dealer.clock import parse_duration
+
+            return parse_duration(value, fine=True).total_seconds() / seconds_per_unit
+        return value  # a number: pydantic checks it as the float it is
+
+    return BeforeValidator(read)
+
+
+Seconds = Annotated[float, _in_unit(1)]
+Hours = Annotated[float, _in_unit(3600)]
 
 
 def find_env_file(start: Path | None = None) -> Path | None:
@@ -128,25 +147,28 @@ class Settings(BaseSettings):
             "(default HOME/overrides.env); it wins over DEADLINE_OVERRIDES for the same key."
         ),
     )
-    poll_interval: float = Field(
-        default=5.0, description="Seconds between inbox scans while the daemon runs."
+    poll_interval: Seconds = Field(
+        default=5.0, gt=0,
+        description="Time between inbox scans while the daemon runs: 5s, 500ms, 1m (a bare number is seconds).",
     )
     publish_retries: int = Field(
         default=5, ge=1,
         description="Delivery attempts of a post before it may be parked (see PUBLISH_PARK_AFTER; `dealer outbox retry` re-queues it).",
     )
-    publish_park_after: float = Field(
+    publish_park_after: Hours = Field(
         default=6.0, ge=0,
         description=(
-            "Hours a post must keep failing (and at least PUBLISH_RETRIES attempts) before it is "
-            "parked and dealer health says so; a parked post is still retried after its backoff."
+            "How long a post must keep failing (and at least PUBLISH_RETRIES attempts) before it is "
+            "parked and dealer health says so; a parked post is still retried after its backoff. "
+            "6h, 90m, 1d (a bare number is hours)."
         ),
     )
-    publish_backoff: float = Field(
+    publish_backoff: Seconds = Field(
         default=10.0, gt=0,
         description=(
-            "Seconds before a post that failed is tried again; doubled after each failure "
-            "(at most an hour), with jitter. A transport's own \"retry after\" is honoured."
+            "Wait before a post that failed is tried again (10s, 500ms; a bare number is seconds); "
+            "doubled after each failure (at most an hour), with jitter. A transport's own "
+            "\"retry after\" is honoured."
         ),
     )
     log_format: Literal["text", "json"] = Field(
@@ -278,13 +300,13 @@ class Settings(BaseSettings):
             "still sending its request head, or is refused (503). Keep it well below LimitNOFILE."
         ),
     )
-    webhook_head_timeout: float = Field(
+    webhook_head_timeout: Seconds = Field(
         default=10.0, gt=0, le=600,
-        description="Seconds a connection to the webhook endpoint has to send its whole request head.",
+        description="Time a connection to the webhook endpoint has to send its whole request head (10s; a bare number is seconds).",
     )
-    webhook_connection_seconds: float = Field(
+    webhook_connection_seconds: Seconds = Field(
         default=60.0, gt=0, le=3600,
-        description="Seconds a connection to the webhook endpoint may stay open at most, whatever it does.",
+        description="Time a connection to the webhook endpoint may stay open at most, whatever it does (1m; a bare number is seconds).",
     )
 
     @field_validator("timezone")

@@ -46,3 +46,20 @@ def test_other_forms_are_refused_with_the_allowed_ones(text: str) -> None:
     with pytest.raises(ValueError) as raised:
         setting_duration(text)
     assert "24h, 90m, 1h30m or 2d" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("1.5s", timedelta(seconds=1.5)), ("250ms", timedelta(milliseconds=250)),
+     ("0.2", timedelta(seconds=0.2)), ("1m30.5s", timedelta(seconds=90.5)), ("1.5h", timedelta(minutes=90))],
+)
+def test_fine_durations_take_fractions_and_milliseconds(text: str, expected: timedelta) -> None:
+    assert parse_duration(text, fine=True) == expected
+
+
+@pytest.mark.parametrize("text", ["1.5h", "250ms", "0.5s"])
+def test_a_game_duration_is_in_whole_units(text: str) -> None:
+    # A game's durations are stored to the second and shown in whole units ("1h30m").
+    with pytest.raises(ValueError) as raised:
+        parse_duration(text)
+    assert "whole units, like 24h, 90m, 1h30m or 2d" in str(raised.value)

@@ -109,3 +109,35 @@ def test_unknown_names_in_the_environment_and_the_env_file_are_reported(tmp_path
         "DEALER_DATABSE_URL (in the environment) is not a dealer setting; did you mean DEALER_DATABASE_URL?",
         f"DEALER_PUBLSH (in {env_file}) is not a dealer setting; did you mean DEALER_PUBLISH?",
     ]
+
+
+# --- durations: a unit everywhere, a bare number in the setting's own unit (issue 34, item 6)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [("POLL_INTERVAL", "5", 5.0), ("POLL_INTERVAL", "0.2", 0.2), ("POLL_INTERVAL", "250ms", 0.25),
+     ("POLL_INTERVAL", "1m", 60.0), ("PUBLISH_BACKOFF", "1.5s", 1.5), ("PUBLISH_BACKOFF", "2m", 120.0),
+     ("PUBLISH_PARK_AFTER", "6", 6.0), ("PUBLISH_PARK_AFTER", "90m", 1.5), ("PUBLISH_PARK_AFTER", "1d", 24.0),
+     ("WEBHOOK_HEAD_TIMEOUT", "500ms", 0.5), ("WEBHOOK_CONNECTION_SECONDS", "1m30s", 90.0)],
+)
+def test_duration_settings_take_a_unit(
+    monkeypatch: pytest.MonkeyPatch, name: str, text: str, expected: float
+) -> None:
+    monkeypatch.setenv(f"DEALER_{name}", text)
+    assert getattr(Settings(_env_file=None), name.lower()) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("2M", "M could mean minutes or months; write 2m for minutes"),
+     ("often", "not a duration: 'often' (write it like 10s, 500ms, 1.5s, 90m or 6h"),
+     ("0ms", "greater than 0"), ("400d", "longer than a year")],
+)
+def test_a_wrong_duration_setting_says_how_to_write_one(
+    monkeypatch: pytest.MonkeyPatch, text: str, says: str
+) -> None:
+    monkeypatch.setenv("DEALER_POLL_INTERVAL", text)
+    with pytest.raises(ValueError) as raised:
+        Settings(_env_file=None)
+    assert says in str(raised.value)
