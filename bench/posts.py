@@ -5,7 +5,9 @@
 Plays four scripted games through the real daemon pass (store, inbox, rules, templates,
 outbox) on a throw-away SQLite file, with the clock jumping from one moment to the next:
 the ``dealer demo`` roulette (10 rounds), a races table run to the end, a Hall cycle over
-three phases, and an Exoptosis duel of that Hall. For each game and detail it prints the
+three phases, an Exoptosis duel of that Hall (a hand corrected in a two-command PM), and
+the Hall's government over a week (proposals voted by reactions, a request for justice, its
+ruling and a confidence vote, a Judge election). For each game and detail it prints the
 figures of the brief-posts issue's "Done when" and a verdict:
 
 - the reply to a PM of two command lines: at most 8 lines and 600 characters (its longest,
@@ -57,12 +59,13 @@ RESULT_KINDS = ("round_result", "result")
 
 @dataclass
 class Game:
-    """A scripted game: its set-up, its messages (time, sender, body, channel) and its end."""
+    """A scripted game: its set-up, its messages (time, sender, body, channel and, for a
+    reaction, its fields) and its end."""
 
     name: str
     setup: Callable[[Any, datetime], None]
     start: datetime
-    messages: list[tuple[datetime, str, str, str]] = field(default_factory=list)
+    messages: list[tuple[Any, ...]] = field(default_factory=list)
     end: datetime | None = None
 
 
@@ -167,7 +170,8 @@ def exoptosis() -> Game:
     game = Game("exoptosis", setup, t0, [
         (at, "alice", "duel bob", hall_channel),
         (at + 4 * MINUTE, "bob", "accept duel 1", hall_channel),
-        (at + HOUR, "alice", "hand 7C 8C 9C 10C", "pm"),
+        # A two-command PM: a hand too small (refused), then the hand meant.
+        (at + HOUR, "alice", "hand 7C 8C 9C\nhand 7C 8C 9C 10C", "pm"),
         (at + HOUR + 2 * MINUTE, "bob", "hand 2H 3H 4H 5H 6H", "pm"),
         (at + HOUR + 4 * MINUTE, "alice", "raise 2", hall_channel),
         (at + HOUR + 5 * MINUTE, "bob", "match", hall_channel),
@@ -180,7 +184,44 @@ def exoptosis() -> Game:
     return game
 
 
-GAMES = {"roulette": roulette, "races": races, "hall": hall, "exoptosis": exoptosis}
+def government() -> Game:
+    """The Hall's government over a week: a Standard and an Urgent proposal voted by
+    reactions (one vote removed), a request for justice and its ruling, a confidence vote
+    on it, and a Judge election at the week's end (GH-20 to GH-34)."""
+    t0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)  # a Tuesday: the election is Monday
+    up, down = "\N{THUMBS UP SIGN}", "\N{THUMBS DOWN SIGN}"
+
+    def setup(session: Any, at: datetime) -> None:
+        for name in ("alice", "bob", "carol", "dave"):
+            add_player(session, name, at)
+        create_game(session, "hall", "g1", at, players=["alice", "bob", "carol", "dave"], start=at,
+                    settings={"judge": "alice", "reputable": "alice,bob"}, server_seed="9a" * 32)
+
+    def say(hours: float, sender: str, body: str, channel: str = "#game-actions",
+            **fields: Any) -> tuple[Any, ...]:
+        return (t0 + timedelta(hours=hours), sender, body, channel, fields)
+
+    def vote(hours: float, sender: str, target: str, emoji: str, channel: str, **fields: Any) -> tuple[Any, ...]:
+        return say(hours, sender, "", channel, kind="reaction", target=target, emoji=emoji, **fields)
+
+    return Game("government", setup, t0, [
+        say(1, "carol", "Shorter phases for everyone.\nset phase_length 12h", "#proposals", id="p1"),
+        say(1.5, "bob", "urgent\nA victory needs three chips.\nset victory_chips 3", "#proposals", id="p2"),
+        vote(2, "alice", "p1", up, "#proposals"), vote(2, "dave", "p1", up, "#proposals"),
+        vote(2.5, "dave", "p1", up, "#proposals", removed=True),
+        vote(3, "alice", "p2", up, "#proposals"), vote(3, "carol", "p2", down, "#proposals"),
+        say(4, "dave", "Is a gift an action?", "#request-for-justice", id="q1"),
+        say(5, "alice", "ruling 1: yes", "#request-for-justice"),
+        say(6, "bob", "confidence 1\nproposals"),
+        say(30, "alice", "I stand for Judge.", "#judge-elections", id="c1"),
+        say(31, "bob", "So do I.", "#judge-elections", id="c2"),
+        vote(32, "carol", "c1", up, "#judge-elections"), vote(32, "dave", "c2", up, "#judge-elections"),
+        vote(33, "carol", "c2", up, "#judge-elections"),
+    ], end=datetime(2026, 12, 7, 10, 30, tzinfo=timezone.utc))
+
+
+GAMES = {"roulette": roulette, "races": races, "hall": hall, "exoptosis": exoptosis,
+         "government": government}
 
 
 def play(game: Game, detail: str) -> list[dict[str, Any]]:
@@ -197,9 +238,9 @@ def play(game: Game, detail: str) -> list[dict[str, Any]]:
         with dealer.sessions.begin() as session:
             game.setup(session, game.start)
         dealer.run_pass(game.start)
-        for index, (at, sender, body, channel) in enumerate(sorted(game.messages, key=lambda m: m[0])):
+        for index, (at, sender, body, channel, *extra) in enumerate(sorted(game.messages, key=lambda m: m[0])):
             inbox.put({"id": f"m{index}", "sender": sender, "channel": channel, "body": body,
-                       "sent_at": iso_exact(at)})
+                       "sent_at": iso_exact(at), **(extra[0] if extra else {})})
             dealer.run_pass(at + timedelta(seconds=1))
         dealer.run_pass(game.end or game.start)
         with dealer.sessions() as session:
@@ -285,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.json:
                 print(json.dumps({"game": name, "detail": detail, **f, "failed": failed}))
                 continue
-            print(f"{name:9} {detail:5}  posts {f['posts']:3}, median {f['median']:6.0f} chars, "
+            print(f"{name:10} {detail:5}  posts {f['posts']:3}, median {f['median']:6.0f} chars, "
                   f"longest {f['longest']:5}, over 2000: {f['over_2000']:2}; "
                   f"two-command replies {f['two_command_replies']:2}: at most {f['reply_lines']} lines, "
                   f"{f['reply_chars']} chars (not first: {f['later_reply_lines']} lines, "

@@ -148,3 +148,27 @@ def test_a_full_route_keeps_the_complete_texts(cli, brief) -> None:  # type: ign
     assert "Bets revealed (salt, receipt, sealed text):" in result
     reply = [p["body"] for p in everything if p["recipient"] == "alice"][1]
     assert reply.startswith("✓ bet silver 40")
+
+
+def test_a_brief_hall_phase_summary_gives_the_fairness_in_one_line(cli, brief) -> None:  # type: ignore[no-untyped-def]
+    # Issue 29: "the fairness check in one line (the commitment, shortened, and the link)";
+    # the whole seed and commitment stay one step away, in `dealer game show`.
+    import hashlib
+
+    cli("migrate")
+    for name in ("alice", "bob"):
+        cli("player", "add", name)
+    cli("game", "new", "hall", "--id", "h1", "--players", "alice,bob", "--start-in-past",
+        "--start", iso(T0))
+    cli("run", "--once", "--now", iso(T0))
+    cli("run", "--once", "--now", iso(T0 + DAY + timedelta(minutes=1)))
+    (summary,) = [p["body"] for p in posts(cli) if p["kind"] == "phase_summary"]
+    assert not HEX64.search(summary), summary  # no hash in full
+    shown = json.loads(cli("game", "show", "h1", "--json").output)
+    seed = next(s["server_seed"] for s in shown["seeds"] if s["server_seed"])  # phase 1's, revealed
+    commitment = hashlib.sha256(seed.encode()).hexdigest()  # what a player checks (FAIRNESS.md)
+    fair = next(line for line in summary.splitlines() if line.startswith("Fair draws (GH-40)"))
+    assert fair.startswith(f"Fair draws (GH-40): phase 1's seed `{seed[:12]}…` (commitment "
+                           f"`{commitment[:12]}…`), no draw; in full in `dealer game show h1`;"), fair
+    assert f"Phase 2's commitment: `{shown['seeds'][1]['commitment'][:12]}…`" in summary
+    assert len(summary) < 700, summary
