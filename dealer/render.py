@@ -1,27 +1,15 @@
-"""Rendering posts from the Jinja templates under ``templates/``.
+"""Posts rendered from the Jinja templates under ``templates/``, through Jinja's public API.
 
-Every ``{{ value }}`` a template prints is escaped by :func:`dealer.text.escape_post`
-unless it is a number or was marked safe by one of dealer's own filters, so player text
-can never carry markup or mentions into a post.
-
-Filters every template may use: ``utc`` (an absolute time in UTC, and in the zone of
-:func:`set_timezone` beside it) and ``iso``, ``signed``
-(``+3``), ``plural`` (``{{ n|plural("chip") }}`` is ``1 chip`` / ``2 chips``; see
-:func:`dealer.text.plural`), ``duration`` (a timedelta as
-:func:`dealer.clock.format_duration` writes it), ``short`` (a 64-hex hash cut to its first
-12 hex digits, for posts that list many) and ``trusted``. Every template also sees
-``relative(when)`` (``in 23 h 59 min``) and ``fairness_check``, where players find the
-fairness check (the host's ``DEALER_FAIRNESS_URL``, or the host itself).
-
-The templates are found from the package, never from the current directory: see
-:func:`templates_dir`. Only Jinja's public API is used (its ``finalize``, filters and
-``Environment.getattr``), so it holds across Jinja releases (tests/unit/test_dependencies.py).
+Every ``{{ value }}`` is escaped by :func:`dealer.text.escape_post` unless it is a number or
+a filter's ``Markup``, so player text never carries markup or mentions into a post.
+Filters: ``utc``, ``iso``, ``signed``, ``plural``, ``duration``, ``short`` (a hash's first
+12 hex digits) and ``trusted``; globals: ``relative(when)``, ``fairness_check``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, MutableMapping
@@ -36,7 +24,6 @@ from dealer.games.base import PostDraft
 from dealer.text import escape_post, plural
 
 _MARKER = Path("common") / "error.txt"
-"""A template every copy of dealer's templates has: tells them from a stray folder."""
 
 
 class TemplatesMissing(RuntimeError):
@@ -44,14 +31,8 @@ class TemplatesMissing(RuntimeError):
 
 
 def templates_dir() -> Path:
-    """The folder of dealer's own templates, wherever and however dealer is installed.
-
-    A wheel (``pip install .``, pipx, a packager) carries the repository's top-level
-    ``templates/`` inside the package as ``dealer/templates`` (pyproject.toml maps it
-    there). An editable install or a source checkout has no such folder; the templates are
-    then the repository's own ``templates/`` beside the package. The current directory
-    plays no part.
-    """
+    """dealer's templates: ``dealer/templates`` in a wheel, the repository's ``templates/``
+    in a checkout or an editable install; never the current directory."""
     packaged = resources.files("dealer") / "templates"
     if packaged.is_dir():
         return Path(str(packaged))
@@ -72,12 +53,7 @@ _fairness_url: str | None = None
 
 
 def set_fairness_url(url: str | None) -> None:
-    """Where posts send players for the fairness check (``DEALER_FAIRNESS_URL``).
-
-    The shell calls this once it has read its settings (the daemon at start and on
-    SIGHUP, every CLI command); until then, and with no URL, posts say that the host has
-    the procedure and can send it.
-    """
+    """Where posts send players for the fairness check (``DEALER_FAIRNESS_URL``; None: the host)."""
     global _fairness_url, _fairness_words
     _fairness_url = url or None
     _fairness_words = _fairness_check_words(_fairness_url)
@@ -94,7 +70,6 @@ def _fairness_check_words(url: str | None) -> Markup:
 
 
 _fairness_words = _fairness_check_words(None)
-"""What :func:`fairness_check` returns, made once per setting, not once per post."""
 
 
 def fairness_check() -> Markup:
@@ -107,24 +82,18 @@ def add_template_dir(directory: str | Path) -> None:
     if str(directory) not in _EXTRA_DIRS:
         _EXTRA_DIRS.append(str(directory))
         environment.cache_clear()
-        _VARIANTS.clear()
+        template_variant.cache_clear()
 
 
 _ESCAPED: dict[str, str] = {}
-"""Player text as :func:`escape_post` wrote it, by the text: a post prints the same names,
-colours and sealed texts again and again (a round result about 60 values, most of them a
-dozen names), and a look-up here costs less than testing the text again (a round
-result's rendering takes 23 % fewer instructions with it: bench/render.py). Only exact
-``str`` values are looked up (a ``Markup`` equal to a cached text is never escaped);
-bounded: emptied when it holds :data:`_ESCAPED_MAX` texts, and long texts are not kept."""
+"""Short player texts escaped, by the text: a post prints the same names again and again
+(23 % of a round result's rendering, HOT_PATH.md). Exact ``str`` only; bounded."""
 _ESCAPED_MAX = 4096
 _ESCAPED_CHARS = 200
 
 
 def _finalize(value: Any) -> Any:
-    """What ``{{ value }}`` prints (Jinja's ``finalize``): player text escaped by
-    :func:`escape_post`; a number, or a ``Markup`` (a filter's or dealer's own text), as
-    it is; ``None`` as nothing; anything else as its escaped ``str``."""
+    """What ``{{ value }}`` prints: player text escaped; a number or ``Markup`` as it is."""
     if type(value) is str:  # the common case first (a Markup is a str, but not of this type)
         try:
             return _ESCAPED[value]
@@ -144,13 +113,9 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 class _Environment(Environment):
-    """Jinja's environment, with ``value.name`` looked up first as a key in a plain dict.
-
-    The posts' contexts are dicts, and Jinja tries an attribute first: for ``r.preparer``
-    it raises and catches an AttributeError before reading the key, dozens of times per
-    post (a round result's rendering takes 45 % fewer instructions with this). A name a
-    dict has as an attribute (``items``, ``get``) still finds the attribute, so every
-    template reads exactly what it would read with Jinja's own ``getattr``."""
+    """Jinja's environment, reading ``value.name`` of a plain dict as its key first (the
+    posts' contexts are dicts: 45 % of a round result's rendering, HOT_PATH.md); a dict's
+    own attributes (``items``, ``get``) are still found as Jinja finds them."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
@@ -161,31 +126,22 @@ class _Environment(Environment):
         return super().getattr(obj, attribute)
 
     def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
-        """A template's globals as a plain dict, not Jinja's ``ChainMap`` over the
-        environment's: every render copies them into its context and their names into a
-        set, which a ``ChainMap`` does key by key in Python (a round result's rendering
-        takes 11 % fewer instructions with this).
-        Nothing changes the globals once the environment is made."""
+        """The globals as a plain dict, not a ``ChainMap``: every render copies them (11 %)."""
         return {**self.globals, **(d or {})}
 
 
 _zone: ZoneInfo | None = None
-"""The zone posts show beside UTC (``DEALER_TIMEZONE``); None: UTC only."""
 
 
 def set_timezone(name: str) -> None:
-    """Show every absolute time of a post in the zone ``name`` too, beside UTC
-    (``DEALER_TIMEZONE``; "" or UTC: UTC only). Set by the shell with its settings, as
-    :func:`set_fairness_url` is. Raises ValueError for an unknown zone."""
+    """Show every absolute time in the zone ``name`` too, beside UTC (``DEALER_TIMEZONE``;
+    "" or UTC: UTC only). Raises ValueError for an unknown zone."""
     global _zone
     _zone = local_zone(name)
 
 
 def _utc(value: datetime) -> Markup:
-    # Every absolute time a template prints comes through here: ``2026-12-02 09:02 UTC``,
-    # with the game's zone beside it when one is set (``/ 10:02 CET``). The Discord format
-    # turns the whole into a timestamp tag (dealer.formats), which every reader sees in
-    # their own zone.
+    # The Discord format turns this into a timestamp tag (dealer.formats).
     return Markup(format_utc_and_local(value, _zone) if _zone is not None else format_utc(value))
 
 
@@ -193,24 +149,14 @@ def _signed(value: int) -> Markup:
     return Markup(f"{value:+d}")
 
 
-_PLURALS: dict[tuple[int, str, str | None], Markup] = {}
-"""The ``plural`` filter's output by its arguments (an int count): the standings print
-two per player in every result and phase post (11 % of a round result's rendering).
-Emptied when it holds 4,096."""
+@lru_cache(maxsize=4096)
+def _plural_words(count: int, singular: str, plural_form: str | None) -> Markup:
+    # The standings print two per player in every result (11 % of its rendering).
+    return Markup(escape_post(plural(count, singular, plural_form)))
 
 
 def _plural(count: int, singular: str, plural_form: str | None = None) -> Markup:
-    # The count is a number and the words come from the template itself.
-    if type(count) is not int:
-        return Markup(escape_post(plural(int(count), singular, plural_form)))
-    key = (count, singular, plural_form)
-    try:
-        return _PLURALS[key]
-    except KeyError:
-        if len(_PLURALS) >= _ESCAPED_MAX:
-            _PLURALS.clear()
-        _PLURALS[key] = words = Markup(escape_post(plural(count, singular, plural_form)))
-        return words
+    return _plural_words(int(count), singular, plural_form)
 
 
 def _short(value: str) -> Markup:
@@ -247,8 +193,7 @@ def environment(directory: str | None = None) -> Environment:
 
 def _render(template: str, now: datetime, directory: str | None, context: dict[str, Any],
             defaults: dict[str, Any] | None = None) -> str:
-    """``templates/<template>`` rendered with ``now``, ``relative`` and ``fairness_check``
-    over the context, which is over ``defaults``; stripped, one final newline."""
+    """``templates/<template>`` rendered over ``defaults`` and ``context``; one final newline."""
     if "now" in context or "relative" in context:
         raise TypeError("a post's context cannot set 'now' or 'relative': render() sets them")
     variables = {"fairness_check": _fairness_words, **(defaults or {}), **context,
@@ -264,9 +209,8 @@ def render(template: str, now: datetime, directory: str | None = None, **context
 
 def render_post(draft: PostDraft, now: datetime, game_id: str | None = None,
                 detail: str | None = None) -> str:
-    """Render a post draft's body, in ``detail`` (else the post's under the policy in force,
-    :func:`dealer.detail.detail_for`): a brief post is its template's brief version
-    (:func:`brief_template`), the template itself when it has none."""
+    """A post draft's body in ``detail`` (default: the policy's for its destination); a
+    brief post is its template's brief version, if it has one."""
     detail = detail or detail_for(draft.channel, draft.recipient)
     template = brief_template(draft.template) if detail == BRIEF else draft.template
     return _render(template, now, None, draft.context,
@@ -285,24 +229,14 @@ def _game_page(game_id: str | None) -> Markup:
 
 
 def brief_template(template: str) -> str:
-    """The brief version of ``template`` (``roulette/round_result.txt`` has
-    ``roulette/round_result.brief.txt`` beside it), or ``template`` itself when it has none."""
+    """``roulette/round_result.brief.txt`` for ``roulette/round_result.txt``, if it exists."""
     return template_variant(template, "brief") or template
 
 
+@cache
 def template_variant(template: str, variant: str | None) -> str | None:
-    """``template``'s ``variant`` beside it (``brief``: ``roulette/round_result.brief.txt``;
-    None: the template itself), or None when there is no such template."""
-    key = (template, variant)
-    try:
-        return _VARIANTS[key]
-    except KeyError:
-        stem, dot, suffix = template.rpartition(".")
-        name = template if variant is None else f"{stem}.{variant}.{suffix}" if dot else f"{template}.{variant}"
-        exists = name in environment().list_templates() if _EXTRA_DIRS else (templates_dir() / name).is_file()
-        _VARIANTS[key] = found = name if exists else None
-        return found
-
-
-_VARIANTS: dict[tuple[str, str | None], str | None] = {}
-"""Each template's variants found so far: templates never change while dealer runs."""
+    """``template``'s ``variant`` (``brief``: ``x.brief.txt``; None: itself), if it exists."""
+    stem, dot, suffix = template.rpartition(".")
+    name = template if variant is None else f"{stem}.{variant}.{suffix}" if dot else f"{template}.{variant}"
+    exists = name in environment().list_templates() if _EXTRA_DIRS else (templates_dir() / name).is_file()
+    return name if exists else None
