@@ -1,28 +1,9 @@
 """A game's history: typed events, and the step inputs a game is replayed from.
 
-Every entry of a game's history (the ``events`` table) is a :class:`HistoryEvent`: a frozen
-pydantic model whose class names its ``type``. The store keeps the type name in the row's
-``type`` column and the model's fields, as JSON, in ``data``. A model is validated when it
-is made, so a rule cannot record an event of the wrong shape, and :func:`load_event` reads
-a stored row back into its class.
-
-Three families share this contract:
-
-- **step inputs** (:class:`StepInput`): what started a step (the game's creation, a
-  player's accepted command line, a fired deadline, a client seed, an admin's grant into
-  the game's inventories), together with what
-  the step read that the history does not hold otherwise: the ledger balances it looked
-  at and the fair source's epoch and counter. Each step's first event is its input; a
-  game is replayed by running the pure rules over its inputs again
-  (:mod:`dealer.replay`);
-- **the shell's records** of what a step did to the game's clock and fair source
-  (``deadline.set``, ``fair.draws``, ``seed.revealed`` ...) and the admin's overrides;
-- **each ruleset's own events**, declared in ``dealer/games/<kind>/events.py`` as
-  subclasses of a class that sets ``ruleset = "<kind>"`` (type names are unique per game
-  and may not take one of the shell's, which every game shares).
-
-This module is pure: it imports no shell, store or game.
-"""
+Every row of ``events`` is a :class:`HistoryEvent`, a frozen pydantic model whose class
+names its ``type`` (validated when made, read back by :func:`load_event`): step inputs
+(:class:`StepInput`, each step's first event), the shell's records (``deadline.set``,
+``fair.draws`` ...) and each ruleset's own, in ``games/<kind>/events.py``. Pure."""
 
 from __future__ import annotations
 
@@ -101,12 +82,8 @@ Balances = dict[str, dict[str, int]]
 
 
 class StepInput(HistoryEvent):
-    """What started a step, and what the step read from outside the game's history.
-
-    ``balances`` are the ledger balances the step looked at, as they stood when it began
-    (only non-zero ones; any other is zero); ``epoch`` and ``counter`` are where the fair
-    source stood. The shell fills them in when the step is committed.
-    """
+    """What started a step, with what it read from outside the history: the non-zero ledger
+    balances it looked at and the fair source's epoch and counter (filled in by the shell)."""
 
     balances: Balances = Field(default_factory=dict)
     epoch: int = 0
@@ -136,9 +113,7 @@ class DeadlineFired(StepInput):
     type: ClassVar[str] = "deadline.fired"
     deadline: str
     first_messages: dict[str, Time] | None = None
-    """What the step read from the inbox, for a ruleset that asks
-    (:meth:`~dealer.games.base.Rules.message_window`): each sender's first text message to
-    the game (or its matches) in the window, by ``sent_at``. Absent for other deadlines."""
+    """Each sender's first text message in a deadline's window (``Rules.message_window``)."""
 
     def data(self) -> dict[str, Any]:
         """The fields as stored; ``first_messages`` only when the step read them."""
@@ -192,8 +167,7 @@ class DeletionSent(StepInput):
 
 
 class ReactionSent(StepInput):
-    """A player added (or, ``removed``, took back) a reaction on a message or post of the
-    game (``Rules.on_reaction``)."""
+    """A player added (or, ``removed``, took back) a reaction on a message or post of the game."""
 
     type: ClassVar[str] = "reaction"
     id: str
@@ -204,8 +178,7 @@ class ReactionSent(StepInput):
     emoji: str
     removed: bool = False
     target_ref: str | None = None
-    """When the target is one of dealer's posts: the name the rules gave that post (a
-    poll's ``ref``), so that a replay hands the rules the same."""
+    """The rules' name of the post targeted (a poll's ``ref``), so a replay hands them the same."""
 
     def data(self) -> dict[str, Any]:
         """The fields as stored; ``target_ref`` only when the target is a named post."""
@@ -216,8 +189,7 @@ class ReactionSent(StepInput):
 
 
 class ChildFinished(StepInput):
-    """A child game of this one (a match) finished with this summary
-    (``Rules.on_child_finished``); the step runs right after the child's last one."""
+    """A child game (a match) finished with this summary (``Rules.on_child_finished``)."""
 
     type: ClassVar[str] = "child.finished"
     game: str
@@ -229,8 +201,7 @@ class ChildFinished(StepInput):
 
 
 class ChildActed(StepInput):
-    """``player`` took an action in the child game ``game`` (GH-6: a play in an Exoptosis
-    match is a Hall action; ``Rules.on_child_action``); it runs right after the child's step."""
+    """``player`` acted in the child game ``game`` (GH-6, ``Rules.on_child_action``)."""
 
     type: ClassVar[str] = "child.acted"
     game: str
@@ -238,9 +209,7 @@ class ChildActed(StepInput):
 
 
 class ParentFinished(StepInput):
-    """The parent game of this one (the Hall cycle of a match) finished (GH-8: "the cycle
-    then ends"); ``Rules.on_parent_finished`` ends this game with it. The step runs right
-    after the parent's last one, in the same transaction."""
+    """The parent game (a match's Hall cycle) finished (GH-8): ``Rules.on_parent_finished``."""
 
     type: ClassVar[str] = "parent.finished"
     game: str
@@ -248,8 +217,7 @@ class ParentFinished(StepInput):
 
 
 class ItemGranted(StepInput):
-    """``dealer grant NAME ITEM N --game ID``: the host issues an item into a player's
-    inventory in a game that keeps its own (GH-1: a Hall cycle)."""
+    """``dealer grant NAME ITEM N --game ID`` into a game that keeps its own inventories (GH-1)."""
 
     type: ClassVar[str] = "grant"
     player: str
@@ -266,8 +234,7 @@ _INPUT_TYPES = frozenset(cls.type for cls in STEP_INPUTS)
 
 
 def shown(type_: str, data: dict[str, Any]) -> dict[str, Any]:
-    """An event's fields as a person reads the history: a step input without the balances
-    and fair-source position it carries for the replay."""
+    """An event's fields as a person reads them: a step input without its replay data."""
     if type_ not in _INPUT_TYPES:
         return data
     return {key: value for key, value in data.items() if key not in _STEP_CONTEXT}
@@ -345,8 +312,7 @@ class DeadlineShift(BaseModel):
 
 
 class ChildOpened(HistoryEvent):
-    """The step opened a child game (a match inside this one); its own history begins with
-    its creation."""
+    """The step opened a child game (a match); its own history begins with its creation."""
 
     type: ClassVar[str] = "child.opened"
     kind: str

@@ -1,12 +1,5 @@
-"""Fakes shipped for tests (dealer's own and anyone's).
-
-- :class:`MemoryInbox` and :class:`MemoryPublisher` drive the daemon without files or servers
-  (they live with their ports, :mod:`dealer.inbox.memory` and :mod:`dealer.publish.memory`,
-  and are re-exported here);
-- :func:`standalone_context` gives a pure rule step a context with no shell behind it;
-- :class:`RulesShell` plays one game of any ruleset through time without the daemon, as
-  its shell would (steps, deadlines, ledger, fair source, rendered posts).
-"""
+"""Fakes shipped for tests, dealer's own and anyone's (STYLE.md, "ship the fakes"): the
+memory inbox and publisher, a context with no shell, and :class:`RulesShell`."""
 
 from __future__ import annotations
 
@@ -14,10 +7,10 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Mapping
 
-from dealer.clock import as_utc, iso
+from dealer.clock import as_utc
 from dealer.fairness import FairSource
 from dealer.games.base import Context, GameSettings, GameState, PostDraft, Rejected, Rules, Summary
 from dealer.history import (
@@ -31,9 +24,22 @@ from dealer.records import FairMark, apply_deadlines, collect, perform, revealed
 from dealer.render import render_post
 
 __all__ = [
-    "MemoryInbox", "MemoryPublisher", "RulesShell", "Sent", "seed_chain",
+    "T0", "MemoryInbox", "MemoryPublisher", "RulesShell", "Sent", "hours", "minutes", "seed_chain",
     "standalone_context",
 ]
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+"""The instant the games' tests start from."""
+
+
+def hours(n: float) -> timedelta:
+    """``n`` hours."""
+    return timedelta(hours=n)
+
+
+def minutes(n: float) -> timedelta:
+    """``n`` minutes."""
+    return timedelta(minutes=n)
 
 
 def standalone_context(
@@ -46,9 +52,7 @@ def standalone_context(
     server_seed: str = "0" * 64,
     scope: str | None = None,
 ) -> Context:
-    """A :class:`~dealer.games.base.Context` with no shell behind it: for pure tests and the
-    demo. Its fair source uses ``server_seed`` (the next epoch's seed is its reverse), its
-    ledger starts with ``balances`` (``(account, item)`` to amount) in ledger ``scope``."""
+    """A :class:`~dealer.games.base.Context` with no shell behind it, for pure tests and the demo."""
     return Context(
         game_id=game_id,
         kind=kind,
@@ -61,11 +65,7 @@ def standalone_context(
 
 
 def seed_chain(first: str) -> Callable[[], str]:
-    """A deterministic chain of server seeds, each derived from the previous one.
-
-    A fake :attr:`~dealer.fairness.FairSource.seed_factory` for tests (the real shell makes
-    fresh secret seeds). Never the previous seed's SHA-256, which is its published commitment.
-    """
+    """A deterministic chain of server seeds for tests; never a seed's SHA-256 (its commitment)."""
     current = [first]
 
     def factory() -> str:
@@ -97,45 +97,12 @@ class Sent:
 class RulesShell:
     """Drive one game of any :class:`~dealer.games.base.Rules` through time, in memory.
 
-    It does around the pure ruleset what the real shell (:mod:`dealer.shell.steps`, the daemon)
-    does, without a database or a clock; every time is given by the test:
-
-    - every step gets a fresh :class:`~dealer.games.base.Context` carrying the balances,
-      the pending deadlines and the fair source (counter, client seeds, epoch) forward;
-    - before a message, every deadline due before its ``sent_at`` fires, in time order (a
-      message sent after a deadline is too late for it; one sent at the very time a deadline
-      is due still counts for it, as in the daemon); ``fire_first=False`` fires
-      nothing first and hands the message to the game as it stands, like one the daemon
-      reads only after a deadline it was sent before has fired;
-    - a step the rules refuse (:class:`~dealer.games.base.Rejected`) changes nothing: what
-      its context collected (transfers, posts, events, draws, deadlines) is thrown away;
-    - a step runs through :func:`dealer.records.perform` and its records are made by
-      :func:`dealer.records.collect`, as in the real shell: the transfers are applied to
-      the books, the events kept as the store keeps them (each step's input first), the
-      posts rendered with :func:`dealer.render.render_post` (so a test also checks its
-      templates render; pass ``render=False`` for speed) and the new state stored as JSON
-      and read back; a line ``seed TEXT`` adds a client seed, as the shell's does.
-
-    With ``load_players_only`` a step's ledger holds only the accounts the real shell loads
-    (the game's players, the actor, ``house``, ``void`` and the game's pool, in the game's
-    ledger scope), so a rule that reads another wallet sees it empty, as it would in
-    production; the books keep every account (the mint's balance shows what was issued).
-    :meth:`grant` and :meth:`has` speak of the game's scope (a Hall cycle's inventories),
-    or of the global wallet with ``wallet=True``.
-
-    A session::
-
-        shell = RulesShell(Hall(), seed="5e" * 32)
-        shell.grant("alice", VERTEBRAE, 30)
-        shell.open(["alice", "bob"], {"victory_chips": 2}, start=T0)
-        shell.accept("alice", "buy chip", T0 + timedelta(hours=1))  # 30 - 25 = 5 left
-        rejected = shell.refuse("alice", "buy chip", T0 + timedelta(hours=2))
-        shell.fire_due(T0 + timedelta(days=1))  # the end of phase 1
-        print(rejected.what, shell.has("alice"), shell.posts()[-1].body)
-
-    Games keep their own thin subclasses with helpers in their terms
-    (:mod:`dealer.games.roulette.testing`, :mod:`dealer.games.races.testing`).
-    """
+    It does what the real shell does around the pure rules (steps through
+    :func:`dealer.records.perform` and :func:`dealer.records.collect`, deadlines due before a
+    message fired first, a refused step leaving nothing, the state stored as JSON, posts
+    rendered), with every time given by the test. ``load_players_only``: a step's ledger holds
+    only the accounts the real shell loads. Games keep thin subclasses in their own terms
+    (:mod:`dealer.games.roulette.testing` ...)."""
 
     def __init__(
         self,
@@ -148,11 +115,8 @@ class RulesShell:
         render: bool = True,
         load_players_only: bool = False,
     ) -> None:
-        """A shell for one game of ``rules``, not yet opened (see :meth:`open`).
-
-        The fair source is ``rng`` if given (e.g. one whose draws a test dictates), else a
-        :class:`~dealer.fairness.FairSource` on ``seed`` that rotates along :func:`seed_chain`.
-        """
+        """A shell for one game of ``rules``, opened by :meth:`open`; its fair source is ``rng``,
+        else one on ``seed`` rotating along :func:`seed_chain`."""
         self.rules = rules
         self.game_id = game_id
         self.channel = channel or rules.default_channel
@@ -168,9 +132,7 @@ class RulesShell:
         self.events: list[tuple[str, dict[str, Any]]] = []
         """The history as the store keeps it: ``(type, data)``, each step's input first."""
         self.wrote: list[tuple[str, datetime]] = []
-        """Every text message (a command line, a whole message) sent to the game, as the
-        inbox would hold it: what a deadline that asks for first messages reads
-        (``Rules.message_window``)."""
+        """Every text message sent to the game, as the inbox holds it (``Rules.message_window``)."""
 
     # --- the books -----------------------------------------------------------------------
 
@@ -184,16 +146,13 @@ class RulesShell:
         return player(name) if wallet else self.scope.player(name)
 
     def grant(self, name: str, item: str, amount: int, wallet: bool = False) -> None:
-        """Give player ``name`` ``amount`` of ``item`` from the mint, as `dealer grant` would
-        (``--game``: into the game's scope; ``wallet=True``: into the global wallet)."""
+        """Give ``name`` ``amount`` of ``item`` from the mint (``wallet=True``: the global wallet)."""
         key = (self.account(name, wallet), item)
         self.balances[key] = self.balances.get(key, 0) + amount
         self.balances[(MINT, item)] = self.balances.get((MINT, item), 0) - amount
 
     def grant_step(self, name: str, item: str, amount: int, at: datetime) -> list[Sent]:
-        """``dealer grant NAME ITEM N --game ID`` at ``at``: a step of the game (a Hall
-        cycle records it, tells the player and checks victory), after every deadline due by
-        then; raises Rejected when the game cannot take it."""
+        """``dealer grant NAME ITEM N --game ID`` at ``at``, as a step of the game."""
         self.fire_due(at)
         step = ItemGranted(player=name, item=item, amount=amount)
         ctx = self.context(at, name)
@@ -216,10 +175,7 @@ class RulesShell:
         start: datetime | None = None,
         now: datetime | None = None,
     ) -> None:
-        """Create the game at ``now`` (default ``start``), opening at ``start`` (default now).
-
-        ``settings`` is the ruleset's settings model or a mapping validated into it.
-        """
+        """Create the game at ``now`` (default ``start``), opening at ``start`` (default now)."""
         if start is None and now is None:
             raise ValueError("open a game at a given time: pass start or now")
         start = start if start is not None else now
@@ -234,11 +190,7 @@ class RulesShell:
     def context(
         self, now: datetime, actor: str | None = None, members: Iterable[str] | None = None
     ) -> Context:
-        """A fresh context at ``now`` with the current balances, deadlines and fair source.
-
-        ``actor`` and ``members`` (default: the game's players) matter only with
-        ``load_players_only``: they choose the wallets the step's ledger holds.
-        """
+        """A fresh context at ``now``; ``actor`` and ``members`` choose its wallets with ``load_players_only``."""
         balances = dict(self.balances)
         if self.load_players_only:
             if members is None:
@@ -256,11 +208,7 @@ class RulesShell:
         )
 
     def commit(self, ctx: Context, state: GameState, step: StepInput) -> list[Sent]:
-        """Keep what an accepted step produced, as the shell's transaction would.
-
-        The records are the very ones the real shell writes (:func:`dealer.records.collect`).
-        Returns the posts and replies it produced.
-        """
+        """Keep what an accepted step produced, the records the real shell writes; return its posts."""
         records = collect(step, ctx, state, self.rules.summary(state), self.deadlines,
                           FairMark.of(self.rng, self.revealed))
         for t in records.transfers:
@@ -280,8 +228,7 @@ class RulesShell:
         return sent
 
     def fire_due(self, until: datetime, before: bool = False) -> None:
-        """Fire every pending deadline due at or before ``until`` (strictly before it, with
-        ``before``), in time order."""
+        """Fire every deadline due by ``until`` (strictly before it, with ``before``), in time order."""
         while True:
             due = sorted((when, name) for name, when in self.deadlines.items()
                          if when < until or (when == until and not before))
@@ -310,12 +257,8 @@ class RulesShell:
             self.fire_due(min(self.deadlines.values()))
 
     def step(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> list[Sent]:
-        """Deliver ``actor``'s line sent at ``at``; return what it posted, or raise Rejected.
-
-        With ``fire_first`` (the shell's normal order) every deadline due before ``at`` fires
-        first; without it the message is handled as one that arrived late. A refused line
-        leaves everything as it was.
-        """
+        """Deliver ``actor``'s line sent at ``at``, after the deadlines due before it (unless
+        ``fire_first`` is False); return what it posted, or raise Rejected."""
         if fire_first:
             self.fire_due(at, before=True)
         self.wrote.append((actor, as_utc(at)))
@@ -325,12 +268,8 @@ class RulesShell:
         return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def deliver(self, step: StepInput, at: datetime, fire_first: bool = True) -> list[Sent]:
-        """Hand the rules an inbound event (:class:`~dealer.history.MessageTaken`,
-        :class:`~dealer.history.EditSent`, :class:`~dealer.history.DeletionSent`,
-        :class:`~dealer.history.ReactionSent`) sent at ``at``, after the deadlines due
-        before it (unless ``fire_first`` is False: one read late). Raises Rejected, Ignored,
-        or :class:`~dealer.records.NotTaken` (a message the rules leave to be read line by
-        line); nothing changes then."""
+        """Hand the rules an inbound event sent at ``at`` (as :meth:`accept`); raises Rejected,
+        Ignored or :class:`~dealer.records.NotTaken`, and nothing changes then."""
         if fire_first:
             self.fire_due(at, before=True)
         if isinstance(step, MessageTaken):
@@ -350,8 +289,7 @@ class RulesShell:
         self, sender: str, target: str, emoji: str, at: datetime, *, removed: bool = False,
         ref: str | None = None, fire_first: bool = True, id: str | None = None,
     ) -> list[Sent]:
-        """``sender`` adds (or, ``removed``, takes back) ``emoji`` on ``target``, a message id
-        or one of the game's posts (named ``ref`` by the rules)."""
+        """``sender`` adds (or, ``removed``, takes back) ``emoji`` on ``target`` (``ref``: a post's name)."""
         step = ReactionSent(id=id or f"r-{len(self.events)}", sender=sender, channel="#any",
                             sent_at=at, target=target, emoji=emoji, removed=removed,
                             target_ref=ref)
@@ -368,8 +306,7 @@ class RulesShell:
                                          channel="#any", sent_at=at, target=target), at)
 
     def _fresh_state(self) -> Any:
-        """The state for one call, built from its JSON as the real shell does: a rule may
-        change it in place, and a refused step leaves the shell's own copy untouched."""
+        """The state for one call, built from its JSON as the real shell does."""
         return self.rules.State.model_validate(self.state.model_dump(mode="json"))
 
     def send(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> Rejected | None:
@@ -388,11 +325,7 @@ class RulesShell:
             raise AssertionError(f"{line!r} rejected: {exc.what} ({exc.rule})") from exc
 
     def refuse(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> Rejected:
-        """Deliver a line that must be refused and change nothing; return the rejection.
-
-        Deadlines due by ``at`` are fired first only with ``fire_first``, and they must
-        not be due: the check compares everything before and after the delivery.
-        """
+        """Deliver a line that must be refused; check that nothing changed and return the rejection."""
         before = self._snapshot()
         try:
             self.step(actor, line, at, fire_first)

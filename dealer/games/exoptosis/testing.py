@@ -9,24 +9,19 @@ hands and inventories read back the same way.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from dealer.cards import parse_card
 from dealer.games.exoptosis.rules import Exoptosis
 from dealer.ledger import CHIPS, Scope
-from dealer.testing import RulesShell
+from dealer.testing import T0, RulesShell, hours
 
 __all__ = ["HALL", "MATCH", "T0", "MatchShell", "hours", "item"]
 
-T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 HALL = "h1"
 MATCH = "h1-duel-1"
 
-
-def hours(n: float) -> timedelta:
-    """A duration of ``n`` hours."""
-    return timedelta(hours=n)
 
 
 def item(code: str) -> str:

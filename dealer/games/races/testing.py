@@ -13,28 +13,23 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any, Iterable
 
 from dealer.cards import STANDARD_DECK, parse_card
 from dealer.fairness import FairSource
 from dealer.games.races.table import OffToTheRaces
 from dealer.ledger import CHIPS, HOUSE, VOID, player, pool
-from dealer.testing import RulesShell, Sent
+from dealer.testing import T0, RulesShell, Sent, minutes
 
 __all__ = ["CHANNEL", "GAME", "RULES", "SEED", "T0", "RaceShell", "ScriptedSource", "Sent",
            "minutes"]
 
-T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 SEED = "ace5" * 16
 GAME = "race1"
 CHANNEL = "#the-raceway"
 RULES = OffToTheRaces()
 
-
-def minutes(n: float) -> timedelta:
-    """A duration of ``n`` minutes."""
-    return timedelta(minutes=n)
 
 
 @dataclass

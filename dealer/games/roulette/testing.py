@@ -8,18 +8,17 @@ ruleset) set up for roulette, with helpers in the game's terms: phases, chips, t
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
 from dealer.games.base import Context
 from dealer.games.roulette import StationaryRoulette
 from dealer.games.roulette.model import phase_name
 from dealer.ledger import CHIPS
-from dealer.testing import RulesShell, Sent, standalone_context
+from dealer.testing import T0, RulesShell, Sent, hours, standalone_context
 
 __all__ = ["RULES", "SEED", "T0", "Sent", "Shell", "hours", "new_context"]
 
-T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 SEED = "5eed" * 16
 RULES = StationaryRoulette()
 
@@ -77,7 +76,3 @@ def new_context(now: datetime, balances: dict, deadlines: dict) -> Context:
     ctx.deadlines = dict(deadlines)
     return ctx
 
-
-def hours(n: float) -> timedelta:
-    """``n`` hours."""
-    return timedelta(hours=n)
