@@ -1,13 +1,7 @@
-"""The Gilded Hall's card catalogue (RULES GH-2) and the card-name parser.
+"""The Gilded Hall's card catalogue (GH-2) and the card-name parser.
 
-54 rows: Ace (1) to 10, Jack 11, Queen 12, King 12 (as the seed's table says) in hearts,
-diamonds (red) and spades, clubs (black), plus a Red and a Black Joker with no value and
-no suit. Aces, Jacks, Queens, Kings and Jokers are special.
-
-A card is written ``KS`` internally (``10H``, ``RJ``/``BJ`` for the jokers); a holographic
-card is the item ``card:KS:holo``. Players may write ``king of spades``, ``KS``, ``K♠``,
-``10h``, ``ten of hearts``, ``red joker`` and ``holo 7H``.
-"""
+A card is ``KS`` internally (``10H``, ``RJ``/``BJ``), a holographic one the item
+``card:KS:holo``; players may write ``king of spades``, ``K♠``, ``10h``, ``holo 7H``."""
 
 from __future__ import annotations
 
@@ -109,10 +103,7 @@ _HOLO = re.compile(r"^(?:holo|holographic)\s+(.+)$|^(.+?)\s+\((?:holo|holographi
 
 
 def parse_card(text: str) -> tuple[Card, bool]:
-    """Parse a card's name; return ``(card, holographic)``.
-
-    Raises :class:`UnknownCard` with a message that shows the accepted spellings.
-    """
+    """Parse a card's name into ``(card, holographic)``, or :class:`UnknownCard` with the spellings."""
     cleaned = " ".join(text.strip().lower().replace("\ufe0f", "").split())
     holo = False
     match = _HOLO.match(cleaned)

@@ -1,7 +1,4 @@
-"""The one place the shell reads the clock, and helpers for UTC-aware times.
-
-The pure rules never call these: they receive ``now`` from the shell.
-"""
+"""The one place the shell reads the clock, and helpers for UTC-aware times."""
 
 from __future__ import annotations
 
@@ -47,8 +44,7 @@ def format_utc(value: datetime) -> str:
 
 
 def local_zone(name: str) -> ZoneInfo | None:
-    """The zone ``name`` (an IANA name such as ``Europe/Paris``); None for "" or UTC (times
-    are shown in UTC only). Raises ValueError naming it when it is unknown."""
+    """The zone ``name`` (``Europe/Paris``); None for "" or UTC; ValueError when unknown."""
     if not name.strip() or name.strip().upper() == "UTC":
         return None
     try:
@@ -62,12 +58,8 @@ def local_zone(name: str) -> ZoneInfo | None:
 
 
 def format_utc_and_local(value: datetime, zone: ZoneInfo | str | None) -> str:
-    """``2026-12-02 09:02 UTC / 10:02 CET``: the UTC time, then the same instant in ``zone``.
-
-    The local date is written only when it differs from the UTC date; a zone whose
-    abbreviation is only an offset (``+04``) is named instead (``13:02 Asia/Dubai``).
-    Without a zone (or with UTC) it is :func:`format_utc`.
-    """
+    """``2026-12-02 09:02 UTC / 10:02 CET``; the local date only when it differs, the zone's
+    name when its abbreviation is an offset (``13:02 Asia/Dubai``)."""
     if isinstance(zone, str):
         zone = local_zone(zone)
     text = format_utc(value)
@@ -87,11 +79,7 @@ def iso(value: datetime) -> str:
 
 
 def iso_exact(value: datetime) -> str:
-    """ISO-8601 with a ``Z``, to the microsecond when there is a fraction of a second.
-
-    How a message's ``sent_at`` is written (``dealer submit``, the fakes): two messages sent
-    within one second keep their order.
-    """
+    """ISO-8601 with a ``Z``, to the microsecond when there is one: two messages keep their order."""
     value = as_utc(value).replace(tzinfo=None)
     return value.isoformat(timespec="microseconds" if value.microsecond else "seconds") + "Z"
 
@@ -109,28 +97,8 @@ _SPELLED = (
 def format_duration(value: timedelta, *, units: int | None = None, smallest: str = "second") -> str:
     """A duration as people write it: ``1 day``, ``2 hours``, ``1 day 3 h``, ``23 h 59 min``.
 
-    The format (every post and reply uses it, for settings and for relative times):
-
-    - The parts are days, hours, minutes and seconds, largest first; a part that is 0 is
-      never shown (``1 day 5 min``, not ``1 day 0 h 5 min``). Fractions of a second are
-      dropped.
-    - A duration of one part spells its unit out, in the right number: ``1 day``,
-      ``2 days``, ``1 hour``, ``1 minute``, ``45 seconds``.
-    - With two parts or more, days stay spelled out and the smaller units take their
-      symbols, which have no plural: ``1 day 3 h``, ``2 days 1 h 30 min``,
-      ``23 h 59 min``, ``1 min 30 s``.
-    - ``units=N`` keeps the N largest units counted from the first non-zero part and
-      drops (truncates) the rest: with ``units=2``, ``1 day 3 h 20 min`` is ``1 day 3 h``
-      and ``1 day 0 h 20 min`` is ``1 day``. ``smallest`` (``"day"``, ``"hour"``,
-      ``"minute"`` or ``"second"``) drops every smaller unit the same way.
-    - Nothing at all (or less than the smallest unit) is ``0 seconds`` (``0 minutes``...):
-      the one time a 0 is written.
-
-    A negative duration is refused; :func:`format_relative` writes the direction.
-
-    Cached: posts repeat a few durations (a setting, the time left in a phase), and a
-    deadline burst renders the same ones for every game.
-    """
+    No zero part; one part spelled out, several with symbols after the days; ``units`` and
+    ``smallest`` truncate; nothing is ``0 seconds``. Cached: posts repeat a few durations."""
     if value < timedelta(0):
         raise ValueError(f"a duration cannot be negative: {value}")
     names = [unit[0] for unit in _SPELLED]
@@ -157,13 +125,8 @@ def format_duration(value: timedelta, *, units: int | None = None, smallest: str
 
 
 def format_relative(target: datetime, now: datetime) -> str:
-    """``in 23 h 59 min``, ``in 2 days``, ``in 1 day 3 h``, ``1 minute ago``: a time from now.
-
-    The distance is written by :func:`format_duration` to the minute, with at most two
-    units (``units=2``), always rounded down, so a deadline 23 h 59 min 59 s away reads
-    ``in 23 h 59 min`` and never later than it is. Less than a minute reads ``in less
-    than a minute`` / ``less than a minute ago``; exactly now reads ``now``.
-    """
+    """``in 23 h 59 min``, ``1 minute ago``: to the minute, two units, rounded down (never later
+    than it is); ``in less than a minute``, ``now``."""
     seconds = int((as_utc(target) - as_utc(now)).total_seconds())
     if seconds == 0:
         return "now"
@@ -182,20 +145,14 @@ DURATION_FORMS = "24h, 90m, 1h30m or 2d: d days, h hours, m minutes, s seconds"
 FINE_DURATION_FORMS = "10s, 500ms, 1.5s, 90m or 6h: d days, h hours, m minutes, s seconds, ms milliseconds"
 """How a daemon setting's duration is written (fractions allowed), for error messages."""
 MAX_DURATION = timedelta(days=365)
-"""The longest duration dealer takes: a game's deadlines and an admin's moves stay within a
-year (a typo such as ``99999d`` is refused, not scheduled for the 2300s)."""
+"""The longest duration dealer takes (``99999d`` is a typo, refused)."""
 
 
 def parse_duration(
     text: str, longest: timedelta | None = MAX_DURATION, *, fine: bool = False
 ) -> timedelta:
-    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds).
-
-    ``fine``: also fractions and milliseconds (``1.5s``, ``250ms``), as the daemon's own
-    settings take them (a poll interval of 200 ms); a game's durations are whole units.
-    ``M`` is refused, not read as minutes: a host writing ``2M`` may mean months. A
-    duration longer than ``longest`` (a year unless None: no limit) is refused.
-    """
+    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds); ``fine`` also
+    takes ``1.5s`` and ``250ms`` (the daemon's settings). ``M`` is refused: it may mean months."""
     forms = FINE_DURATION_FORMS if fine else DURATION_FORMS
     if "M" in text:
         raise ValueError(f"{text!r}: M could mean minutes or months; write "

@@ -1,23 +1,6 @@
-"""How much a post says: brief (the default) or full (``DEALER_POST_DETAIL``).
-
-A *brief* post or reply says what a player takes in at a glance (the headline, what was
-understood, what is still due and when) and sends the whole record one step away: the
-``receipts`` command, ``dealer game show`` and the status page. A *full* post is the complete
-text every post carried before (every receipt, salt and sealed text inline), for
-communities that archive their posts.
-
-The detail is chosen per post: a route may name its own (``#forum=dir:var/forum|bbcode|detail=full``,
-docs/ROUTES.md); a post whose route names none takes ``DEALER_POST_DETAIL``. A private post
-takes the ``pm`` route's, like its delivery (:meth:`PostDetail.for_post`).
-
-``DEALER_WEB_URL`` is the status page's public address: a brief post links the game's page
-and the round's anchor there (``{DEALER_WEB_URL}/games/ID#round-3``) instead of printing
-the hashes inline.
-
-The shell sets the policy once it has read its settings (:func:`set_post_detail`), as it
-sets the fairness address; until then posts are brief and link nowhere. This module is a
-helper: it knows nothing of the store or of any transport.
-"""
+"""How much a post says: brief (the default: the headline, what was understood, what is due,
+the rest one ``receipts`` or status page away) or full (``DEALER_POST_DETAIL``, or a
+route's ``|detail=``). Set by the shell with its settings (:func:`set_post_detail`)."""
 
 from __future__ import annotations
 

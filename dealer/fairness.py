@@ -1,22 +1,8 @@
-"""Provably fair randomness (RULES GH-40).
+"""Provably fair randomness (GH-40): every random outcome comes from a :class:`FairSource`.
 
-Every random outcome in dealer comes from a :class:`FairSource`. Before a game (or a
-Gilded Hall phase) starts, dealer publishes ``commitment = SHA-256(server_seed)``. Players
-may add client seeds. Draw number ``counter`` is::
-
-    client = SHA-256("\\n".join(client_seeds))            (hex; of "" when there are none)
-    digest = HMAC-SHA256(key=server_seed, msg=f"{client}:{counter}")
-    value  = int(digest, 16)                               (a 256-bit integer)
-
-To pick uniformly among ``n`` outcomes, ``value`` is rejected (and the next counter tried)
-while ``value >= (2**256 // n) * n``; otherwise the outcome is ``value % n``. When the game
-or phase ends, dealer reveals ``server_seed``, and anyone can recompute every draw with
-the standalone script ``dealer/fairness_check.py`` (``dealer fairness-script`` prints it;
-docs/FAIRNESS.md explains it).
-
-This module is pure: it holds no global state and never reads the clock or the OS
-entropy pool; the shell hands it a seed made by :func:`new_server_seed`.
-"""
+Draw ``counter`` is ``HMAC-SHA256(server_seed, f"{SHA-256(client seeds)}:{counter}")``,
+made uniform over ``n`` outcomes by rejection; docs/FAIRNESS.md gives the procedure and
+``dealer/fairness_check.py`` recomputes it. Pure: the shell hands it its seeds."""
 
 from __future__ import annotations
 
@@ -55,11 +41,7 @@ def raw_value(server_seed: str, client: str, counter: int) -> int:
 
 
 def uniform(server_seed: str, client: str, counter: int, n: int) -> tuple[int, int]:
-    """Draw an integer in ``[0, n)`` starting at ``counter``; return ``(result, next_counter)``.
-
-    Rejection sampling keeps the result exactly uniform: a value in the top, incomplete
-    block of size ``2**256 % n`` is thrown away and the next counter is tried.
-    """
+    """An integer in ``[0, n)`` from ``counter`` on, and the next counter (rejection keeps it uniform)."""
     if n < 1:
         raise ValueError("a draw needs at least one outcome")
     limit = (_SPACE // n) * n
@@ -71,11 +53,7 @@ def uniform(server_seed: str, client: str, counter: int, n: int) -> tuple[int, i
 
 
 def secret(server_seed: str, label: str) -> str:
-    """A secret derived from the server seed (e.g. a receipt salt), as 64 hex digits.
-
-    It stays secret until the seed is revealed, and is reproducible afterwards:
-    ``HMAC-SHA256(server_seed, "secret:" + label)``. It is not a draw.
-    """
+    """A secret derived from the seed (a receipt salt): ``HMAC-SHA256(server_seed, "secret:" + label)``."""
     return hmac.new(
         server_seed.encode("utf-8"), f"secret:{label}".encode("utf-8"), hashlib.sha256
     ).hexdigest()
@@ -95,10 +73,7 @@ class Draw:
 
 @dataclass
 class FairSource:
-    """The random source of one game's current epoch (a game, or one Hall phase).
-
-    ``draws`` collects every draw made through this object, for the shell to record.
-    """
+    """The random source of one game's current epoch; ``draws`` collects its draws for the shell."""
 
     server_seed: str
     client_seeds: list[str] = field(default_factory=list)
@@ -151,10 +126,7 @@ class FairSource:
         return secret(self.server_seed, label)
 
     def rotate(self) -> str:
-        """End this epoch and start the next with a fresh seed; return the retired seed.
-
-        The retired seed is kept in ``retired`` for the shell to reveal.
-        """
+        """End this epoch and start the next with a fresh seed; return the retired one (to reveal)."""
         if self.seed_factory is None:
             raise RuntimeError("this source cannot rotate: no seed factory was given")
         old = self.server_seed

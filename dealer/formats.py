@@ -1,33 +1,10 @@
-"""Formats: a post rendered for its destination, and split to the destination's limit.
+"""Formats: a post rendered for its destination (``markdown``, ``discord``, ``bbcode``,
+``plain``), and split to the destination's limit (docs/ROUTES.md).
 
-A post's stored body is dealer's own markup: the Markdown subset the templates write
-(``**bold**``, ``*italic*``, `` `code` ``, fenced blocks) in which every player-chosen
-value has been made inert by :func:`dealer.text.escape_post` (markup characters
-backslash-escaped, a word joiner after every ``@``). A format reads that markup with a
-small tokenizer, so it always knows which characters are dealer's markup and which are a
-player's text, and writes it for one kind of destination:
-
-``markdown``  the stored body unchanged (the directory outbox, Discourse later).
-``discord``   Markdown, with every absolute time the templates print (``2026-12-01 10:00
-              UTC``, and its ``(in 2 h)`` after it) made a Discord timestamp tag
-              (``<t:UNIX:F> (<t:UNIX:R>)``) that every reader sees in their own time zone;
-              split at 2,000 characters.
-``bbcode``    for classic forums (a human pastes it): ``[b]``, ``[i]``, ``[code]``; every
-              other ``[`` gets a word joiner after it, so no player text opens a tag.
-``plain``     plain text (e-mail, ``stdout``): markup dropped, escapes undone.
-
-Interpretation (chosen here, tested in tests/unit/test_formats.py): a player's text that
-reads exactly like one of dealer's times (``2026-12-01 10:00 UTC``) also becomes a Discord
-timestamp of that same instant. It shows the same time, in the reader's zone, and can
-mention or format nothing; telling it apart would need a marker in every stored body.
-
-Splitting (:func:`split`): a post longer than its destination's limit is cut at line
-boundaries, preferring blank lines between paragraphs. A *table* never is: consecutive
-rows that begin with the same non-letter character (``- `` lists, ``|`` tables, the race's
-bars), with at most single blank lines between them, and fenced code blocks stay in one
-part. Only a single block longer than the limit is cut inside (at its lines, a fence closed
-and opened again around the cut; a single line longer than the limit at a space).
-"""
+A stored body is dealer's Markdown subset with every player value escaped; a small
+tokenizer tells dealer's markup from a player's text. Interpretation (tested): a player's
+text that reads exactly like one of dealer's times also becomes a Discord timestamp of
+that instant; it can mention or format nothing."""
 
 from __future__ import annotations
 
@@ -49,8 +26,7 @@ WORD_JOINER = "\u2060"
 
 def _convert(body: str, bold: tuple[str, str], italic: tuple[str, str], code: tuple[str, str],
              fence: tuple[str, str], escape: "dict[str, str]", bracket: str) -> str:
-    """Rewrite dealer's markup token by token; ``escape`` maps a literal (player) character
-    to how this format writes it, ``bracket`` is how an unescaped ``[`` is written."""
+    """Rewrite dealer's markup token by token; ``escape`` writes a player's literal character."""
     out: list[str] = []
     state = {"bold": False, "italic": False, "code": False, "fence": False}
     pos = 0
@@ -86,15 +62,13 @@ def _convert(body: str, bold: tuple[str, str], italic: tuple[str, str], code: tu
 
 
 def to_plain(body: str) -> str:
-    """Plain text: bold and italic marks dropped, escapes undone; inline code keeps its
-    backticks (a command to type) and a fence its lines."""
+    """Plain text: marks dropped, escapes undone; code keeps its backticks (a command to type)."""
     text = _convert(body, ("", ""), ("", ""), ("`", "`"), ("", ""), {}, "[")
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
 def to_bbcode(body: str) -> str:
-    """BBCode: ``[b]``, ``[i]``, ``[code]``; any other ``[`` (a player's, or a template's
-    plain bracket) is followed by a word joiner so it can open no tag."""
+    """BBCode; any other ``[`` is followed by a word joiner so it can open no tag."""
     inert = "[" + WORD_JOINER
     return _convert(body, ("[b]", "[/b]"), ("[i]", "[/i]"), ("[font=monospace]", "[/font]"),
                     ("[code]", "[/code]"), {"[": inert}, inert)
@@ -110,8 +84,7 @@ _UTC_TIME = re.compile(
 
 
 def discord_timestamps(body: str) -> str:
-    """Each ``YYYY-MM-DD HH:MM UTC`` becomes ``<t:UNIX:F>``; a relative time in brackets
-    right after it becomes ``(<t:UNIX:R>)``, which Discord keeps up to date."""
+    """``YYYY-MM-DD HH:MM UTC`` becomes ``<t:UNIX:F>``, a relative time after it ``(<t:UNIX:R>)``."""
 
     def tag(match: re.Match[str]) -> str:
         when = datetime.strptime(match.group("time"), "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
@@ -151,8 +124,8 @@ def _row_mark(line: str) -> str | None:
 
 
 def _cut_points(lines: list[str]) -> tuple[set[int], set[int]]:
-    """Where a part may begin: before which lines (indexes) a cut is allowed, and of those
-    the paragraph starts (after a blank line), which are preferred."""
+    """Before which lines a cut is allowed, and of those the paragraph starts (preferred): a
+    table (rows starting with one non-letter) and a fence stay whole."""
     allowed: set[int] = set()
     paragraph: set[int] = set()
     in_fence = False
@@ -192,11 +165,8 @@ def _hard_pieces(line: str, limit: int) -> list[str]:
 
 
 def split(text: str, limit: int) -> list[str]:
-    """``text`` in parts of at most ``limit`` characters, in order, each part exactly the
-    lines it holds (blank lines at a cut dropped). Cuts fall only where
-    :func:`_cut_points` allows, at the last paragraph start that fits, else the last
-    allowed line; a block that cannot fit whole (a table or a fence longer than ``limit``)
-    is cut at its own lines, a fence closed and opened again around the cut."""
+    """``text`` in parts of at most ``limit`` characters, cut at the last allowed line that
+    fits; a block too long for one part is cut at its own lines (a fence closed and reopened)."""
     text = text.strip("\n")
     if len(text) <= limit:
         return [text]

@@ -1,24 +1,9 @@
 """The ledger: every movement of a currency or an item is an entry between two accounts.
 
-Accounts are strings: ``player:alice``, ``house`` (the casino: the LGT, the Croupier),
-``void`` (where removed chips go), ``mint`` (where new items come from) and
-``pool:GAME`` (chips held by a table). Items are strings too: ``chips``, ``vertebrae``,
-``card:KS``, ``card:KS:holo``, ``pack:handy``. Only ``mint`` may go below zero: what it
-has issued is minus its balance, so the total of every item over all accounts is always
-zero and nothing is ever created or lost by accident.
-
-A **scope** keeps a set of accounts apart from every other (GH-1: a Hall cycle's
-inventories are its own). A scoped account is the scope's name, ``/``, then the account:
-``hall1/player:alice``, ``hall1/house``, ``hall1/void``, ``hall1/pool:hall1-duel-1``. The
-scope is the game's id (a game id has neither ``/`` nor ``:``), and a child game (an
-Exoptosis match of a cycle) keeps its accounts in its parent's scope. Accounts outside any
-scope (the wallets roulette and races use) are the *global* scope. The mint belongs to no
-scope: it issues into any of them. Every other transfer stays within one scope
-(:class:`ScopeCrossing` otherwise), so chips held in one scope can never reach another.
-
-:class:`Ledger` is the pure, in-memory view a rule works with: it reads balances from a
-snapshot, stages transfers, and refuses any that would make a balance negative.
-"""
+Accounts: ``player:alice``, ``house``, ``void``, ``mint``, ``pool:GAME``; a scoped one is
+prefixed by its scope, a game's id (``hall1/player:alice``: GH-1, a Hall cycle's
+inventories are its own). Only ``mint`` may go below zero, so every item sums to zero over
+all accounts; only the mint gives across scopes (:class:`ScopeCrossing`)."""
 
 from __future__ import annotations
 
@@ -46,8 +31,7 @@ SCOPE_MARK = "/"
 
 
 def scoped(scope: str | None, account: str) -> str:
-    """``account`` inside ``scope`` (``hall1/player:alice``); unchanged for the global scope
-    (None) and for the mint, which belongs to no scope."""
+    """``account`` inside ``scope`` (``hall1/player:alice``); the mint belongs to no scope."""
     if scope is None or account == MINT:
         return account
     if not scope or SCOPE_MARK in scope or ":" in scope:
@@ -56,21 +40,14 @@ def scoped(scope: str | None, account: str) -> str:
 
 
 def scope_of(account: str) -> str | None:
-    """The scope ``account`` lives in; None for the global scope (and the mint).
-
-    A scope name has no ``:``, so ``player:a/b`` (a player whose name holds a ``/``) is a
-    global account, not one of scope ``player:a``.
-    """
+    """The scope ``account`` lives in, or None (a scope name has no ``:``: ``player:a/b`` is global)."""
     head, mark, _ = account.partition(SCOPE_MARK)
     return head if mark and ":" not in head else None
 
 
 @dataclass(frozen=True)
 class Scope:
-    """The accounts of one scope: what a game's rules use for players, house, void, pools.
-
-    ``Scope()`` (name None) is the global scope, whose accounts are the plain ones.
-    """
+    """The accounts of one scope, for a game's rules; ``Scope()`` is the global one."""
 
     name: str | None = None
 
@@ -141,8 +118,7 @@ class Transfer:
 
 
 class BalanceSource(Protocol):
-    """Where a :class:`Ledger` reads the balances its snapshot does not hold (the shell's
-    store), the first time a rule looks at them."""
+    """Where a :class:`Ledger` reads a balance its snapshot lacks (the store), on first use."""
 
     def balance(self, account: str, item: str) -> int:
         """What ``account`` holds of ``item`` (0 for an account the step may not touch)."""
@@ -153,18 +129,12 @@ class BalanceSource(Protocol):
 
 @dataclass
 class Ledger:
-    """Balances read from a snapshot plus the transfers staged by the current step.
-
-    With a ``source``, a balance the snapshot does not hold is read from it on first use,
-    so a step reads only what its rules look at: a member's hundred kinds of cards cost
-    nothing to a step that only looks at chips.
-    """
+    """Balances from a snapshot (or, on first use, a ``source``) plus the step's staged transfers."""
 
     balances: dict[tuple[str, str], int] = field(default_factory=dict)
     staged: list[Transfer] = field(default_factory=list)
     read: dict[tuple[str, str], int] = field(default_factory=dict)
-    """The opening balance of every ``(account, item)`` the step looked at, before its own
-    transfers: what a replay of the step must be given (every transfer reads first)."""
+    """The opening balance of every ``(account, item)`` the step looked at: what its replay is given."""
     source: BalanceSource | None = None
     whole: set[str] = field(default_factory=set)
     """Accounts whose every item is in ``balances`` already (read from the source)."""
@@ -215,11 +185,8 @@ class Ledger:
                     for item, amount in items.items()})
 
     def move(self, source: str, target: str, item: str, amount: int, memo: str = "") -> int:
-        """Stage a transfer; refuse one that would make ``source`` negative, or one between
-        two scopes that does not come from the mint (:class:`ScopeCrossing`).
-
-        A zero amount stages nothing. Returns the amount moved.
-        """
+        """Stage a transfer and return the amount moved; refuse one that would make ``source``
+        negative, or cross scopes other than from the mint."""
         if amount < 0:
             raise ValueError(f"a transfer moves a positive amount, not {amount}")
         if source != MINT and target != MINT and scope_of(source) != scope_of(target):

@@ -1,21 +1,6 @@
-"""The pure half of a step: run its input through the rules, and turn what the step's
-:class:`~dealer.games.base.Context` collected into the records that are kept.
-
-Three callers share these functions, so they cannot drift apart:
-
-- the real shell (:func:`dealer.shell.steps.run_step`) writes the records to the store in the
-  step's transaction;
-- the in-memory shell (:class:`dealer.testing.RulesShell`) keeps them in memory;
-- the replay (:mod:`dealer.replay`) rebuilds a game from its stored step inputs and
-  compares what it gets with what the store holds.
-
-:func:`perform` is what a step input does (create the game, handle a command or a whole
-message, an edit, a deletion or a reaction, fire a deadline, add a client seed, grant an
-item into the game's inventories, hear that a child game ended); :func:`collect` turns the context's effects into a
-:class:`StepRecords`: the new state, the transfers, the history events (the completed
-input first), the deadline changes, the fair source's changes and the post drafts.
-This module is pure: no store, clock or network.
-"""
+"""The pure half of a step: run its input through the rules (:func:`perform`) and turn what
+its context collected into the records kept (:func:`collect`). The real shell, the
+in-memory shell and the replay share these, so they cannot drift apart."""
 
 from __future__ import annotations
 
@@ -62,12 +47,8 @@ class NotTaken(Exception):
 def perform(
     rules: Rules, ctx: Context, state: GameState | None, step: StepInput, command: Any = None
 ) -> GameState:
-    """Run ``step`` through ``rules`` on ``state`` (None for a game being created).
-
-    ``command`` is the parsed command of a :class:`~dealer.history.CommandSent` when the
-    caller has parsed its line already. Raises :class:`~dealer.games.base.Rejected` when
-    the rules refuse the step.
-    """
+    """Run ``step`` through ``rules`` on ``state`` (None for a game being created); ``command``:
+    its line already parsed. Raises Rejected when the rules refuse it."""
     if isinstance(step, GameCreated):
         settings = rules.Settings.model_validate(step.settings)
         return rules.start(ctx, list(step.players), settings, step.start)
@@ -127,12 +108,8 @@ def perform(
 
 @dataclass(frozen=True)
 class FairMark:
-    """Where a game's fair source stood when a step began.
-
-    ``draws`` and ``retired`` count the entries the source object already held (the
-    shell makes a fresh source per step, so both are 0 there; a long-lived fake's source
-    keeps them).
-    """
+    """Where a game's fair source stood when a step began (``draws`` and ``retired``: entries
+    its object already held, 0 in the shell's fresh one)."""
 
     epoch: int
     counter: int
@@ -191,26 +168,21 @@ class StepRecords:
     players: list[str]
     transfers: list[Transfer]
     input: tuple[str, dict[str, Any]]
-    """The step's input as stored, ``(type, data)``, completed with the balances the step
-    read and the fair source's position: the first history entry."""
+    """The step's input as stored, completed with what it read: the first history entry."""
     history: list[HistoryEvent]
-    """The history entries after it: the rules' events, the child games opened, the
-    deadline changes and the fair source's."""
+    """The history entries after it: the rules' events, children, deadline and fair-source changes."""
     deadlines: list[DeadlineChange]
     fair: FairChanges
     posts: list[PostDraft]
 
     @cached_property
     def state(self) -> dict[str, Any]:
-        """The new state as stored (JSON), dumped when first asked for: the shell writes
-        the text of :attr:`new_state` instead (``model_dump_json``, which costs a third of
-        dumping it and encoding the result)."""
+        """The new state's JSON, dumped only when asked: the shell writes ``model_dump_json``'s text."""
         return self.new_state.model_dump(mode="json")
 
     @cached_property
     def events(self) -> list[tuple[str, dict[str, Any]]]:
-        """The history entries as stored, ``(type, data)``: :attr:`input`, then
-        :attr:`history` (dumped when first asked for; the shell writes their text)."""
+        """The history entries as stored, ``(type, data)``: :attr:`input` then :attr:`history`."""
         return [self.input, *(event.stored() for event in self.history)]
 
 
@@ -222,11 +194,7 @@ def collect(
     pending: Mapping[str, datetime],
     fair: FairMark,
 ) -> StepRecords:
-    """The records of an accepted step, from the context its rules worked on.
-
-    ``pending`` are the game's pending deadlines when the step began (a fired deadline
-    no longer among them) and ``fair`` the fair source's mark then.
-    """
+    """The records of an accepted step; ``pending`` and ``fair`` as they stood when it began."""
     # The input, completed with what the step read from outside the history.
     completed = step.data()
     completed.update(balances=ctx.ledger.opening_reads(), epoch=fair.epoch, counter=fair.counter)
@@ -254,11 +222,8 @@ def collect(
 def deadline_changes(
     changes: Mapping[str, datetime | None], pending: Mapping[str, datetime]
 ) -> tuple[list[DeadlineChange], list[HistoryEvent]]:
-    """The deadline rows to create, move or cancel, and the events that record them.
-
-    Cancelling a deadline that is not pending, or setting one to the time it has, changes
-    nothing and records nothing.
-    """
+    """The deadline rows to create, move or cancel, and their events (a change that changes
+    nothing records nothing)."""
     result: list[DeadlineChange] = []
     events: list[HistoryEvent] = []
     for name, when in changes.items():
@@ -287,12 +252,8 @@ def apply_deadlines(pending: dict[str, datetime], changes: list[DeadlineChange])
 def fair_changes(
     rng: FairSource, before: FairMark, finished: bool
 ) -> tuple[FairChanges, list[HistoryEvent]]:
-    """What the step did to the fair source, and the events that record it (GH-40).
-
-    The step's draws are recorded with their counters; an epoch ended by rotation is
-    revealed and the next one's commitment published; a game that finished reveals its
-    current epoch's seed (once).
-    """
+    """The step's draws, an epoch rotated (revealed, the next committed) or a finished game's
+    seed revealed once, and their events (GH-40)."""
     changes = FairChanges(draws=rng.draws[before.draws:], retired=rng.retired[before.retired:])
     events: list[HistoryEvent] = []
     if changes.draws:

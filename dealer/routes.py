@@ -1,41 +1,9 @@
-"""Routes: which transport serves which game channel (``DEALER_ROUTES``).
+"""Routes: which transport serves which game channel (``DEALER_ROUTES``, docs/ROUTES.md).
 
-A route maps a game channel name (``#the-raceway``, ``#game-actions``, ``pm``, ...) to a
-*destination*, written ``KIND:ARGUMENT``:
-
-==========================  ==========================================================
-``discord:channel/ID``      a Discord text channel (posts go there, messages come from it)
-``discord:dm``              Discord direct messages (only for ``pm``)
-``discord:webhook``         a Discord webhook (``DEALER_DISCORD_WEBHOOK_URL``), public posts only
-``dir:PATH``                the directory outbox (the embedded default)
-``stdout``                  printed
-``memory``                  kept in memory (tests, ``dealer demo``)
-==========================  ==========================================================
-
-``email``                   mailed through ``DEALER_SMTP_SERVER`` (docs/EMAIL.md): a channel's
-                            public posts to the list ``DEALER_EMAIL_LIST``, or
-                            ``email:LIST_ADDRESS`` to that address; ``pm=email``: private posts
-``discourse``               Discourse (docs/DISCOURSE.md): a channel's posts in its topic
-                            (``discourse:topic/ID``, or ``DEALER_DISCOURSE_TOPICS``);
-                            ``pm=discourse``: private posts as Discourse PMs
-
-The setting is a list of ``CHANNEL=DESTINATION`` separated by ``;`` or new lines; ``*`` names
-the default route (else ``DEALER_PUBLISH``, itself ``dir:HOME/outbox`` by default). A
-destination may name its format after ``|``: ``#forum=dir:var/forum|bbcode``. Every
-destination kind has a default format (:data:`DEFAULT_FORMATS`). It may also name its posts'
-detail, ``|detail=full`` or ``|detail=brief`` (else ``DEALER_POST_DETAIL``; dealer/detail.py).
-
-A private post (one with a recipient) takes the ``pm`` route, or the default one. A
-recipient written as an account (``discord:80351110224678912``: someone not yet linked to a
-player) is sent to that platform's direct messages whatever the routes say. A player with no
-account on the ``pm`` route's platform gets the default route instead
-(:meth:`RouteTable.for_post`).
-
-Incoming, a platform reads the same table backwards: a message in a routed Discord channel
-is a message in that game channel (:meth:`RouteTable.channel_of`); a DM is in ``pm``.
-
-This module is a helper: it knows nothing of the store or of any transport's code.
-"""
+``CHANNEL=KIND:ARGUMENT[|FORMAT][|detail=...]`` separated by ``;`` or lines; ``*`` is the
+default route (else ``DEALER_PUBLISH``). A private post takes the ``pm`` route, or the
+default one for a player with no account on its platform; a recipient written as an
+account goes to that platform's direct messages. A helper: no store, no transport."""
 
 from __future__ import annotations
 
@@ -54,9 +22,8 @@ DEFAULT = "*"
 ACCOUNT = re.compile(
     r"^(?P<platform>[a-z]+):(?P<id>\d{1,20}|[^@\s:,]+@[^@\s:,]+|(?<=discourse:)[\w.\-]{1,60})$"
 )
-"""A recipient or sender written as a platform account: ``discord:80351110224678912`` (a
-Discord user id), ``email:alice@example.org``, ``discourse:alice_w`` (a Discourse username:
-what Discourse addresses a PM to; its letters, digits, ``_``, ``.`` and ``-``)."""
+"""A recipient or sender written as a platform account: ``discord:ID``, ``email:ADDRESS``,
+``discourse:USERNAME``."""
 _TOPIC = re.compile(r"^topic/(\d{1,12})$")
 _CHANNEL_ID = re.compile(r"^channel/(\d{1,20})$")
 
@@ -67,8 +34,7 @@ class BadRoute(ValueError):
 
 @dataclass(frozen=True)
 class Destination:
-    """Where a route leads: ``kind`` (``discord``, ``dir``...), its argument, its format,
-    and its posts' detail when the route names one (``brief``/``full``; None: the setting's)."""
+    """Where a route leads: kind, argument, format, and its posts' detail (None: the setting's)."""
 
     kind: str
     arg: str
@@ -98,8 +64,7 @@ class Destination:
 
 
 def parse_destination(text: str) -> Destination:
-    """``discord:channel/123``, ``dir:var/outbox|bbcode``, ``dir:var/forum|bbcode|detail=full``,
-    ``stdout``...; raise :class:`BadRoute`."""
+    """``discord:channel/123``, ``dir:var/forum|bbcode|detail=full``, ``stdout``...; or :class:`BadRoute`."""
     spec, _, options = text.strip().partition("|")
     fmt, detail = _options(text, options)
     kind, _, arg = spec.strip().partition(":")
@@ -132,8 +97,7 @@ def parse_destination(text: str) -> Destination:
 
 
 def _options(text: str, options: str) -> tuple[str, str | None]:
-    """A destination's format and detail, from what follows its first ``|``
-    (``bbcode``, ``detail=full``, ``bbcode|detail=full``, in any order)."""
+    """A destination's format and detail, from what follows its first ``|``, in any order."""
     fmt, detail = "", None
     for option in (o.strip().lower() for o in options.split("|")) if options else ():
         name, sep, value = (part.strip() for part in option.partition("="))
@@ -161,9 +125,7 @@ class RouteTable:
         return self.routes.get(channel, self.default)
 
     def for_post(self, channel: str, recipient: str | None, accounts: dict[str, str]) -> Destination:
-        """The destination of a post: public by its channel; private by the ``pm`` route,
-        unless the recipient has no account on that route's platform (the default route
-        then), or is itself an account (that platform's direct messages)."""
+        """The destination of a post: public by its channel, private by the ``pm`` route (see the module)."""
         if recipient is None:
             return self.for_channel(channel)
         account = ACCOUNT.match(recipient)
@@ -234,9 +196,7 @@ class RouteTable:
 
 
 def parse_routes(text: str, default: str) -> RouteTable:
-    """The table of ``DEALER_ROUTES`` (``CHANNEL=DEST`` separated by ``;`` or lines), with
-    ``default`` (``DEALER_PUBLISH``) as its default unless ``*`` is routed; raise
-    :class:`BadRoute` naming the entry at fault."""
+    """The table of ``DEALER_ROUTES`` over ``default`` (``DEALER_PUBLISH``); :class:`BadRoute` names the entry."""
     table = RouteTable(default=parse_destination(default))
     for raw in re.split(r"[;\n]", text or ""):
         entry = raw.strip()
@@ -261,9 +221,7 @@ def parse_routes(text: str, default: str) -> RouteTable:
 
 
 def post_detail_policy(detail: str, routes: str, publish: str, web_url: str) -> PostDetail:
-    """The posts' detail under ``DEALER_POST_DETAIL``, ``DEALER_ROUTES`` (each route's
-    ``detail=``), ``DEALER_PUBLISH`` and ``DEALER_WEB_URL``. Routes that do not parse name no
-    detail here: the command that needs them reports them (``dealer routes``, the daemon)."""
+    """The posts' detail from the settings; routes that do not parse are reported elsewhere."""
     try:
         details = parse_routes(routes, publish).details()
     except BadRoute:

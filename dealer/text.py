@@ -1,10 +1,5 @@
-"""Player text in and out: clean what arrives, escape what is published.
-
-Player-chosen text (horse names, proposals, quoted command lines) is data. Every value a
-template interpolates passes through :func:`escape_post` (the Jinja environment applies
-it automatically), so it can never format a post, mention everyone, ping a role or user,
-or open a link or BBCode tag.
-"""
+"""Player text in and out: clean what arrives, escape what is published (every value a
+template prints goes through :func:`escape_post`)."""
 
 from __future__ import annotations
 
@@ -23,10 +18,7 @@ _SPACES = re.compile(r" {2,}")
 
 
 def clean_line(text: str) -> str:
-    """Drop control and invisible characters and squeeze runs of spaces.
-
-    Keeps every printable character, in any script; tabs become spaces.
-    """
+    """Drop control and invisible characters and squeeze runs of spaces (tabs become spaces)."""
     if not (text.isascii() and text.isprintable()):
         # Printable ASCII (nearly every line) has no control character, invisible one or tab.
         text = _INVISIBLE.sub("", text.replace("\t", " "))
@@ -50,10 +42,8 @@ _SPECIAL_LINE_START = re.compile(r"^(?:[#+\-=]|\d+\.)", re.MULTILINE)
 
 
 def _needs_escape(text: str) -> bool:
-    """Whether ``text`` holds anything :func:`escape_post` changes. Two plain searches,
-    the line starts only looked at where a line can start with one: one search with
-    line-start alternatives costs the regex engine several times as much per character
-    (every value a post prints is tested)."""
+    """Whether :func:`escape_post` would change ``text``: two plain searches cost less than one
+    with line-start alternatives (every value a post prints is tested)."""
     if _SPECIAL_CHAR.search(text):
         return True
     first = text[:1]
@@ -63,11 +53,7 @@ def _needs_escape(text: str) -> bool:
 
 
 def escape_post(value: object) -> str:
-    """Make ``value`` inert in Discord markdown, forum markdown and BBCode.
-
-    Markup characters are backslash-escaped and every ``@`` gets a zero-width joiner after
-    it, so ``@everyone``, ``@here`` and ``<@123>`` are shown but mention nobody.
-    """
+    """Make ``value`` inert in Discord markdown, forum markdown and BBCode; ``@`` mentions nobody."""
     text = str(value)
     if not _needs_escape(text):
         return text  # the common case: plain words and numbers need nothing
@@ -78,13 +64,7 @@ def escape_post(value: object) -> str:
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
-    """A count with its noun in the right number: ``1 chip``, ``0 chips``, ``2 chips``.
-
-    The plural form is ``singular + "s"`` unless given: ``plural(3, "vertebra",
-    "vertebrae")``. Only 1 and -1 take the singular (English says "0 chips", "1 chip").
-    Every post and reply that prints a count next to a noun goes through this function
-    (the templates through the ``plural`` filter), so none says "1 rounds".
-    """
+    """``1 chip``, ``0 chips``, ``2 chips``: only 1 and -1 take the singular."""
     word = singular if abs(count) == 1 else (plural_form or singular + "s")
     return f"{count} {word}"
 
@@ -114,12 +94,8 @@ class BadName(ValueError):
 
 
 def player_name(text: str) -> str:
-    """The name as dealer shows it: ``text`` checked, with each run of spaces made one space.
-
-    Raises :class:`BadName` for an empty name, one longer than 64 characters, or one holding
-    a control, format or invisible character (tab, newline, zero-width space, bidirectional
-    marks), an unassigned code point, '@' or ','.
-    """
+    """The name as dealer shows it, spaces squeezed; :class:`BadName` for an empty or too long
+    name, or one with an invisible or control character, '@' or ','."""
     for ch in text:
         if unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp"):
             raise BadName(
@@ -139,12 +115,7 @@ def player_name(text: str) -> str:
 
 
 def player_key(name: str) -> str:
-    """The key a name is looked up by: NFKC, case folded, NFKC again, spaces squeezed.
-
-    ``Alice``, ``ALICE``, ``ａｌｉｃｅ`` (full width) and ``alice`` share a key; so do
-    ``Thunder  Bob`` and ``Thunder\\u00a0Bob``. Invisible characters are kept, so a name
-    carrying one matches no registered player.
-    """
+    """The key a name is looked up by: NFKC, case folded, NFKC again, spaces squeezed."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     return _SPACES.sub(" ", folded).strip()
 
@@ -173,31 +144,15 @@ _DIGRAPHS = (("rn", "m"), ("vv", "w"))
 
 
 def look_alike_keys(name: str) -> frozenset[str]:
-    """Two names a player could mistake for each other share one of these keys.
-
-    The rule: map every character drawn like a Latin letter or digit to it (Cyrillic 'а'
-    is 'a'; capital I, 1 and | are 'l'; 0 is 'o'; dashes are '-', curly quotes straight),
-    then take :func:`player_key` (case, width, spaces), map again, drop accents and other
-    combining marks, and read "rn" as "m" and "vv" as "w". This is done once on the name as
-    written and once on its key, so capitals are judged by their shape and two names with
-    one key always share a look-alike key. ``alice``, ``аlice`` (Cyrillic а), ``Alicé``,
-    ``AIice`` (capital i) and ``ALICE`` look alike; ``Alice B`` and ``AliceB`` do not.
-
-    Each player's keys are stored (table ``player_look_alikes``, migration 0012): a change
-    to this rule needs a migration computing them again.
-    """
+    """Two names a player could mistake for each other share one of these keys: letters drawn
+    alike mapped to one, :func:`player_key`, accents dropped, "rn" read "m", "vv" "w".
+    Stored per player (``player_look_alikes``): a change to this rule needs a migration."""
     return frozenset({_skeleton(unicodedata.normalize("NFKC", name)), _skeleton(player_key(name))})
 
 
 def account_problem(account_id: str) -> str | None:
-    """Why a platform account id (an e-mail address, a username) cannot be what its owner
-    types, or None.
-
-    An account is matched character for character against what the platform reports, so
-    one holding an invisible character (a zero-width space or word joiner a copy picked
-    up) or a letter drawn like a Latin one (Cyrillic 'о', full-width 'ａ') never matches the
-    sender it was meant for.
-    """
+    """Why a platform account id cannot be what its owner types (an invisible character, a
+    letter drawn like a Latin one), or None: accounts are matched character for character."""
     for ch in account_id:
         if unicodedata.category(ch)[0] in "CZ" and ch != " ":
             return f"it contains the invisible character U+{ord(ch):04X}"
