@@ -1,9 +1,4 @@
-"""A game's deadline history as people read it: one sentence per event, to the minute.
-
-The store keeps the shell's own records (``deadline.set``, ``deadline.fired``,
-``admin.override`` ... with their exact times); the status page shows them as
-``round-3 set for 2026-12-05 12:00 UTC``. Pure: it reads the events the views hand it.
-"""
+"""A game's deadline history as people read it: one sentence per event, to the minute. Pure."""
 
 from __future__ import annotations
 
@@ -34,8 +29,7 @@ _SENTENCES = {
 
 
 def sentence(event: dict[str, Any]) -> str:
-    """What happened, as a sentence (an event of the history view: ``type`` and its fields);
-    an event this page does not know is named by its type, words apart."""
+    """What happened, as a sentence; an unknown event is named by its type."""
     describe = _SENTENCES.get(event["type"])
     if describe is None:
         return event["type"].replace(".", " ").replace("_", " ")
@@ -43,6 +37,5 @@ def sentence(event: dict[str, Any]) -> str:
 
 
 def lines(history: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Each event of a game's history: its exact time (``at``, for the page's ``<time>``),
-    the minute it happened (``when``) and what happened (``text``)."""
+    """Each event's exact time (``at``), its minute (``when``) and what happened (``text``)."""
     return [{"at": h["at"], "when": _time(h["at"]), "text": sentence(h)} for h in history]

@@ -1,9 +1,5 @@
-"""``dealer demo``: a whole Stationary Roulette game, scripted players, accelerated time.
-
-It runs the real daemon pass (store, inbox, rules, scheduler rows, templates, outbox) on a
-throw-away SQLite file with an in-memory inbox and the stdout publisher; only the clock is
-simulated, jumping from one moment of the game to the next.
-"""
+"""``dealer demo``: a Stationary Roulette game through the real daemon pass, on a throw-away
+SQLite file, scripted players and a simulated clock."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The distribution and its extras: the one place an install command is written.
-
-dealer is published as ``dealer-moderator`` (``dealer`` on the public package index is an
-unrelated project); its command and its import name stay ``dealer``. Each optional
-platform comes as an extra, and a feature whose library is missing says which command
-installs it.
-"""
+"""The distribution (``dealer-moderator``) and its extras: the one place an install command is written."""
 
 from __future__ import annotations
 
@@ -16,8 +10,7 @@ EXTRAS = ("discord", "email", "discourse", "webhook", "web", "metrics")
 
 
 class MissingExtra(ImportError, ValueError):
-    """A feature's library is not installed; the message names the install command. (A
-    ValueError too: a setting naming the feature is what cannot be used.)"""
+    """A feature's library is not installed; the message names the install command."""
 
 
 def install_command(extra: str) -> str:
@@ -28,7 +21,6 @@ def install_command(extra: str) -> str:
 
 
 def missing(extra: str, feature: str) -> MissingExtra:
-    """The error for ``feature`` (``an IMAP inbox``) lacking ``extra``, install commands
-    included (from the index, and from a clone)."""
+    """The error for ``feature`` lacking ``extra``, with its install commands."""
     return MissingExtra(f"{feature} needs the extra {extra}: {install_command(extra)} "
                         f"(or pip install '.[{extra}]' in a clone)")

@@ -1,17 +1,6 @@
-"""``dealer health``: whether the daemon's store says all is well, for a container's
-HEALTHCHECK, a systemd timer or a monitoring probe.
-
-Healthy means: the store answers, its schema is the one this dealer needs, no deadline is
-overdue by more than :data:`OVERDUE_GRACE` (a running daemon fires a deadline within
-seconds: one still pending a minute after it was due means the daemon is stopped, stuck,
-or the deadline's step keeps failing), no post is parked, and the store has room to write
-(:func:`dealer.store.room.no_room`: a full disk stops ingest). It reads the store only, so
-it tells the same on any host that can reach the store, and answers while a daemon runs.
-
-Warnings do not make dealer unhealthy (mail anyone can send must not fail a probe): the
-mails quarantined because their sender was not authenticated, and mail read with the
-sender check off (``DEALER_EMAIL_AUTH=off``).
-"""
+"""``dealer health``: whether the store says all is well (it answers, its schema is current,
+no deadline overdue past :data:`OVERDUE_GRACE`, no post parked, room to write), for a
+probe. Warnings (quarantined mail, the sender check off) do not make it unhealthy."""
 
 from __future__ import annotations
 
@@ -49,8 +38,7 @@ class Health:
 
 
 def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> Health:
-    """Check the store behind ``engine`` at ``now`` (never raises for a store problem);
-    ``auth_off`` is the warning to give when mail is read without its sender checked."""
+    """Check the store behind ``engine`` at ``now`` (never raises for a store problem)."""
     health = Health()
     if auth_off:
         health.warnings.append(auth_off)

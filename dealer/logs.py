@@ -1,12 +1,6 @@
-"""The daemon's log lines: plain text by default, one JSON object per line on request
-(``DEALER_LOG_FORMAT=json``), for a log collector to index.
-
-Every line says which game, message, deadline or post it is about. The shell does not
-repeat them in each call: :func:`context` opens a scope (one message, one deadline, one
-post) and :func:`bind` adds what becomes known inside it (the game a message was routed
-to); the formatter adds the fields in scope to every line logged there. The scope lives
-in a context variable, so each thread of the daemon has its own.
-"""
+"""The daemon's log lines, plain or JSON (``DEALER_LOG_FORMAT=json``), each carrying the
+game, message, deadline or post in scope (:func:`context`, :func:`bind`; a context
+variable, so each thread has its own)."""
 
 from __future__ import annotations
 
@@ -28,20 +22,17 @@ FIELDS = ("game_id", "message_id", "deadline", "post_id", "post_key")
 _FIELDS = frozenset(FIELDS)
 
 _scope: ContextVar[dict[str, Any] | None] = ContextVar("dealer_log_scope", default=None)
-"""The fields in scope; None outside any scope, where :func:`bind` does nothing (so a step
-run by an admin command leaves nothing behind for later lines)."""
+"""The fields in scope; None outside any, where :func:`bind` does nothing."""
 
 
 def context(**fields: Any) -> "_Context":
-    """Lines logged inside the block (``with context(...):``) carry ``fields`` (and those
-    of the enclosing scope); :func:`bind` calls inside it are undone when it ends."""
+    """Lines logged inside the block carry ``fields``; :func:`bind` calls inside it end with it."""
     return _Context(_known(fields))
 
 
 class _Context:
-    """The block :func:`context` opens. A plain class rather than ``contextmanager``: a
-    burst's delivery opens one per post, and a generator-based block costs several times
-    what it does (its generator, two resumptions)."""
+    """The block :func:`context` opens: a plain class, since delivery opens one per post and a
+    generator-based one costs several times as much."""
 
     __slots__ = ("fields", "token")
 
@@ -59,8 +50,7 @@ class _Context:
 
 
 def bind(**fields: Any) -> None:
-    """Add ``fields`` to the current scope (until the enclosing :func:`context` ends); a
-    field given as None leaves it. Outside any scope it does nothing."""
+    """Add ``fields`` to the current scope (None leaves one); nothing outside any scope."""
     fields = _known(fields)
     current = _scope.get()
     if current is None:
@@ -70,8 +60,7 @@ def bind(**fields: Any) -> None:
 
 
 def scoped(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run ``fn`` (one unit of work: a message, a deadline) in a fresh, empty scope: it
-    inherits no field from its caller, and what it binds is undone when it returns."""
+    """Run ``fn`` (a message, a deadline) in a fresh, empty scope."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -113,15 +102,9 @@ REPEAT_WINDOW = 60.0
 
 
 class RepeatFilter(logging.Filter):
-    """Shows at most :data:`REPEATS_SHOWN` lines of one kind per :data:`REPEAT_WINDOW`
-    seconds; the first line of the kind shown after that says how many were left out.
-
-    An error that repeats in a tight loop (a thousand strangers' connections refused, the
-    store unreachable from every thread) would otherwise write megabytes a second and fill
-    the disk the store needs. A line's kind is its logger, its level and its message
-    template (``record.msg``), so lines about different games or posts that share a
-    template count together: the log says each kind goes on, and how often.
-    """
+    """At most :data:`REPEATS_SHOWN` lines of one kind (logger, level, template) per
+    :data:`REPEAT_WINDOW` seconds, then a count of those left out: an error repeated in a
+    tight loop must not fill the disk the store needs."""
 
     KINDS = 1000
     """Kinds remembered at most (the oldest window is forgotten first)."""
@@ -168,8 +151,7 @@ class TextFormatter(logging.Formatter):
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ``time`` (UTC), ``level``, ``logger``, ``message``, the
-    scope's fields and ``exception`` (the traceback) when there is one."""
+    """One JSON object per line: time, level, logger, message, the scope's fields, exception."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
@@ -185,8 +167,7 @@ class JsonFormatter(logging.Formatter):
 
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is when a line is logged (a test runner or a
-    CLI runner may swap it after the set-up)."""
+    """Writes to whatever ``sys.stderr`` is when a line is logged (a test may swap it)."""
 
     @property  # type: ignore[override]
     def stream(self) -> Any:
@@ -198,8 +179,7 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def configure(*, verbose: bool = False, fmt: str = "text") -> logging.Handler:
-    """Log to stderr in ``fmt`` (``text`` or ``json``), replacing any earlier set-up;
-    return the handler."""
+    """Log to stderr in ``fmt`` (``text`` or ``json``), replacing any earlier set-up."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         if getattr(handler, "dealer", False):

@@ -1,10 +1,5 @@
-"""Prometheus metrics of the daemon, on request (``DEALER_METRICS_PORT``; the optional
-extra ``dealer-moderator[metrics]`` brings prometheus-client).
-
-The shell reports what happened through :data:`METRICS` whether or not metrics are on:
-until :meth:`Metrics.enable` is called every report is a no-op, so the embedded default
-needs no extra package and pays nothing.
-"""
+"""Prometheus metrics, on request (``DEALER_METRICS_PORT``, extra ``[metrics]``); every
+report is a no-op until :meth:`Metrics.enable`, so the default pays nothing."""
 
 from __future__ import annotations
 
@@ -29,8 +24,7 @@ class Metrics:
         return self.registry is not None
 
     def enable(self) -> Any:
-        """Create the metrics in a registry of their own and return it (idempotent).
-        Raises ImportError, naming the extra to install, without prometheus-client."""
+        """Create the metrics in a registry of their own and return it (idempotent); ImportError names the extra."""
         if self.registry is not None:
             return self.registry
         try:

@@ -1,16 +1,6 @@
-"""Pass phrases: how a player's message counts where its transport cannot prove who sent it.
-
-A mail whose sender cannot be authenticated (docs/EMAIL.md) counts for a player when its
-first line is ``passphrase WORDS`` with that player's pass phrase, the way njudge has every
-order signed with a password. A player sets one with a PM whose first line is ``set
-passphrase WORDS`` (by an authenticated mail or on another platform), or the host prints a
-new one with ``dealer player passphrase NAME``.
-
-Pure helpers: a new phrase (from :mod:`secrets`), its hash (scrypt, salted, in the
-``scrypt$N$R$P$SALT$HASH`` form stored), the check, and the lines that carry a phrase in a
-message's body. The phrase itself is never stored nor echoed: only its hash is kept, and a
-body is stored with the phrase cut out (:func:`take_passphrase`, :func:`take_new_passphrase`).
-"""
+"""Pass phrases: how a player's message counts where its transport cannot prove who sent it
+(docs/EMAIL.md), as njudge has orders signed with a password. Only a salted scrypt hash
+is stored; a body is stored with the phrase cut out."""
 
 from __future__ import annotations
 
@@ -55,8 +45,7 @@ def new_passphrase() -> str:
 
 
 def normal(phrase: str) -> str:
-    """A phrase as it is hashed: case and runs of spaces aside (a mail client may capitalise
-    a word or fold a line; *interpretation*: pass phrases match ignoring case and spacing)."""
+    """A phrase as it is hashed (*interpretation*: case and spacing aside, as a mail client may change them)."""
     return " ".join(phrase.split()).lower()
 
 
@@ -115,8 +104,7 @@ def _first_line(body: str) -> tuple[list[str], int | None]:
 
 
 def take_passphrase(body: str) -> Taken:
-    """The pass phrase of a mail whose first line is ``passphrase WORDS``, and the body
-    without that line (what is stored and applied). A body without one is kept as it is."""
+    """The phrase of a mail whose first line is ``passphrase WORDS``, and the body without it."""
     lines, first = _first_line(body)
     found = _USE_LINE.match(lines[first]) if first is not None else None
     if found is None or first is None:
@@ -126,8 +114,7 @@ def take_passphrase(body: str) -> Taken:
 
 
 def hide_passphrase(body: str) -> Taken:
-    """``body`` with the phrase of a first line ``passphrase WORDS`` replaced by
-    :data:`HIDDEN` (a transport that does not read pass phrases still never stores one)."""
+    """``body`` with the phrase of a first line ``passphrase WORDS`` hidden (never stored)."""
     taken = take_passphrase(body)
     if taken.phrase is None:
         return taken
@@ -138,9 +125,8 @@ def hide_passphrase(body: str) -> Taken:
 
 
 def take_new_passphrase(body: str) -> Taken:
-    """The pass phrase a PM sets (its first line ``set passphrase WORDS``), and the body
-    with the phrase replaced by :data:`HIDDEN`. ``phrase`` is ``""`` for a ``set
-    passphrase`` line without words; None when the first line sets nothing."""
+    """The phrase a PM sets (``set passphrase WORDS``: ``""`` without words; None: no such line)
+    and the body with it hidden."""
     lines, first = _first_line(body)
     found = _SET_LINE.match(lines[first]) if first is not None else None
     if found is None or first is None:

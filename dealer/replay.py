@@ -1,27 +1,9 @@
 """``dealer replay ID``: rebuild a game from its history and compare it with the store.
 
-The replay model (docs/HISTORY.md): every step's first event is its input (the game's
-creation, an accepted command line or a whole message, an edit, a deletion or a reaction,
-a fired deadline, a client seed, a grant, a child game's end), carrying what the
-step read from outside the game's history: the ledger balances it looked at and where the
-fair source stood. Replaying runs the same pure rules over those inputs again, at the
-same times, with the same fair source (each epoch's server seed is in the ``seeds``
-table), through the same functions the shell uses (:func:`dealer.records.perform` and
-:func:`dealer.records.collect`), and checks as it goes:
-
-- every stored event has a declared type and the shape of that type;
-- each step produces exactly the events the store holds for it (the input itself
-  included: the same balances read, the same fair source position);
-- at the end, the state, the status, the pending deadlines and the fair source's counter
-  and client seeds are the ones in the store.
-
-Deadlines are followed from the history itself (``deadline.set``/``moved``/``cancelled``,
-``deadline.fired`` and the admin's ``admin.override`` moves), so the rules see the very
-deadlines they saw the first time. Posts are not rendered: they follow from the events.
-
-:func:`replay` is pure (it works on a :class:`StoredGame`); :func:`replay_game` reads one
-from the store.
-"""
+Each step's input is run again through the same pure functions as the shell's
+(:func:`dealer.records.perform`, :func:`dealer.records.collect`), with the deadlines
+followed from the history itself; every event must come out as stored, and the final
+state, deadlines and fair source must match (docs/HISTORY.md). Posts are not rendered."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""``dealer verify``: check a game's fairness record against its revealed seeds.
-
-It recomputes every recorded draw (GH-40) and, for a game that seals submissions
-(Stationary Roulette), every receipt and colour commitment (docs/FAIRNESS.md), and says
-how many of each it checked, or plainly that there was nothing to check yet.
-"""
+"""``dealer verify``: recompute a game's draws (GH-40) and sealed submissions from its revealed seeds."""
 
 from __future__ import annotations
 
@@ -36,12 +31,7 @@ class Verification:
         return not self.problems
 
     def line(self) -> str:
-        """The summary ``dealer verify`` prints last.
-
-        ``checked 1 seed, 12 draws: no problems``; a game with sealed submissions adds
-        ``14 receipts and 6 colour commitments``; when nothing could be checked it says so
-        and why, rather than reporting "0 checked".
-        """
+        """``checked 1 seed, 12 draws: no problems``, or why nothing could be checked."""
         problems = plural(len(self.problems), "problem") if self.problems else "no problems"
         if not (self.seeds or self.checked or self.receipts or self.commitments):
             why = (
