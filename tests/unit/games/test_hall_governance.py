@@ -262,6 +262,18 @@ def test_two_adopted_at_once_take_effect_in_creation_order() -> None:
     assert shell.summary().detail["victory_chips"] == 30
 
 
+def test_a_later_standard_proposal_whose_period_ends_first_is_adopted_first() -> None:
+    # GH-21: the urgent one's period is the 2 days after it (to 49 h), the standard one's
+    # phase 2 (to 48 h); GH-22's creation order holds only among those adopted at once.
+    shell = hall()
+    propose(shell, "bob", "urgent\nFix the prices.", at(1), "m1")
+    propose(shell, "carol", "More packs.", at(2), "m2")
+    shell.react("alice", "m2", UP, at(30))
+    shell.fire_due(at(50) + GRACE)
+    assert [(a.number, a.adopted_at) for a in shell.state.adopted] == [
+        (2, at(48) + GRACE), (1, at(49) + GRACE)]
+
+
 def test_an_amendment_that_cannot_be_carried_out_is_warned_at_submission() -> None:
     shell = hall()
     propose(shell, "carol", "Tweaks.\nset phase_lenght 12h\nset holo_percent 150\n"

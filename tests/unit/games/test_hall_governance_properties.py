@@ -5,7 +5,7 @@
   and nobody is counted twice or without having joined.
 - Random governance (proposals, reactions, edits, rulings, polls, removals, candidacies,
   chatter) over random time: nothing forbidden is reached: numbers are unique and
-  increasing, every open vote has its deadline, the settings stay valid, at most one Judge,
+  increasing (adopted ones in the order their votes end), every open vote has its deadline, the settings stay valid, at most one Judge,
   a lone removal assent at most, and the state keeps nothing older than its rules need.
 """
 
@@ -137,8 +137,10 @@ def check(shell: RulesShell) -> None:
     state = shell.state
     numbers = [p.number for p in state.proposals]
     assert numbers == sorted(set(numbers)) and all(n < state.next_proposal for n in numbers)
-    adopted = [a.number for a in state.adopted]
-    assert adopted == sorted(set(adopted)) and not set(adopted) & set(numbers)
+    # GH-22: adopted as their periods end, those ending at once in creation order.
+    adopted = [(a.adopted_at, a.number) for a in state.adopted]
+    assert adopted == sorted(adopted) and len({n for _, n in adopted}) == len(adopted)
+    assert not {n for _, n in adopted} & set(numbers)
     if state.status == "running":
         for p in state.proposals:
             assert f"proposal-{p.number}" in shell.deadlines
