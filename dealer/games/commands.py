@@ -1,35 +1,10 @@
-"""Player commands, each declared once (DESIGN.md: "A command is declared once").
+"""Player commands, each declared once (DESIGN.md): the parser, ``help``, chatter detection
+and a test of every example all come from one :class:`Command` per command.
 
-A game lists its commands as :class:`Command` declarations in one :class:`Commands`. Each
-declaration holds the command's grammar (a compact pattern whose fields are read by
-converters), its examples, its rule id, its help text and when it is valid. From that one
-list come:
-
-- the parser (:meth:`Commands.parse`): a line becomes the command object, or
-  :class:`~dealer.games.rejection.Rejected` naming the expected form and an example;
-- ``help`` (:meth:`Commands.help`): the commands valid now for a player, each with an
-  example and its rule id;
-- chatter detection (:meth:`Commands.is_command_word`): in a public channel, a line whose
-  first word is no command word of the game is chatter; one that starts with a command word
-  but does not parse is a refused command;
-- a test that every example of every command of every game parses to its own declaration
-  (``tests/unit/games/test_commands.py``).
-
-The grammar of a pattern, matched against the whole line, in any case::
-
-    bet {amount} [chip|chips] on {horse}
-
-- ``word``: a literal word; ``a|b``: one of several words;
-- ``[ ... ]``: an optional part (parts may nest);
-- ``{name}``: a field, matched by ``fields[name].pattern`` (a regular expression) and
-  turned into a value by ``fields[name].convert`` (``None`` when an optional field is absent).
-
-Elements are separated by spaces (one or more in the line). The built command is
-``build(**values)``: usually the command's dataclass itself. The command words of a
-declaration (those that make a line a command rather than chatter) are the words of its
-first element that is not optional: ``[show] [my] inventory|inv`` has ``inventory`` and
-``inv``, so "show me the cards" is chatter, while "show my inventory" still parses.
-"""
+A pattern is matched against the whole line, in any case: ``bet {amount} [chip|chips] on
+{horse}``: ``word`` a literal, ``a|b`` one of several, ``[...]`` optional (nested parts
+allowed), ``{name}`` a field read by ``fields[name]``. The command words (a line starting
+with one is a command, else chatter) are those of the first element that is not optional."""
 
 from __future__ import annotations
 
@@ -49,12 +24,8 @@ Valid = Callable[[Any, str], bool]
 
 
 class Field:
-    """A placeholder's regular expression (``pattern``), its name in a command's form
-    (``label``) and its converter (:meth:`convert`).
-
-    ``convert`` raises :class:`Rejected` with a message in the player's terms; the parser
-    adds the declaration's rule id when the refusal has none.
-    """
+    """A placeholder's regular expression, its label in a command's form and its converter;
+    ``convert`` raises :class:`Rejected` in the player's terms."""
 
     pattern: str = r"\S+"
     label: str = "WORD"
@@ -73,8 +44,7 @@ class Word(Field):
 
 
 class Text(Field):
-    """Free text up to the next literal of the pattern (``lazy``) or to the end of the line;
-    ``read`` turns it into the value (default: the text itself)."""
+    """Free text up to the next literal (``lazy``) or the end of the line, read by ``read``."""
 
     def __init__(
         self, label: str = "TEXT", *, lazy: bool = False, read: Callable[[str], Any] | None = None
@@ -89,10 +59,8 @@ class Text(Field):
 
 
 class Player(Field):
-    """A player's name as written in a command. Names hold spaces (``Mary Ann``: forum and
-    Discord names), so the field takes every word up to the next literal of the pattern
-    (``lazy``) or to the end of the line, spaces squeezed; the game compares it with its
-    players' names (:func:`dealer.text.player_key`: case and width aside, a leading ``@`` allowed)."""
+    """A player's name; names hold spaces, so it takes every word up to the next literal
+    (``lazy``) or the end; the game compares it by :func:`dealer.text.player_key`."""
 
     def __init__(self, label: str = "PLAYER", *, lazy: bool = False) -> None:
         self.label = label
@@ -104,10 +72,8 @@ class Player(Field):
 
 
 class Players(Field):
-    """One or more players' names, separated by spaces, commas or ``and``. A name may hold
-    spaces itself, so only the game, which knows the names, can tell where each ends: the
-    value is the words as written (a comma is a word of its own), read by
-    :func:`dealer.games.names.read_names`."""
+    """One or more names, by spaces, commas or ``and``: only the game knows where each ends
+    (:func:`dealer.games.names.read_names`), so the value is the words as written."""
 
     pattern = r".+"
 
@@ -120,11 +86,8 @@ class Players(Field):
 
 
 class Whole(Field):
-    """A whole number from ``least`` to ``most`` (inclusive; ``most`` None: no upper bound).
-
-    ``complaint`` is the message for anything else; it may use ``{text}``, ``{least}`` and
-    ``{most}``. Only ASCII digits count (``²`` is a digit to Python, not to a player).
-    """
+    """A whole number from ``least`` to ``most`` (None: no bound); ``complaint`` may use
+    ``{text}``, ``{least}``, ``{most}``. Only ASCII digits count (``²`` is a digit to Python)."""
 
     MAX_DIGITS = 9  # refuse before int(): no count in any game comes near it
 
@@ -159,11 +122,8 @@ class Whole(Field):
 
 
 class Choice(Field):
-    """One of a fixed set of words or phrases, each mapped to its value.
-
-    The pattern lists the options themselves, so a line naming something else does not
-    match the command's form at all (and is refused with the form and an example).
-    """
+    """One of a fixed set of words or phrases, each mapped to its value; the pattern lists them,
+    so a line naming another does not fit the form."""
 
     def __init__(self, options: Mapping[str, Any] | Iterable[str], label: str) -> None:
         self.options = dict(options) if isinstance(options, Mapping) else {o: o for o in options}
@@ -177,8 +137,7 @@ class Choice(Field):
 
 
 class CardName(Field):
-    """A card of the catalogue as players write it (``king of spades``, ``KS``, ``K♠``,
-    ``10h``, ``red joker``, ``holo 7H``): its ``(Card, holographic)``."""
+    """A card as players write it (``king of spades``, ``K♠``, ``holo 7H``): ``(Card, holographic)``."""
 
     pattern = r".+"
     label = "CARD"
@@ -196,8 +155,7 @@ class CardName(Field):
 
 @dataclass(frozen=True)
 class Receipts:
-    """``receipts``: everything on file for the player in the game's current phase, in full
-    (the detail a brief reply leaves out: dealer/detail.py)."""
+    """``receipts``: everything on file for the player in the current phase, in full (dealer/detail.py)."""
 
 
 RECEIPTS_SAYS = "everything on file for you now, in full"
@@ -205,8 +163,7 @@ RECEIPTS_SAYS = "everything on file for you now, in full"
 
 def receipts_command(says: str = RECEIPTS_SAYS, valid: "Valid | None" = None,
                      rule: str | None = None) -> "Command":
-    """The ``receipts`` command, declared here once; each game lists it among its commands
-    with what its answer holds (``says``) and answers it in its rules."""
+    """The ``receipts`` command, declared once; each game lists it with what its answer holds."""
     return Command(
         "receipts|receipt", Receipts, examples=[Example("receipts", says), "receipt"], rule=rule,
         valid=valid,
@@ -217,16 +174,14 @@ def receipts_command(says: str = RECEIPTS_SAYS, valid: "Valid | None" = None,
 
 
 def help_line(line: str, says: str = "", rule: str | None = None) -> str:
-    """``EXAMPLE — what it does (RULE)``, as ``help`` and refusals list a command; the rule
-    is cited once (not again when ``says`` already cites it)."""
+    """``EXAMPLE — what it does (RULE)``; the rule is not cited twice."""
     text = f"{line} — {says}" if says else line
     return f"{text} ({rule})" if rule and f"({rule})" not in says else text
 
 
 @dataclass(frozen=True)
 class Example:
-    """An example line, what it does (for ``help``) and, if it differs from its
-    command's, the rule it applies."""
+    """An example line, what it does (for ``help``) and its rule when it differs from its command's."""
 
     line: str
     says: str = ""
@@ -252,30 +207,12 @@ _TOKENS = re.compile(r"\[|\]|\{[^}\s]+\}|[^\s\[\]{}]+")
 
 
 class Command:
-    """One player command, declared once.
-
-    - ``pattern``: the grammar (see the module's docstring); ``fields`` reads its
-      placeholders; ``build(**values)`` makes the command object;
-    - ``examples``: lines that must parse to this command (a test checks each); ``help``
-      lists those that say what they do, else the first (or ``suggest``'s lines) while the
-      command is valid; the others are further spellings the parser accepts;
-    - ``rule``: the rule id it applies (cited by help and by its parse errors);
-    - ``help``: what it does, for an example without its own ``says`` (one of the two is
-      required);
-    - ``valid(state, actor)``: whether the command may be sent now (default: always);
-    - ``suggest(state, actor)``: the examples help shows now, written for the game as it
-      stands (the offer numbers a player may accept, a colour still left ...); default the
-      static ``examples``;
-    - ``note(state, actor)``: a line help adds after the command's examples, whether or not
-      it is valid (what it cannot do now and why: "the Hall opens at ...");
-    - ``refusal``: what a line that starts with a command word but does not fit the form
-      lacks, in the player's terms (the parser adds the form and an example);
-    - ``usage``: the form shown in that error (default: the pattern's required parts,
-      fields by their labels);
-    - ``strict``: in a public channel, a line that starts with this command's word but does
-      not fit its form is chatter, not a refused command (``judge``, ``ruling``, ``remove``:
-      words people use in ordinary talk, "judge was right", "ruling aside ...").
-    """
+    """One player command, declared once: its ``pattern``, ``fields`` and ``build``; its
+    ``examples`` (each must parse to it; help shows those that ``say`` something);
+    ``rule`` and ``help``; ``valid(state, actor)``; ``suggest`` (examples written for the
+    game as it stands) and ``note`` (a line help adds: why not now); ``refusal`` and
+    ``usage`` for a line that does not fit; ``strict``: in public, such a line is chatter
+    (``judge``, ``ruling``: words of ordinary talk)."""
 
     def __init__(
         self,
@@ -330,8 +267,7 @@ class Command:
 
     @property
     def shown(self) -> list[Example]:
-        """The declared examples ``help`` shows: those that say what they do, else the first
-        (the others are further spellings, parsed by the example test only)."""
+        """The declared examples ``help`` shows: those that say what they do, else the first."""
         return [e for e in self.examples if e.says] or [self.examples[0]]
 
     def examples_now(self, state: Any, actor: str) -> list[Example]:
@@ -343,8 +279,7 @@ class Command:
         return help_line(example.line, example.says or self.help, example.rule or self.rule)
 
     def help_now(self, state: Any, actor: str) -> list[str]:
-        """This command's help lines for ``actor`` now (none when it is not valid), then
-        its note, if it has one now, in brackets."""
+        """This command's help lines for ``actor`` now (none when invalid), then its note in brackets."""
         lines = []
         if self.is_valid(state, actor):
             lines = [self.help_line(e) for e in self.examples_now(state, actor)]
@@ -353,8 +288,7 @@ class Command:
 
     def read(self, match: re.Match[str]) -> Any:
         """Convert a matching line's fields and build the command, or raise :class:`Rejected`
-        citing this command's rule (what may be sent instead is the shell's to add: the
-        commands valid now)."""
+        citing this command's rule."""
         try:
             values = {
                 name: None if match.group(name) is None else fld.convert(match.group(name))
@@ -365,8 +299,7 @@ class Command:
             raise self._cite(exc) from None
 
     def misread(self) -> Rejected:
-        """The refusal of a line that starts with this command's word but does not fit:
-        what it lacks (``refusal``), the form and an example."""
+        """The refusal of a line that starts with this command's word but does not fit."""
         if self.refusal:
             why = self.refusal
         elif not self.fields:
@@ -392,11 +325,8 @@ class Command:
 
 @dataclass
 class Commands:
-    """A game's declared commands, in the order ``help`` lists them.
-
-    ``noun`` names a command of the game in errors ("a Hall command"); ``clean`` prepares a
-    line before it is matched (default: surrounding spaces dropped, runs squeezed).
-    """
+    """A game's declared commands, in ``help``'s order; ``noun`` names one in errors ("a Hall
+    command"), ``clean`` prepares a line (default: spaces squeezed)."""
 
     noun: str
     declared: Sequence[Command]
@@ -412,11 +342,9 @@ class Commands:
             for word in command.words:
                 self._by_word.setdefault(word, []).append(command)
         self.words = frozenset(self._by_word)
-        """The game's command words (lower case): a public line starting with one is meant
-        as a command; any other is chatter."""
+        """The game's command words: a public line starting with one is meant as a command."""
         self.leading_words = frozenset(self._by_first)
-        """Every word a line that parses may start with: the command words and the optional
-        words before some of them (``show`` in ``show my inventory``)."""
+        """Every word a line that parses may start with (``show`` in ``show my inventory``)."""
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.declared)
@@ -440,9 +368,8 @@ class Commands:
         return self.read(line)[1]
 
     def fits(self, line: str) -> Command | None:
-        """The declaration whose form ``line`` has, its fields not read: a help line may
-        leave a field for the player to fill, written as the field's label
-        (``horse Silver Blaze card CARD``: help cannot see the player's cards)."""
+        """The declaration whose form ``line`` has, its fields not read (a help line may leave a
+        field to fill: ``horse Silver Blaze card CARD``)."""
         text = self.clean(line)
         word = text.split()[0].lower() if text else ""
         return next((c for c in self._by_first.get(word, ()) if c.regex.fullmatch(text)), None)
@@ -453,9 +380,8 @@ class Commands:
         return bool(cleaned) and cleaned[0].lower() in self.words
 
     def is_command_line(self, line: str) -> bool:
-        """Whether a public line is meant as one of the game's commands: it starts with a
-        command word, and, when every command of that word is ``strict``, it also has the
-        form of one of them (else it is chatter)."""
+        """Whether a public line is meant as a command: it starts with a command word and, when
+        all of that word's commands are ``strict``, has one's form."""
         text = self.clean(line)
         word = text.split()[0].lower() if text else ""
         commands = self._by_word.get(word, ())
