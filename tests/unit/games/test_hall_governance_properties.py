@@ -5,8 +5,9 @@
   and nobody is counted twice or without having joined.
 - Random governance (proposals, reactions, edits, rulings, polls, removals, candidacies,
   chatter) over random time: nothing forbidden is reached: numbers are unique and
-  increasing (adopted ones in the order their votes end), every open vote has its deadline, the settings stay valid, at most one Judge,
-  a lone removal assent at most, and the state keeps nothing older than its rules need.
+  increasing (adopted ones in the order their votes end), every open vote has its
+  deadline, the settings stay valid, at most one Judge, a lone removal assent at most, and
+  the state keeps nothing older than its rules need.
 """
 
 from __future__ import annotations
