@@ -188,9 +188,9 @@ def deliver(
                 # between the sends and the commit does anyway. A batch with a send the
                 # platform would show twice (or a send of an earlier transaction recorded
                 # now, or a refusal, which may have recorded parts) waits for the flush.
-                done = direct(Q.DELIVERED if flush else Q.DELIVERED_UNFLUSHED).execute(connection, marks)
-                report.delivered += done
-                for _ in range(done):
+                marked = direct(Q.DELIVERED if flush else Q.DELIVERED_UNFLUSHED).execute(connection, marks)
+                report.delivered += marked
+                for _ in range(marked):
                     METRICS.post("delivered")
         for key, _ in sent:
             unrecorded.pop(key, None)  # its mark committed

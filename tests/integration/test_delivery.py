@@ -16,7 +16,9 @@ from sqlalchemy import select
 from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
 from dealer.shell.admin import add_player, create_game
+from dealer.shell import delivery
 from dealer.shell.delivery import BACKOFF_CAP, NotParked, backoff, retry_posts
+from dealer.shell.report import PassReport
 from dealer.store.models import Post
 
 from sqlcount import commit_settings
@@ -468,3 +470,18 @@ def test_on_postgres_a_message_is_applied_durably_and_its_reply_marked_without_w
     assert report.messages == 1 and report.delivered == 1
     # The message itself was stored in autocommit, at the server's setting ("on").
     assert seen == ["on", "off"]  # its step (and reply) durably; the reply's mark not
+
+
+def test_a_bounded_delivery_sends_as_many_batches_as_asked(make_harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The count of posts a batch marked once took the place of the count of batches: a
+    # bound of 2 then stopped after one batch of 3 posts, or never after a batch of 1.
+    monkeypatch.setattr(delivery, "DELIVERY_BATCH", 3)
+    h = make_harness()
+    publisher = ScriptedPublisher()
+    h.dealer.publisher = publisher
+    queue(h, *[("table", None)] * 10)
+    report = PassReport(now=T0)
+    assert h.dealer.deliver(report, batches=2) == 6 and report.more
+    report = PassReport(now=T0)
+    assert h.dealer.deliver(report, batches=2) == 4 and not report.more
+    assert publisher.sent == [f"k{n}" for n in range(10)]
