@@ -32,11 +32,7 @@ def layout_problems(command: Prepare) -> list[str]:
 
 
 def bet_problems(command: Bet) -> list[str]:
-    """SR-5: exactly 40 points on at most two colours.
-
-    Interpretation I-1 (docs/ROULETTE.md): a colour written with 0 points is simply not
-    bet on, so ``bet gold 40 silver 0`` is a one-colour bet; negative amounts never parse.
-    """
+    """SR-5: exactly 40 points on at most two colours (I-1: a colour with 0 points is not bet on)."""
     problems = []
     total = command.gold + command.silver + command.black
     if total != STAKE:

@@ -1,10 +1,5 @@
-"""Stationary Roulette's player commands, each declared once (see dealer.games.commands).
-
-``prepare ...``, ``bet ...`` and ``reminders on|off``. Only the shape of a line is read here
-(known words, one amount per colour, whole non-negative numbers). Whether the numbers obey
-SR-2 / SR-5 and whether the command fits the current phase is decided by the rules, which
-know the state; the ``valid`` predicates only choose what ``help`` lists.
-"""
+"""Stationary Roulette's player commands; only a line's shape is read here, the rules check
+SR-2 and SR-5 and the phase."""
 
 from __future__ import annotations
 
@@ -34,10 +29,7 @@ _WHOLE = re.compile(r"\d+")
 
 
 def clean(line: str) -> str:
-    """Lower case, separators (``,;:=``) as spaces, words and numbers apart (``gold30``).
-
-    So ``prepare black: gold=30, silver=10`` reads as ``prepare black gold 30 silver 10``.
-    """
+    """Lower case, ``,;:=`` as spaces, words and numbers apart: ``black: gold=30`` is ``black gold 30``."""
     return " ".join(_TOKEN.findall(_SEPARATORS.sub(" ", line.lower())))
 
 

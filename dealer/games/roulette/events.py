@@ -1,8 +1,4 @@
-"""The events a Stationary Roulette game records in its history (SR-1 to SR-12).
-
-Each is validated when the rules record it; the shell stores its ``type`` and fields.
-Times are ISO text to the second (``2026-12-01T10:00:00Z``), as the posts show them.
-"""
+"""The events a Stationary Roulette game records in its history (SR-1 to SR-12)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Stationary Roulette's data: its numbers, settings, commands and stored state.
-
-Every number the rules use is a named constant here, next to the rule id it comes from,
-so that RULES.md and the code can be compared line by line.
-"""
+"""Stationary Roulette's data: every number the rules use, named beside its rule id, the
+settings and the stored state."""
 
 from __future__ import annotations
 
@@ -85,11 +82,7 @@ class RouletteSettings(GameSettings):
 
 @lru_cache(maxsize=64)
 def reminder_offsets(text: str) -> tuple[tuple[str, timedelta], ...]:
-    """``"6h,1h"`` as ``(("6h", 6 h), ("1h", 1 h))``: label and offset, earliest first.
-
-    An empty string means no reminders; equal offsets are kept once. Cached: the setting
-    is read again on every step of every game, and nearly all games share a few texts.
-    """
+    """``"6h,1h"`` as ``(("6h", 6 h), ("1h", 1 h))``, earliest first; cached (read every step)."""
     found: dict[timedelta, str] = {}
     for part in text.split(","):
         label = part.strip().lower().replace(" ", "")

@@ -1,9 +1,5 @@
-"""The contents of Stationary Roulette's posts and replies, as plain template contexts.
-
-Each function returns the keyword arguments of one template in ``templates/roulette/``;
-the values are numbers, strings, datetimes and lists or dicts of them. Player names are
-passed as they are: the renderer escapes every interpolated string.
-"""
+"""The contexts of Stationary Roulette's posts and replies (``templates/roulette/``); player
+names go as they are: the renderer escapes them."""
 
 from __future__ import annotations
 
@@ -68,11 +64,8 @@ def opening(ctx: Context, state: RouletteState) -> dict[str, Any]:
 
 
 def roulette_card(roulette: Roulette, layout_public: bool) -> dict[str, Any]:
-    """A roulette as announced when it becomes active (SR-7): never its winning colour.
-
-    Interpretation I-13 (docs/ROULETTE.md): with ``layout_public`` off nobody, the bettor
-    included, sees the layout before the result.
-    """
+    """A roulette as announced when it becomes active (SR-7), never its colour (I-13: with
+    ``layout_public`` off nobody sees the layout before the result)."""
     card: dict[str, Any] = {
         "preparer": roulette.preparer,
         "bettor": roulette.bettor,
@@ -123,8 +116,7 @@ def entry_lines(state: RouletteState, name: str) -> list[dict[str, Any]]:
 
 
 def receipts(ctx: Context, state: RouletteState, actor: str, owed: list[str]) -> dict[str, Any]:
-    """The answer to ``receipts``: what ``actor`` has on file in the current phase, every
-    receipt and sealed text in full, the replaced submissions too (SR-6), what is due."""
+    """The answer to ``receipts``: every receipt and sealed text in full, replaced ones too (SR-6)."""
     def full(e: Sealed) -> dict[str, Any]:
         return {"kind": "preparation" if e.kind == "prepare" else "bet", "number": e.number,
                 "canonical": e.canonical, "receipt": e.receipt}
@@ -289,11 +281,7 @@ def round_record(
     state: RouletteState, scores: list[RouletteScore], transfer: BlackTransfer | None,
     fees: dict[str, int],
 ) -> dict[str, Any]:
-    """The JSON-friendly event data of a resolved round.
-
-    It keeps the full salts, receipts and sealed texts the round result reveals (the post
-    shortens them), so ``dealer game show`` can show them and ``dealer verify`` check them.
-    """
+    """A resolved round's event data, with the full salts, receipts and texts the post shortens."""
     return {
         "roulettes": [score_card(s) for s in scores],
         "bets": revealed_bets(state, scores),

@@ -1,16 +1,9 @@
 """Stationary Roulette (RULES SR-1 to SR-12) as a pure ruleset.
 
-The timeline (SR-1, SR-3): an optional wait until ``start`` (deadline ``start``), the
-preparation phase (deadline ``preparation``), then rounds 1..N (deadlines ``round-1`` ..
-``round-N``). Only the current phase's deadline is pending, so an admin override that
-moves it also moves everything after it. Reminders are the deadlines
-``reminder-<phase>-<offset>`` (``reminder-round-3-6h``).
-
-At each phase deadline (or earlier, with ``early_close``) :meth:`close_phase` runs:
-resolve the round's roulettes (SR-8, SR-9), then either end the game (SR-9 forfeit,
-SR-11) or lock in the preparations for the next round (SR-4 counts, SR-10 penalties) and
-start it. The scoring itself lives in :mod:`scoring`; the posts' contents in :mod:`posts`.
-"""
+Deadlines: ``start``, ``preparation``, ``round-1`` .. ``round-N`` (only the current one
+pending, so an override moves all that follow) and ``reminder-<phase>-<offset>``. At
+each phase's end :meth:`close_phase` resolves the round, then ends the game or locks in
+the next round's preparations."""
 
 from __future__ import annotations
 
@@ -143,12 +136,8 @@ class StationaryRoulette(Rules):
         return state
 
     def check_open(self, ctx: Context, state: RouletteState, actor: str) -> None:
-        """Refuse a submission before the start, after the end, or meant for a closed phase.
-
-        Interpretation I-11 (docs/ROULETTE.md): a phase runs from its start, inclusive, to
-        its deadline; a message sent before the current phase began was meant for an
-        earlier one, already adjudicated.
-        """
+        """Refuse a submission before the start, after the end, or sent before the current phase
+        began (I-11: meant for a phase already adjudicated)."""
         now = ctx.now
         if state.status == "pending" or now < state.phase_starts[0]:
             raise Rejected(
@@ -283,9 +272,7 @@ class StationaryRoulette(Rules):
                   f"{state.game}: reminders {'on' if on else 'off'}", on=on, game=state.game)
 
     def send_receipts(self, ctx: Context, state: RouletteState, actor: str) -> None:
-        """``receipts``: what ``actor`` has on file in the current phase, every receipt and
-        sealed text in full (the replaced ones too, SR-6), and what is still due. It changes
-        nothing, so it is answered at any time, after the game's end as well."""
+        """``receipts`` changes nothing, so it is answered at any time, after the end too."""
         ctx.reply(actor, "receipts", TEMPLATE.format("receipts"), f"{state.game}: your receipts",
                   **posts.receipts(ctx, state, actor, self.still_owed(state, actor)))
 
@@ -413,11 +400,8 @@ class StationaryRoulette(Rules):
     def lock_preparations(
         self, ctx: Context, state: RouletteState, memo: str
     ) -> list[dict[str, Any]]:
-        """Make the preparations on file the next round's roulettes; penalise missing ones.
-
-        Interpretation I-4 (docs/ROULETTE.md): at a round's deadline the round's roulettes
-        are resolved first and the missed-preparation penalties (SR-10) are charged after.
-        """
+        """Make the preparations on file the next round's roulettes, then charge the missing ones
+        (I-4: after the round's resolution, SR-10)."""
         next_round = state.phase + 1
         active: dict[str, Roulette | None] = {}
         missed = []

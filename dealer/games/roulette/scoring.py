@@ -1,10 +1,5 @@
-"""Resolution: SR-8 (points), SR-9 (chips through black), SR-10 (inactivity), SR-11 (end).
-
-These functions change the state's score sheets and stage chip transfers on the ledger;
-they post nothing. The rules module calls them in a fixed order at a round's deadline:
-score both roulettes (SR-8), settle black (SR-9), charge the black fees (SR-9), then,
-if the game goes on, charge missed preparations (SR-10).
-"""
+"""Resolution: SR-8 (points), SR-9 (chips through black), SR-10 (inactivity), SR-11 (end);
+called in that order at a round's deadline. Nothing is posted here."""
 
 from __future__ import annotations
 
@@ -44,11 +39,7 @@ class RouletteScore:
 
 
 def score_roulette(roulette: Roulette, bet: Bet | None) -> RouletteScore:
-    """SR-8 for one roulette; a missing bet counts as 0 on every colour (SR-10).
-
-    Interpretation I-17 (docs/ROULETTE.md): so on a black roulette a missing bet owes 40
-    chips and also gives the preparer the 20-point bonus.
-    """
+    """SR-8 for one roulette; a missing bet counts as 0 on every colour (SR-10, I-17)."""
     stake = bet or Bet()
     result = RouletteScore(roulette, stake, missing_bet=bet is None)
     winning = roulette.colour
@@ -92,16 +83,8 @@ class BlackTransfer:
 def settle_black(
     ledger: Ledger, state: RouletteState, scores: list[RouletteScore], memo: str
 ) -> BlackTransfer | None:
-    """SR-9: move the chips owed through black, net when both roulettes are black.
-
-    SR-10 (interpretation I-20, docs/ROULETTE.md): what a bettor pays for a round in which
-    it placed no valid bet does not count towards the cap. With both roulettes black the
-    payer is the one owing more; a bettor with no bet owes 40, the most anyone can owe,
-    so it is the payer whenever the other one did bet (with both missing, both owe 40 and
-    nothing moves). The whole net difference it pays is then paid for a round without a
-    bet of its own, so none of it counts towards its cap; it is still limited by the chips
-    on hand. A payer that did bet has every chip it pays counted, whatever the other did.
-    """
+    """SR-9: move the chips owed through black, net when both roulettes are black; a payment
+    for a round without a bet of one's own does not count towards the cap (I-20)."""
     blacks = [s for s in scores if s.roulette.colour == BLACK]
     if not blacks:
         return None
@@ -126,14 +109,8 @@ def pay_black(
     ledger: Ledger, state: RouletteState, payer: str, payee: str, owed: int, memo: str,
     counts: bool = True,
 ) -> BlackTransfer:
-    """Move ``owed`` chips through black, limited by chips on hand and the cap (SR-9).
-
-    Interpretations I-5 and I-6 (docs/ROULETTE.md): the cap and the tiebreak tally count
-    the chips that actually moved, so in a both-black round the net amount. With
-    ``counts`` False the payment is an inactivity payment (SR-10, I-20): only the chips on
-    hand limit it, it is tallied apart and never brings the payer nearer the cap; the
-    payee still received it through black (SR-11's tiebreak).
-    """
+    """Move ``owed`` chips through black, limited by the chips on hand and the cap (SR-9); the
+    cap and the tiebreak count the chips that moved (I-5, I-6); ``counts`` False: I-20."""
     on_hand = ledger.balance(player(payer), CHIPS)
     room = BLACK_LOSS_CAP - state.black_losses[payer] if counts else owed
     paid = max(0, min(owed, on_hand, room))
@@ -153,10 +130,7 @@ def pay_black(
 def black_fees(
     ledger: Ledger, scores: list[RouletteScore], memo: str
 ) -> dict[str, int]:
-    """SR-9: each preparer of a black roulette pays 10 chips (or what it has) to the house.
-
-    Charged after the black transfer; not counted towards the cap.
-    """
+    """SR-9: each preparer of a black roulette pays 10 chips (or what it has) to the house."""
     fees: dict[str, int] = {}
     for s in scores:
         if s.roulette.colour == BLACK:
@@ -168,20 +142,13 @@ def black_fees(
 
 
 def forfeiter(state: RouletteState) -> str | None:
-    """SR-9: the player whose black losses reached the cap, if any.
-
-    Only one player can pay through black in a round (both-black rounds move the net), and
-    the game ends in the round the cap is reached, so at most one player ever forfeits.
-    """
+    """SR-9: the player whose black losses reached the cap (at most one: a round moves the net)."""
     reached = [p for p in state.players if state.black_losses[p] >= BLACK_LOSS_CAP]
     return reached[0] if reached else None
 
 
 def missed_preparation(ledger: Ledger, state: RouletteState, name: str, memo: str) -> int:
-    """SR-10: the opponent earns 60 points; ``name`` pays 5 chips (or what it has) to the house.
-
-    Returns the fee paid. Not counted towards the cap.
-    """
+    """SR-10: the opponent earns 60 points; ``name`` pays 5 chips (or what it has); the fee paid."""
     state.points[state.opponent(name)] += MISSED_PREPARATION_POINTS
     return ledger.move_up_to(
         player(name), HOUSE, CHIPS, MISSED_PREPARATION_FEE, f"{memo}: missed preparation (SR-10)"

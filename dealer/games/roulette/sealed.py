@@ -1,34 +1,9 @@
-"""Sealed submissions: receipts for players, commitments for everyone.
+"""Sealed submissions: receipts for players, commitments for everyone (docs/FAIRNESS.md).
 
-docs/FAIRNESS.md ("Sealed submissions") explains these formats to players; the
-standard-library script that checks them is ``dealer/fairness_check.py`` (``dealer
-fairness-script`` prints it), and a test runs it against this module, so the two cannot
-drift apart.
-
-- The canonical text of a submission is one line,
-  ``GAME, PLAYER, PHASE, submission N, COMMAND``:
-  ``g1, alice, round 3, submission 2, bet gold 30 silver 10 black 0``.
-  ``PHASE`` is ``preparation`` or ``round R``; ``N`` counts the player's accepted
-  submissions of that kind in that phase (1, 2, ...);
-  ``COMMAND`` always names the three colours, in the order gold, silver, black, and a
-  preparation puts its winning colour first:
-  ``prepare black gold 30 silver 10 black 0``.
-- Its salt is ``ctx.rng.secret("PLAYER:PHASE:KIND:N")`` (KIND ``prepare`` or ``bet``),
-  i.e. ``HMAC-SHA256(server_seed, "secret:PLAYER:PHASE:KIND:N")``: 64 hex digits, secret
-  until the round result reveals it, and recomputable by anyone once the server seed is
-  revealed at the end of the game.
-- The receipt sent privately with the confirmation is ``SHA-256(salt + canonical)``.
-- When a roulette becomes active, its commitment ``SHA-256(salt + colour)`` is posted,
-  where ``salt`` is the salt of the preparation that was locked in and ``colour`` is its
-  winning colour (``gold``, ``silver`` or ``black``).
-
-:func:`fairness_record` and :func:`check_sealed` read these values back from the game's
-events, for ``dealer game show`` and ``dealer verify``.
-
-The salt is 64 hex digits, so plain concatenation is unambiguous. The canonical text
-avoids characters that posts escape (``|``, ``-``, ``:``), so it reads the same in a post
-as in the hash (only a game id or player name with such characters shows escapes).
-"""
+A submission's text is ``GAME, PLAYER, PHASE, submission N, COMMAND``; its salt
+``ctx.rng.secret("PLAYER:PHASE:KIND:N")``; its receipt ``SHA-256(salt + text)``; a
+roulette's commitment ``SHA-256(salt + colour)``. ``dealer/fairness_check.py`` checks
+the same, and a test runs it against this module."""
 
 from __future__ import annotations
 
@@ -59,11 +34,7 @@ def command_text(kind: str, gold: int, silver: int, black: int, colour: str | No
 
 
 def canonical(game: str, player: str, phase: str, number: int, command: str) -> str:
-    """The canonical submission text that a receipt seals.
-
-    ``phase`` is the deadline name (``preparation``, ``round-3``); the text spells it
-    ``preparation`` / ``round 3``.
-    """
+    """The canonical text a receipt seals (``phase`` ``round-3`` written ``round 3``)."""
     return f"{game}, {player}, {phase.replace('-', ' ')}, submission {number}, {command}"
 
 
@@ -85,11 +56,7 @@ _BET_KEYS = ("player", "salt", "receipt", "canonical")
 
 
 def fairness_record(events: Events) -> list[dict[str, Any]]:
-    """Each resolved round's full commitments, salts, receipts and sealed texts.
-
-    These are the values a round result post shows shortened to 12 hex digits; the
-    ``round.resolved`` event keeps them whole.
-    """
+    """Each resolved round's full commitments, salts, receipts and sealed texts."""
     return [
         {
             "round": data["round"],
@@ -111,15 +78,8 @@ def _submission(data: dict[str, Any]) -> str:
 
 
 def check_sealed(game: str, server_seed: str, events: Events) -> SealedCheck:
-    """Check every receipt and colour commitment of a game against its revealed seed.
-
-    - Each accepted submission: its sealed text names this game, its player, phase and
-      number, and its receipt is SHA-256(salt + text) with the salt the seed gives.
-    - Each resolved roulette: it is its preparer's last accepted preparation of the phase
-      before (SR-6), with the colour and layout sealed in it; its commitment opens to the
-      revealed colour with that preparation's salt and equals the one published when the
-      round began; the bet scored against it is the bettor's last accepted bet (SR-6).
-    """
+    """Check every receipt and colour commitment against the revealed seed, and that each
+    roulette and bet scored was its player's last accepted one (SR-6)."""
     found = SealedCheck()
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     published: dict[int, dict[str, str]] = {}

@@ -1,10 +1,5 @@
-"""A tiny in-memory shell for Stationary Roulette: steps, deadlines, posts, ledger.
-
-A fake shipped with the game (STYLE.md, "ship the fakes") for its tests and for anyone
-who wants to play a game through in a REPL. :class:`Shell` is dealer's generic
-:class:`~dealer.testing.RulesShell` (which does what the real shell does around a pure
-ruleset) set up for roulette, with helpers in the game's terms: phases, chips, the house.
-"""
+"""An in-memory Stationary Roulette game (:class:`~dealer.testing.RulesShell`) with helpers
+in the game's terms: phases, chips, the house."""
 
 from __future__ import annotations
 
@@ -48,8 +43,7 @@ class Shell(RulesShell):
         return self.state.phase_starts[-1] + hours(hour)
 
     def play_phase(self, close: bool = True, **lines: str | list[str]) -> None:
-        """Submit each player's lines (keyword = player) in the current phase, an hour
-        apart and all accepted, then (with ``close``) fire deadlines through its end."""
+        """Submit each player's lines in the current phase, an hour apart, then (``close``) end it."""
         hour = 1.0
         for name, sent in lines.items():
             for line in [sent] if isinstance(sent, str) else sent:
