@@ -252,25 +252,24 @@ def transfer_card(transfer: BlackTransfer | None) -> dict[str, Any] | None:
 
 
 def round_result(
-    ctx: Context, state: RouletteState, resolved: dict[str, Any], early: bool, ending: bool
+    ctx: Context, state: RouletteState, record: dict[str, Any], early: bool, ending: bool
 ) -> dict[str, Any]:
-    """The public result of a round (SR-8, SR-9), revealing roulettes, bets and salts."""
-    scores: list[RouletteScore] = resolved["scores"]
-    played = {s.roulette.preparer for s in scores}
+    """The public result of a round (SR-8, SR-9) from its record (:func:`round_record`)."""
+    played = {r["preparer"] for r in record["roulettes"]}
     return {
         "game": state.game,
         "round": state.phase,
         "early": early,
         "ending": ending,
         "forfeited": state.forfeited,
-        "roulettes": [score_card(s) for s in scores],
+        "roulettes": record["roulettes"],
         "no_roulette": [{"preparer": p, "bettor": state.opponent(p)}
                         for p in state.players if p not in played],
-        "transfer": transfer_card(resolved["transfer"]),
-        "fees": [{"player": p, "paid": n} for p, n in resolved["fees"].items()],
+        "transfer": record["transfer"],
+        "fees": [{"player": p, "paid": n} for p, n in record["fees"].items()],
         "fee": BLACK_FEE,
         "cap": BLACK_LOSS_CAP,
-        "bets": revealed_bets(state, scores),
+        "bets": record["bets"],
         "standings": standings(ctx, state),
         "next_round": state.phase + 1,
         "next_deadline": None if ending else ctx.now + state.settings.round_length,

@@ -360,12 +360,12 @@ class StationaryRoulette(Rules):
         memo = f"{state.game} {name}"
         ending = state.phase == state.last_round
         if state.phase >= 1:
-            resolved = self.resolve_round(ctx, state, memo)
+            record = self.resolve_round(ctx, state, memo)
             state.forfeited = forfeiter(state)
             ending = ending or state.forfeited is not None
             ctx.post("round_result", TEMPLATE.format("round_result"),
                      f"{state.game}: round {state.phase} result",
-                     **posts.round_result(ctx, state, resolved, early, ending))
+                     **posts.round_result(ctx, state, record, early, ending))
         if ending:
             # I-9: after a forfeit no later round is played, so no preparation is charged.
             self.finish(ctx, state)
@@ -380,7 +380,7 @@ class StationaryRoulette(Rules):
             self.close_phase(ctx, state, early=True)
 
     def resolve_round(self, ctx: Context, state: RouletteState, memo: str) -> dict[str, Any]:
-        """SR-8 and SR-9 for the current round's active roulettes."""
+        """SR-8 and SR-9 for the current round's active roulettes; the round's record."""
         scores = []
         for preparer in state.players:
             roulette = state.active.get(preparer)
@@ -393,9 +393,9 @@ class StationaryRoulette(Rules):
             scores.append(score)
         transfer = settle_black(ctx.ledger, state, scores, memo)  # SR-9
         fees = black_fees(ctx.ledger, scores, memo)  # SR-9, after the transfer
-        ctx.record(events.RoundResolved(round=state.phase,
-                                        **posts.round_record(state, scores, transfer, fees)))
-        return {"scores": scores, "transfer": transfer, "fees": fees}
+        record = posts.round_record(state, scores, transfer, fees)
+        ctx.record(events.RoundResolved(round=state.phase, **record))
+        return record
 
     def lock_preparations(
         self, ctx: Context, state: RouletteState, memo: str
