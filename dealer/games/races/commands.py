@@ -81,12 +81,8 @@ def _bet_now(state: RacesState, actor: str) -> list[Example]:
 
 
 def _horse_now(state: RacesState, actor: str) -> list[Example]:
-    """The ``horse`` line of help: a name still free, the card left to the player.
-
-    ``help`` does not see the player's inventory, so CARD stays a placeholder rather than
-    a card the player may not hold (a refused entry's reply lists the player's own free
-    cards); the name is one no other horse has, so help never offers a taken name.
-    """
+    """The ``horse`` line of help: a name still free, and CARD left as a placeholder (help does
+    not see the player's cards)."""
     others = [h for h in state.horses if h.owner != actor]
     taken = "; already taken: " + ", ".join(
         f"{h.name} ({BY_CODE[h.card].short})" for h in others

@@ -1,7 +1,5 @@
-"""How a table ends: the race's payout (OR-9), abandonment (OR-10), or no race at all (OR-3).
-
-Every ending reveals the server seed (GH-40) in its post, so anyone can check the draws.
-"""
+"""How a table ends: the payout (OR-9), abandonment (OR-10) or no race (OR-3); each ending
+reveals the server seed (GH-40)."""
 
 from __future__ import annotations
 
@@ -36,12 +34,8 @@ def finish_race(ctx: Context, state: RacesState, winners: Sequence[Horse]) -> Ra
 
 
 def abandon(ctx: Context, state: RacesState) -> RacesState:
-    """OR-10: every seated player stood up before the race ended.
-
-    The pool after the house's share is refunded pro rata (floor), remainders to void.
-    Interpretation (docs/RACES.md): during betting the house has taken nothing yet, so
-    every bettor gets its bets back in full; during seating nobody can have bet yet.
-    """
+    """OR-10: every seated player stood up; during betting the house has taken nothing yet, so
+    every bettor gets its bets back in full (docs/RACES.md)."""
     phase = state.phase
     payments = refund(state.prize, state.bets)
     _pay(ctx, payments)

@@ -1,7 +1,4 @@
-"""The events an Off to the Races table records in its history (OR-1 to OR-11).
-
-Each is validated when the rules record it; the shell stores its ``type`` and fields.
-"""
+"""The events an Off to the Races table records in its history (OR-1 to OR-11)."""
 
 from __future__ import annotations
 

@@ -26,12 +26,8 @@ def name_key(name: str) -> str:
 
 
 def clean_name(raw: str) -> str:
-    """A horse name as entered, checked for OR-2's length; raise :class:`Rejected` if unfit.
-
-    The shell already removed control and zero-width characters; we do it again so the rule
-    holds whoever calls us. A name must show something: at least one letter, digit,
-    punctuation mark or symbol that is not a blank-looking filler.
-    """
+    """A horse name as entered, checked for OR-2's length and for showing something (the shell
+    cleaned it already; the rule holds whoever calls); :class:`Rejected` if unfit."""
     name = clean_line(raw).strip()
     if not any(_visible(ch) for ch in name):
         raise Rejected("a horse needs a name with at least one visible character", "OR-2")
@@ -60,10 +56,7 @@ def owns(ledger: Ledger, name: str, card: Card) -> bool:
 
 
 def check_entry(horses: Sequence[Horse], owner: str, name: str, card: Card) -> None:
-    """OR-2: refuse a name or card another player's horse already uses.
-
-    The owner's own earlier entry does not count: entering again replaces it.
-    """
+    """OR-2: refuse a name or card another player's horse uses (the owner's own entry is replaced)."""
     others = [h for h in horses if h.owner != owner]
     same_name = find_horse(others, name)
     if same_name is not None:
@@ -104,12 +97,7 @@ def entry_suggestions(
     ledger: Ledger, horses: Sequence[Horse], owner: str, name: str | None = None,
     card: Card | None = None,
 ) -> list[str]:
-    """Entries ``owner`` could send instead of a refused ``horse NAME card CARD``.
-
-    Each suggestion is valid now: the refused name is kept only if no other horse has it,
-    the refused card only if the owner holds it and no other horse runs as it, so a
-    suggestion is never the very entry just refused. Cards come from the owner's inventory.
-    """
+    """Entries ``owner`` could send instead of a refused one, each valid now and none the refused one."""
     others = [h for h in horses if h.owner != owner]
     if name is not None and find_horse(others, name) is None:
         keep_name = name
@@ -139,14 +127,9 @@ class NpcDraw:
 
 
 def draw_npcs(rng: FairSource, horses: Sequence[Horse], wanted: int) -> tuple[list[Horse], list[NpcDraw]]:
-    """OR-4: draw NPC horses from the 52-card deck until the field has ``wanted`` horses.
-
-    A card equal to an existing horse's card is drawn again. Interpretation (docs/RACES.md):
-    so is a card whose name is already a horse's name (a player may have named its horse
-    "King of Spades" on another card), because no two horses may share a name (OR-2).
-    If no card of the deck could make a valid NPC any more (only possible with a very large
-    ``min_horses``), the field stays smaller rather than drawing for ever.
-    """
+    """OR-4: draw NPC horses until the field has ``wanted``; a card already a horse's card, or
+    whose name is a horse's name (OR-2, docs/RACES.md), is drawn again; a deck that can
+    give no more leaves the field smaller."""
     field = list(horses)
     npcs: list[Horse] = []
     draws: list[NpcDraw] = []

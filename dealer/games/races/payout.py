@@ -1,8 +1,5 @@
-"""Who gets the pool: the payout after a race (OR-9) and the refund of an abandoned one (OR-10).
-
-Pure arithmetic over the bets; the amounts of the returned payments always add up to the
-prize handed in, so the pool ends empty and nothing is created or lost.
-"""
+"""Who gets the pool: the payout (OR-9) and the refund (OR-10); the payments always add up
+to the prize, so nothing is created or lost."""
 
 from __future__ import annotations
 
@@ -16,11 +13,7 @@ Reason = Literal["winnings", "refund", "npc", "no_bets", "stood_up", "rounding"]
 
 @dataclass(frozen=True)
 class Payment:
-    """Chips leaving the pool: to ``bettor``, or to void when ``void`` is set.
-
-    ``bettor`` names the player concerned even when the chips go to void (a bettor who
-    stood up), so the result post can say whose winnings they were.
-    """
+    """Chips leaving the pool, to ``bettor`` or, with ``void``, to void (whose winnings they were)."""
 
     amount: int
     reason: Reason
@@ -41,13 +34,9 @@ def totals_by_bettor(bets: Sequence[Bet], horse: str | None = None) -> dict[str,
 def payout(
     prize: int, winners: Sequence[Horse], bets: Sequence[Bet], left: set[str]
 ) -> list[Payment]:
-    """OR-9: split ``prize`` (P) over the W winning horses, then over each horse's bettors.
-
-    Each winning horse is allocated floor(P / W); a bettor with B chips on it out of T gets
-    floor(allocation x B / T). To void: P - W x floor(P / W), the allocation of an NPC horse
-    or of a horse nobody bet on, the winnings of any player who sat at the table and stood
-    up at any time before the race ended (``left``), and each horse's rounding remainder.
-    """
+    """OR-9: floor(P / W) to each of the W winning horses, then floor(allocation x B / T) to a
+    bettor with B of its T chips; the rest, NPCs' and unbacked horses' shares and the
+    winnings of those who stood up (``left``) go to void."""
     allocation = prize // len(winners)
     payments = [
         payment for horse in winners for payment in _horse_payout(allocation, horse, bets, left)
@@ -78,11 +67,7 @@ def _horse_payout(
 
 
 def refund(prize: int, bets: Sequence[Bet]) -> list[Payment]:
-    """OR-10: give ``prize`` back pro rata to what each bettor put in, floor; rest to void.
-
-    A bettor who put in S of the pool's T chips gets floor(prize x S / T). Called with the
-    whole pool when betting never closed, this gives every bettor exactly its bets back.
-    """
+    """OR-10: floor(prize x S / T) back to each bettor who put in S of T; the rest to void."""
     stakes = totals_by_bettor(bets)
     total = sum(stakes.values())
     if total == 0:

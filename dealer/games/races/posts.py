@@ -1,8 +1,4 @@
-"""What the table's posts and replies show: template names and plain-data views of the state.
-
-Every value handed to a template is plain data (str, int, bool, datetime); player text
-such as horse and player names stays a plain string, so the renderer escapes it.
-"""
+"""The table's posts and replies: template names and plain-data views of the state."""
 
 from __future__ import annotations
 
@@ -21,8 +17,7 @@ TITLE = "Off to the Races"
 
 def announce(ctx: Context, template: str, subject: str, *, mentions: list[str] | tuple[str, ...] = (),
              **context: Any) -> None:
-    """Queue the public post ``templates/races/<template>.txt`` in the table's channel
-    (pinging ``mentions`` where the platform can: those the post waits for)."""
+    """Queue the public post ``templates/races/<template>.txt``, pinging ``mentions``."""
     ctx.post(template, f"races/{template}.txt", f"{TITLE} {ctx.game_id}: {subject}",
              mentions=mentions, **_common(ctx), **context)
 

@@ -73,13 +73,8 @@ def seating_closes_at(ctx: Context, state: RacesState) -> datetime | None:
 
 
 def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
-    """OR-1: leave the table; what it means depends on the phase (docs/RACES.md).
-
-    While seating is open the player's entry is withdrawn with it (the field is not set
-    yet); once seating closed, its horse keeps racing (OR-7: its owner may still race
-    and lap). In every phase the player's winnings at this table go to void (OR-9).
-    When the last seated player stands, the table ends (OR-10).
-    """
+    """OR-1: leave the table: during seating the entry is withdrawn, after it the horse keeps
+    racing (OR-7); the player's winnings go to void (OR-9); the last stand ends it (OR-10)."""
     if actor not in state.seated:
         raise Rejected("you are not seated at this table", "OR-1")
     state.seated.remove(actor)
@@ -107,12 +102,8 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
 
 
 def _stood_up(state: RacesState, name: str) -> None:
-    """OR-9: ``name`` sat and stood up before the race ended, so its winnings go to void.
-
-    Interpretation (docs/RACES.md): this holds for a stand in any phase, seating included,
-    for a player the dealer stood up at the close of seating (OR-3: no horse), and still
-    after the player sits again while seating is open: it did sit and stand up.
-    """
+    """OR-9: ``name`` sat and stood up, so its winnings go to void (docs/RACES.md: in any phase,
+    stood up by the dealer too, and still after sitting again)."""
     if name not in state.left:
         state.left.append(name)
 

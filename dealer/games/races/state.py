@@ -10,8 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
 
 Phase = Literal["pending", "seating", "betting", "racing", "finished"]
-"""pending: the table opens later; seating: OR-1 to OR-3; betting: OR-5; racing: OR-6 to
-OR-8 and OR-11; finished: the race ended (OR-9), was abandoned (OR-10) or never ran (OR-3)."""
+"""pending, seating (OR-1 to OR-3), betting (OR-5), racing (OR-6 to OR-8, OR-11), finished."""
 
 Outcome = Literal["raced", "no_race", "abandoned"]
 

@@ -1,9 +1,5 @@
-"""Off to the Races (RULES OR-1 to OR-11): the ruleset the shell calls.
-
-The flow, one module per stage: ``seating`` (OR-1 to OR-4) -> ``betting`` (OR-5) ->
-``racing`` (OR-6 to OR-8, OR-11) -> ``ending`` (OR-9, OR-10). Pure helpers hold the rules'
-arithmetic: ``field`` (names, cards, NPC draws), ``track`` (movement, laps), ``payout``.
-"""
+"""Off to the Races (RULES OR-1 to OR-11): ``seating`` -> ``betting`` -> ``racing`` ->
+``ending``, with the arithmetic in ``field``, ``track`` and ``payout``."""
 
 from __future__ import annotations
 
@@ -133,12 +129,8 @@ class OffToTheRaces(Rules):
 
 
 def _waiting(state: RacesState) -> str | None:
-    """What the table waits for when no deadline is pending (the posts announce it).
-
-    Seating has no deadline until the first ``sit`` (OR-3's window starts then), and a race
-    has none when OR-11 is off, the rules' default: then it waits for its riders, however
-    long (docs/RACES.md, "Waiting"). Every other phase has its deadline.
-    """
+    """What the table waits for when no deadline is pending: seating before the first ``sit``,
+    a race with OR-11 off (docs/RACES.md, "Waiting")."""
     if state.phase == "seating" and state.first_sat_at is None:
         return "the first `sit` (OR-1): the seating window starts then (OR-3)"
     if state.phase == "racing" and state.settings.idle_action_after is None:
@@ -180,10 +172,8 @@ def _check_timing(state: RacesState, now: datetime) -> None:
 
 
 def _winner(state: RacesState) -> str | None:
-    """The owner of the first winning horse that has one and did not stand up (None if
-    only NPCs won, or only horses of owners who stood up). Interpretation (docs/RACES.md):
-    a player who stood up wins nothing (OR-9: its winnings go to void), so it is not
-    reported as the table's winner."""
+    """The owner of the first winning horse who did not stand up (docs/RACES.md: one who stood
+    up wins nothing, OR-9), or None."""
     owners = [h.owner for h in state.horses
               if h.name in state.winners and h.owner and h.owner not in state.left]
     return owners[0] if owners else None

@@ -1,13 +1,5 @@
-"""A tiny in-memory shell for Off to the Races: steps, deadlines, posts, ledger, scripted draws.
-
-A fake shipped with the game (STYLE.md, "ship the fakes") for its tests and for anyone who
-wants to run a race in a REPL. :class:`RaceShell` is dealer's generic
-:class:`~dealer.testing.RulesShell` (which does what the real shell does around a pure
-ruleset) set up for one table, with wallets of chips and cards and helpers in the game's terms.
-
-Draws can be scripted: :meth:`RaceShell.script` queues cards that the next draws return
-(instead of the seeded ones), so a test can say exactly which cards a race sees.
-"""
+"""An in-memory Off to the Races table (:class:`~dealer.testing.RulesShell`) with wallets,
+helpers in the game's terms and scripted draws (:meth:`RaceShell.script`)."""
 
 from __future__ import annotations
 

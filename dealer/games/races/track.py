@@ -1,8 +1,4 @@
-"""The race itself (OR-6, OR-7, OR-8) as pure functions of cards and positions.
-
-Nothing here draws: the caller draws a card with the fair source and hands it in, so every
-movement can be checked (and tested) from the cards alone.
-"""
+"""The race itself (OR-6, OR-7, OR-8) as pure functions of cards and positions; the caller draws."""
 
 from __future__ import annotations
 
@@ -18,10 +14,7 @@ def race_length(horses: int) -> int:
 
 
 def shares(horse: Card, drawn: Card) -> bool:
-    """OR-7/OR-8: the horse's card has the drawn card's suit, rank or colour.
-
-    A joker horse has no suit or rank, so only its colour can match.
-    """
+    """OR-7/OR-8: the horse's card shares the drawn card's suit, rank or colour (a joker: colour only)."""
     same_suit = horse.suit is not None and horse.suit == drawn.suit
     same_rank = horse.rank is not None and horse.rank == drawn.rank
     return same_suit or same_rank or horse.colour == drawn.colour
@@ -44,13 +37,8 @@ class Action:
 def race_action(
     cards: Sequence[Card], positions: Sequence[int], length: int, last_lap_k: int, drawn: Card
 ) -> Action:
-    """OR-7 then OR-6 and OR-8: move the sharing horses +1 (all if none shares), then judge.
-
-    A horse wins when its position is greater than ``length``; a winning action ends the
-    race and owes no Lap. Otherwise a Lap is owed when every horse is beyond a position
-    ``k = min(positions) - 1`` that is greater than every k triggered before
-    (``last_lap_k``, -1 when none was).
-    """
+    """OR-7 then OR-6 and OR-8: move the sharing horses +1 (all if none shares), then judge: a
+    win ends the race and owes no Lap; else a Lap is owed when a new k is passed."""
     sharing = tuple(i for i, card in enumerate(cards) if shares(card, drawn))
     moved = sharing or tuple(range(len(cards)))
     after = tuple(p + 1 if i in moved else p for i, p in enumerate(positions))
@@ -60,33 +48,21 @@ def race_action(
 
 
 def lap_trigger(positions: Sequence[int], last_lap_k: int) -> int | None:
-    """OR-8: the new k every horse is now beyond for the first time, or None.
-
-    Every horse is beyond k exactly when ``min(positions) > k``; the largest such k is
-    ``min(positions) - 1``. Positions start at 0, so k is at least 0: nothing is owed
-    before every horse has left the start. Because a Lap is owed at once when min rises,
-    and each Race Action raises min by at most 1, the ks triggered are 0, 1, 2, ... in turn.
-    """
+    """OR-8: the new k every horse is now beyond for the first time (``min(positions) - 1``,
+    above ``last_lap_k``), or None; the ks come 0, 1, 2 ... in turn."""
     k = min(positions) - 1
     return k if k > last_lap_k else None
 
 
 def lap_action(cards: Sequence[Card], positions: Sequence[int], drawn: Card) -> Action:
-    """OR-8 Lap Action: every horse sharing the drawn card's suit, rank or colour moves -1.
-
-    No floor is needed (docs/RACES.md): a Lap is only ever owed right after every horse
-    passed some k >= 0, so every horse stands at 1 or more when the Lap is done.
-    """
+    """OR-8 Lap Action: every horse sharing the drawn card moves -1 (none below 1: docs/RACES.md)."""
     moved = tuple(i for i, card in enumerate(cards) if shares(card, drawn))
     after = tuple(p - 1 if i in moved else p for i, p in enumerate(positions))
     return Action("lap", drawn, tuple(positions), after, moved, False)
 
 
 def bar(position: int, length: int) -> str:
-    """A horse's progress as text: one filled square per position, the finish after ``length``.
-
-    Only characters with no meaning in markdown or BBCode, so escaping leaves it intact.
-    """
+    """A horse's progress in characters that mean nothing in markdown or BBCode."""
     done = max(0, min(position, length))
     beyond = "■" if position > length else ""
     return "■" * done + "□" * (length - done) + " 🏁" + beyond
