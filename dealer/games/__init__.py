@@ -20,8 +20,7 @@ def register(cls: type[Rules]) -> type[Rules]:
 
 
 def rules_for(kind: str) -> Rules:
-    """The ruleset of ``kind`` (``roulette``, ``races``, ``hall``); rulesets are stateless,
-    so one instance of each serves every game."""
+    """The ruleset of ``kind``; rulesets are stateless, so one instance serves every game."""
     rules = _INSTANCES.get(kind)
     if rules is not None:
         return rules
@@ -35,20 +34,14 @@ def rules_for(kind: str) -> Rules:
 
 
 def hosts_matches(kind: str) -> bool:
-    """Whether games of ``kind`` may have child games: some ruleset's games live in one of
-    them (``Rules.parent_kind``: an Exoptosis match in a Hall cycle)."""
+    """Whether games of ``kind`` may have child games (some ruleset's ``parent_kind``)."""
     _load_all()
     return any(cls.parent_kind == kind for cls in _REGISTRY.values())
 
 
 def command_words() -> frozenset[str] | None:
-    """Every word a command of a known ruleset may start with (from the rulesets' declared
-    commands, ``Rules.commands``), lower case; None when a ruleset declares none (then any
-    line may be one of its commands).
-
-    In a PM that holds commands, a line whose first word is none of these is set aside as
-    not a command (a greeting, a thank-you) instead of being refused.
-    """
+    """Every word a known ruleset's command may start with (None: a ruleset declares none): in a
+    PM, a line starting with none of them is set aside (a greeting), not refused."""
     _load_all()
     words: set[str] = set()
     for cls in _REGISTRY.values():

@@ -1,6 +1,5 @@
-"""Player names in command lines: a name may have spaces (``gift Mary Ann``), so a name is
-the longest run of words that is one of the game's players, compared as
-:func:`dealer.text.player_key` compares names."""
+"""Player names in command lines: a name may have spaces (``gift Mary Ann``), so it is the
+longest run of words that is one of the game's players (by :func:`dealer.text.player_key`)."""
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -13,10 +12,8 @@ def _name_key(words: Sequence[str]) -> str:
 
 
 def split_name(words: Sequence[str], known: Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """The first name in ``words`` and the words after it: the longest run of words that is
-    one of the ``known`` names (compared by :func:`player_key`, a leading ``@`` allowed),
-    given as known; else the first word as written (the game then says it is no player).
-    ``words`` must not be empty."""
+    """The first name in ``words`` (not empty), as ``known`` has it, and the words after it;
+    else the first word as written."""
     names = {player_key(name): name for name in known}
     for end in range(len(words), 0, -1):
         if "," in words[:end]:
@@ -28,10 +25,8 @@ def split_name(words: Sequence[str], known: Iterable[str]) -> tuple[str, tuple[s
 
 
 def read_names(words: str | Sequence[str], known: Iterable[str]) -> list[str]:
-    """The names in ``words`` (a text or its words), separated by spaces, commas or ``and``,
-    each the longest run of words that is a ``known`` name (so ``Mary Ann bob`` is two
-    names when Mary Ann plays), else one word as written. A lone ``and`` separates names,
-    but a known name that holds it (``Sand and Sea``) is read whole."""
+    """The names in ``words``, separated by spaces, commas or ``and`` (a known name that holds
+    ``and`` is read whole), each as ``known`` has it, else one word as written."""
     rest = tuple(words.replace(",", " , ").split()) if isinstance(words, str) else tuple(words)
     known = list(known)
     names = []

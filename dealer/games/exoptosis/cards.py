@@ -1,9 +1,5 @@
-"""What may be played (GH-13) and where a match's cards are (GH-10, GH-14).
-
-Every card in a hand or in the played pile is held by the match: a ledger entry from its
-owner's inventory to the match's account (``ctx.scope.pool(MATCH)``), in the Hall cycle's
-scope. The state says whose each card is; at the end every card goes back to its owner.
-"""
+"""What may be played (GH-13) and where a match's cards are (GH-10, GH-14): a card in a
+hand or played is held by the match's account, in the cycle's scope, and goes home at the end."""
 
 from __future__ import annotations
 
@@ -14,16 +10,10 @@ from dealer.games.hall.items import card_label, is_card
 
 
 def may_play(card: Card, last: Card | None) -> bool:
-    """GH-13: whether ``card`` may be played on ``last`` (None: the match's first card).
-
-    - the first card must be non-special (any non-special card);
-    - on a Joker only cards of the Joker's colour (any value, special or not); this also
-      holds for a Joker played on a Joker (interpretation: "only cards of its colour may be
-      played upon it" is read before "a Joker can be played upon anything");
-    - a Joker can be played on anything else;
-    - otherwise a card whose value is equal to, one above or one below the last card's; or a
-      non-special card of the opposite colour.
-    """
+    """GH-13: whether ``card`` may be played on ``last`` (None: the first card, non-special).
+    On a Joker only its colour, a Joker included (interpretation: "only cards of its colour"
+    is read before "a Joker can be played upon anything"); a Joker on anything else; else a
+    value equal or one apart, or a non-special card of the opposite colour."""
     if last is None:
         return not card.special
     if last.is_joker:
@@ -55,8 +45,7 @@ def labels(hand: list[Held]) -> list[str]:
 
 
 def free_cards(ctx: Context, name: str) -> dict[str, int]:
-    """GH-14: the cards of ``name``'s inventory that are in no match (a card in a match is
-    in that match's account, not in the inventory)."""
+    """GH-14: the cards of ``name``'s inventory in no match."""
     held = ctx.ledger.holdings(ctx.scope.player(name))
     return {item: n for item, n in sorted(held.items()) if is_card(item)}
 
@@ -73,13 +62,8 @@ def give_back(ctx: Context, held: Held, why: str) -> None:
 
 
 def draw(ctx: Context, name: str, why: str, unlike: str | None = None) -> Held | None:
-    """GH-14: "draw" takes a fair random card of ``name``'s inventory that is in no match
-    into its hand; None (and no draw taken) when it has none.
-
-    Each copy counts once: a player holding two 7H is twice as likely to draw a 7H.
-    ``unlike`` (GH-15, the Queen: "a different card") leaves out every copy of that card
-    (plain or holographic, interpretation: a different card of the catalogue).
-    """
+    """GH-14: draw a fair random card of ``name``'s inventory in no match (each copy counts
+    once), None when there is none; ``unlike`` (GH-15's Queen) leaves out every copy of a card."""
     cards = free_cards(ctx, name)
     if unlike is not None:
         cards = {item: n for item, n in cards.items() if _code(item) != _code(unlike)}
@@ -97,9 +81,8 @@ def _code(item: str) -> str:
 
 
 def note_spare(ctx: Context, state: ExoptosisState) -> None:
-    """Keep each remaining participant's cards in no match in the state, for ``help``
-    (GH-14: whether it may add or must ask): read after every step of the match. A change
-    made outside the match (a trade in the Hall) shows at the match's next step."""
+    """Keep each participant's cards in no match in the state, for ``help`` (GH-14: add or ask),
+    read after every step (a trade in the Hall shows at the next one)."""
     for seat in state.seats:
         seat.spare = [item for item, n in free_cards(ctx, seat.name).items()
                       for _ in range(n)] if seat.out is None and state.phase == "play" else []

@@ -1,9 +1,5 @@
-"""An Exoptosis match's player commands, each declared once (see dealer.games.commands).
-
-``help`` shows what the actor may send now: in setup its hand, in the betting window
-raise/match/fold, on its turn the cards it may play (GH-13) with the targets their effects
-need, else ``add`` or ``ask`` (GH-14).
-"""
+"""An Exoptosis match's player commands; ``help`` shows the hand, the bets, the playable
+cards (GH-13) with their targets, or ``add``/``ask`` (GH-14), as the match stands."""
 
 from __future__ import annotations
 
@@ -19,8 +15,7 @@ from dealer.games.exoptosis.state import ExoptosisState
 from dealer.games.hall.items import card_label
 
 CardChoice = tuple[Card, bool | None]
-"""A card as a player names it: the catalogue row and whether it is holographic (None:
-not said, so any copy will do)."""
+"""A card as a player names it and whether it is holographic (None: any copy will do)."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +91,7 @@ def read_card(text: str) -> CardChoice:
 
 
 def read_cards(text: str) -> tuple[CardChoice, ...]:
-    """GH-10: the cards of ``hand 7H 8H 9S 10C`` (also ``king of spades, holo 7H``): at each
-    place the longest run of up to 4 words that names a card."""
+    """GH-10: the cards of ``hand 7H 8H 9S 10C``: at each place the longest run of words naming a card."""
     words = text.replace(",", " ").split()
     cards: list[CardChoice] = []
     at = 0

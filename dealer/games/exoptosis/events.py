@@ -1,7 +1,4 @@
-"""The events an Exoptosis match records in its history (GH-10 to GH-19).
-
-Cards are ledger items (``card:7H``, ``card:7H:holo``); a held card is ``{item, owner}``.
-"""
+"""The events an Exoptosis match records in its history (GH-10 to GH-19); a held card is ``{item, owner}``."""
 
 from __future__ import annotations
 

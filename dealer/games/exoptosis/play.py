@@ -1,5 +1,4 @@
-"""Taking a turn (RULES GH-13 to GH-15, GH-17): playing a card and its effect, adding a card,
-asking for one, giving one, and a turn skipped."""
+"""Taking a turn (RULES GH-13 to GH-15, GH-17): play, add, ask, give, and a turn skipped."""
 
 from __future__ import annotations
 
@@ -70,8 +69,7 @@ def _why_not(card_name: str, state: ExoptosisState) -> str:
 
 
 def play(ctx: Context, state: ExoptosisState, seat: Seat, command: Play) -> None:
-    """GH-13: play a card of one's hand that may be played on the last one; GH-15: its
-    effect, on the targets named."""
+    """GH-13: play a card of one's hand on the last one; GH-15: its effect, on the targets named."""
     require_turn(state, seat, "play")
     held = _in_hand(seat, command.card)
     if held is None:
@@ -102,9 +100,8 @@ def play(ctx: Context, state: ExoptosisState, seat: Seat, command: Play) -> None
 
 
 def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ...]) -> list:
-    """GH-15: the targets an effect needs, checked: Ace another participant; King two
-    participants (itself allowed; two different ones, interpretation); Queen a participant
-    (itself allowed) and a card of its hand; no other card names a target."""
+    """GH-15: an effect's targets, checked: Ace another participant; King two different ones
+    (itself allowed, interpretation); Queen a participant and a card of its hand."""
     rank = held.card.rank
     name = label(held)
     # Names hold spaces ("Mary Ann"): each target is the longest run of words naming a
@@ -195,8 +192,7 @@ def _draws(ctx: Context, state: ExoptosisState, name: str, count: int, why: str)
 
 
 def add(ctx: Context, state: ExoptosisState, seat: Seat, command: Add) -> None:
-    """GH-14: a participant that cannot play adds a card of its inventory (in no match) to
-    its hand; its turn ends. Refused while it can play."""
+    """GH-14: a participant that cannot play adds a card of its inventory; its turn ends."""
     require_turn(state, seat, "add a card")
     if playable(state, seat.name):
         raise Rejected("you can play a card, so you cannot add one", rule="GH-14",
@@ -222,8 +218,7 @@ def _add_lines(ctx: Context, state: ExoptosisState, name: str) -> list[str]:
 
 
 def ask(ctx: Context, state: ExoptosisState, seat: Seat, command: Ask) -> None:
-    """GH-14: a participant that can neither play nor add asks another for a card of its
-    hand; the giver has a turn's length to choose it."""
+    """GH-14: one that can neither play nor add asks another, who has a turn's length to give."""
     require_turn(state, seat, "ask for a card")
     if playable(state, seat.name):
         raise Rejected("you can play a card, so you cannot ask for one", rule="GH-14",
@@ -245,9 +240,8 @@ def ask(ctx: Context, state: ExoptosisState, seat: Seat, command: Ask) -> None:
 
 
 def give(ctx: Context, state: ExoptosisState, seat: Seat, command: Give | None) -> None:
-    """GH-14: the asked participant gives the asker a card of its hand (its choice; with
-    ``command`` None, a fair random one because it did not choose in time). The card keeps
-    its owner; the asker's turn ends."""
+    """GH-14: the asked gives a card of its choice (``command`` None: a fair random one, out of
+    time); the card keeps its owner; the asker's turn ends."""
     asked = state.asked
     if asked is None or asked.giver != seat.name:
         raise Rejected("nobody asked you for a card", rule="GH-14")

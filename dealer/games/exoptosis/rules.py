@@ -1,15 +1,6 @@
-"""The Exoptosis ruleset: one match of the Gilded Hall's card game (RULES GH-10 to GH-19).
-
-A match is a game of its own (id, history, deadlines, fair source) inside a Hall cycle: a
-child game its Hall opens for a battle (GH-18) or a duel (GH-19), or one an admin creates
-(``dealer game new exoptosis``: the shell makes it a child of the Hall its ``hall`` setting
-names, default the only running Hall; see docs/EXOPTOSIS.md). Its accounts are the cycle's
-(``Rules.ledger_scope``: the parent's). This module only routes: setup and betting
-(``setup``), the turn order (``order``), the turns (``play``), the end (``table``).
-
-Every accepted command that changes the match is an action in the Hall (GH-6, GH-7): the
-match tells its Hall with ``ctx.act_in_parent``.
-"""
+"""The Exoptosis ruleset: one match, a child game of a Hall cycle (GH-18, GH-19, or made by
+an admin: docs/EXOPTOSIS.md), its accounts the cycle's. It only routes: ``setup``,
+``play``, ``table``; every accepted command that changes the match is a Hall action (GH-6)."""
 
 from __future__ import annotations
 
@@ -123,9 +114,8 @@ class Exoptosis(Rules):
         return state
 
     def _forfeit(self, ctx: Context, state: ExoptosisState, seat: Seat) -> None:
-        """GH-16: a participant may forfeit at any time; its stake stays in the pool. In
-        the setup it simply leaves (interpretation: no stake yet, as if it had chosen no
-        hand)."""
+        """GH-16: a participant may forfeit at any time, its stake staying in the pool; in the setup
+        it simply leaves (interpretation: no stake yet)."""
         was_current = state.phase == "play" and state.current == seat.name
         asked_by = state.asked.asker if state.asked and state.asked.giver == seat.name else None
         home = leave(ctx, state, seat, "forfeited")
@@ -147,8 +137,8 @@ class Exoptosis(Rules):
             ctx.set_deadline("turn", state.turn_ends_at)
 
     def _consent(self, ctx: Context, state: ExoptosisState, seat: Seat) -> None:
-        """GH-16: every remaining participant consenting within one turn terminates the
-        match (the setup and the betting count as one turn each, interpretation)."""
+        """GH-16: every remaining participant consenting within one turn ends the match (the setup
+        and the betting count as one turn each, interpretation)."""
         if seat.name in state.consents:
             raise Rejected("you have consented already in this turn", rule="GH-16")
         state.consents.append(seat.name)
@@ -163,10 +153,8 @@ class Exoptosis(Rules):
 
     def on_parent_finished(self, ctx: Context, state: Any, parent_id: str,
                            winner: str | None) -> ExoptosisState:
-        """GH-8: the Hall cycle ended ("the cycle then ends"), so its open match ends with
-        it. Interpretation (docs/EXOPTOSIS.md): nobody wins the match; as for a termination
-        (GH-16) every stake goes back to whoever put it in and every card goes home, so
-        nothing the finished cycle holds is won or lost after its end."""
+        """GH-8: the cycle ended, so its match ends with it: nobody wins, every stake and card goes
+        home, as for a termination (docs/EXOPTOSIS.md)."""
         if state.phase != "finished":
             finish(ctx, state, "ended", None, cycle_winner=winner)
         return state

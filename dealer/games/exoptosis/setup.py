@@ -1,17 +1,17 @@
-"""Choosing and revealing the hands (RULES GH-10) and the betting window (GH-11)."""
+"""Choosing and revealing the hands (RULES GH-10), the betting window (GH-11) and the turn
+order fixed when play begins (GH-12)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from itertools import groupby
 
 from dealer.games.base import Context, Rejected
 from dealer.games.exoptosis import events
 from dealer.games.exoptosis.cards import free_cards, labels, take
 from dealer.games.exoptosis.commands import CardChoice, ChooseHand, Fold, MatchBet, Raise
-from dealer.games.exoptosis.order import begin_play
 from dealer.games.exoptosis.state import ExoptosisState, Held, Seat
 from dealer.games.exoptosis.table import (
-    board, check_last_one, leave, pool, pot, return_hand,
+    begin_turn, board, check_last_one, leave, pool, pot, return_hand,
 )
 from dealer.games.hall.items import card_label
 from dealer.ledger import CHIPS
@@ -20,17 +20,16 @@ HAND_MIN = 4  # GH-10: at least 4 cards
 
 
 def pick(cards: dict[str, int], choice: CardChoice) -> str | None:
-    """The ledger item a named card takes from ``cards``: the plain copy unless ``holo`` was
-    said, else a holographic one when only that is left (interpretation: "7H" names any
-    7 of Hearts, plain first; "holo 7H" only a holographic one)."""
+    """The item a named card takes: the plain copy unless ``holo`` was said, else a holographic
+    one when only that is left (interpretation)."""
     card, holo = choice
     options = [card.item(True)] if holo else [card.item(False), card.item(True)]
     return next((item for item in options if cards.get(item, 0) > 0), None)
 
 
 def choose_hand(ctx: Context, state: ExoptosisState, seat: Seat, command: ChooseHand) -> None:
-    """GH-10: take the chosen cards from the inventory into the match; a new choice first
-    sends the previous one home. Once every participant has chosen, reveal."""
+    """GH-10: take the chosen cards into the match (a new choice sends the last one home); reveal
+    once all have chosen."""
     if len(command.cards) < HAND_MIN:
         raise Rejected(f"a hand is at least {HAND_MIN} cards; you named {len(command.cards)}",
                        rule="GH-10")
@@ -157,16 +156,14 @@ def _bet_lines(held: int, stake: int, top: int) -> list[str]:
 
 
 def _close_if_settled(ctx: Context, state: ExoptosisState) -> None:
-    """GH-11: the window closes early when every participant has matched the highest bet or
-    declared it will not raise."""
+    """GH-11: the window closes early when everyone has matched the highest bet or declined to raise."""
     if state.phase == "betting" and all(s.settled for s in state.remaining):
         close_betting(ctx, state)
 
 
 def close_betting(ctx: Context, state: ExoptosisState) -> None:
-    """GH-11: the bet that stands is the highest that at least two participants reached
-    (a raise nobody matched is returned: every stake above it is refunded down to it);
-    whoever is below it is out with its stake returned. Then play begins (GH-12)."""
+    """GH-11: the bet that stands is the highest two participants reached (stakes above it
+    refunded down to it; those below it out, refunded); then play begins (GH-12)."""
     ctx.cancel_deadline("betting")
     stakes = sorted((s.stake for s in state.remaining), reverse=True)
     standing = stakes[1] if len(stakes) > 1 else 0
@@ -196,6 +193,28 @@ def close_betting(ctx: Context, state: ExoptosisState) -> None:
     begin_play(ctx, state)
 
 
-def setup_deadline(start: datetime, state: ExoptosisState) -> datetime:
-    """When the setup window ends."""
-    return start + state.settings.setup_window
+
+def turn_order(ctx: Context, state: ExoptosisState) -> tuple[list[str], list[list[str]]]:
+    """GH-12: by hand size, descending; each tied group (listed in the match's order) shuffled
+    by the fair source, bigger hands first."""
+    seats = sorted(state.remaining, key=lambda s: -len(s.hand or []))
+    order: list[str] = []
+    ties: list[list[str]] = []
+    for size, group in groupby(seats, key=lambda s: len(s.hand or [])):
+        names = [s.name for s in group]
+        if len(names) > 1:
+            ties.append(list(names))
+            names = ctx.rng.shuffled(names, f"GH-12 tie of {size}-card hands")
+        order += names
+    return order, ties
+
+
+def begin_play(ctx: Context, state: ExoptosisState) -> None:
+    """Play begins: the order is fixed and the first participant's turn starts (GH-12)."""
+    state.order, state.ties = turn_order(ctx, state)
+    state.phase = "play"
+    begin_turn(ctx, state, state.order[0], ctx.now)
+    ctx.record(events.PlayBegan(order=state.order, ties=state.ties))
+    ctx.post("play_began", "exoptosis/play_began.txt", "Exoptosis: play begins",
+             order=state.order, ties=state.ties,
+             sizes={s.name: len(s.hand or []) for s in state.remaining}, **board(ctx, state))

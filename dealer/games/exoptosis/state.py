@@ -1,8 +1,5 @@
-"""An Exoptosis match's settings and state (RULES GH-10 to GH-19).
-
-The state is the match as it stands: who takes part, their hands (each card with its owner),
-the stakes, the turn. A match is short-lived, so its state may hold its played pile.
-"""
+"""An Exoptosis match's settings and state (RULES GH-10 to GH-19); short-lived, so it may
+hold its played pile."""
 
 from __future__ import annotations
 
@@ -101,8 +98,7 @@ class ExoptosisState(GameState):
     """GH-18: the battle reward's words, once drawn."""
 
     def seat(self, name: str) -> Seat | None:
-        """The participant called ``name`` (compared by ``player_key``: case, width and
-        spacing aside; a leading ``@`` may be added)."""
+        """The participant called ``name`` (compared by ``player_key``)."""
         for wanted in (player_key(name), player_key(name.removeprefix("@"))):
             found = next((s for s in self.seats if player_key(s.name) == wanted), None)
             if found is not None:

@@ -1,6 +1,5 @@
-"""What every Exoptosis post shows and the moves every part of a match shares: the board
-(public hands, last card, pool, whose turn), a participant leaving, the turn passing, and
-the end (GH-10, GH-12, GH-16, GH-17, GH-18)."""
+"""What every Exoptosis post shows and the moves all parts of a match share: the board, a
+participant leaving, the turn passing, the end (GH-10, GH-12, GH-16 to GH-18)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def pot(ctx: Context) -> int:
 
 
 def board(ctx: Context, state: ExoptosisState) -> dict[str, Any]:
-    """What a post about the play shows: every hand (public once revealed, GH-10), the last
-    card, the pool, whose turn it is and until when."""
+    """The board: every hand (public once revealed, GH-10), the last card, the pool, the turn."""
     return dict(
         hands=[dict(name=s.name, cards=labels(s.hand or []), stake=s.stake)
                for s in state.remaining],
@@ -63,9 +61,8 @@ def return_hand(ctx: Context, seat: Seat, why: str) -> list[str]:
 
 
 def leave(ctx: Context, state: ExoptosisState, seat: Seat, why: str) -> list[str]:
-    """``seat`` leaves the match: its hand goes home at once (interpretation: it takes no
-    further part; cards it owns that are in other hands or played stay until the end).
-    Returns the labels of the cards sent home."""
+    """``seat`` leaves: its hand goes home at once (interpretation: its cards elsewhere stay
+    until the end); the labels of the cards sent home."""
     seat.out = why
     seat.settled = False
     home = return_hand(ctx, seat, f"GH-10 {seat.name} left the match")
@@ -107,9 +104,8 @@ def pass_turn(ctx: Context, state: ExoptosisState) -> None:
 
 
 def empty_hand_winner(state: ExoptosisState, first: str | None = None) -> str | None:
-    """GH-16: the first participant with no card in hand wins. When several empty at once
-    (a Queen on another's last card), the one who acted wins, then turn order from it
-    (interpretation). Returns the winner, or None while nobody has won."""
+    """GH-16: the first participant with no card wins; several at once: the one who acted,
+    then turn order from it (interpretation). The winner, or None."""
     if state.phase != "play":
         return None
     names = state.order
@@ -122,18 +118,13 @@ def empty_hand_winner(state: ExoptosisState, first: str | None = None) -> str | 
 
 
 def ended_board(ctx: Context, state: ExoptosisState) -> dict[str, Any]:
-    """The board as the move that won left it: the hands and the pool before the winner
-    takes it, and no next turn (the post of the move goes out before the result's)."""
+    """The board as the winning move left it (its post goes out before the result's)."""
     return {**board(ctx, state), "current": None, "asked": None, "turn_ends_at": None}
 
 
 def check_last_one(ctx: Context, state: ExoptosisState) -> bool:
-    """GH-16: when one participant remains (the others forfeited) it wins; during the setup,
-    fewer than 2 cancel the match (GH-10). Returns whether it ended.
-
-    A fold, or being out of the betting, is a forfeit in the seed (GH-11: a player who will
-    not meet a bet "must forfeit the game (but lose no Chips)"), so from the reveal on the
-    last one left wins, whether the others folded or forfeited."""
+    """GH-16: the last one remaining wins (a fold is a forfeit: GH-11); in the setup, fewer than
+    2 cancel the match (GH-10). Whether it ended."""
     remaining = state.remaining
     if len(remaining) >= 2:
         return False
@@ -146,9 +137,8 @@ def check_last_one(ctx: Context, state: ExoptosisState) -> bool:
 
 def finish(ctx: Context, state: ExoptosisState, result: str, winner: str | None,
            cycle_winner: str | None = None) -> None:
-    """The match ends: the winner takes the pool (GH-16), or every stake goes back to whoever
-    put it in (terminated, cancelled, or ended with its cycle, which ``cycle_winner`` won:
-    GH-8); every card goes home (GH-10); a battle's winner draws its reward (GH-18)."""
+    """The match ends: the winner takes the pool (GH-16) or every stake goes back (terminated,
+    cancelled, ended with its cycle: GH-8); cards go home (GH-10); a battle's reward (GH-18)."""
     account = pool(ctx)
     chips = pot(ctx)
     if winner is not None:
@@ -195,8 +185,7 @@ def _subject(result: str, winner: str | None) -> str:
 
 
 def draw_reward(ctx: Context, winner: str) -> tuple[dict[str, int], str]:
-    """GH-18: one of 3 random cards, 5 to 16 vertebrae (uniform) or 2 chips, at fair random;
-    issued by the mint into the winner's inventory in the cycle."""
+    """GH-18: one of 3 random cards, 5 to 16 vertebrae or 2 chips, at fair random, from the mint."""
     account = ctx.scope.player(winner)
     kind = ctx.rng.below(3, "GH-18 battle reward")
     if kind == 0:

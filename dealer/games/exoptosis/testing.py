@@ -1,11 +1,5 @@
-"""A tiny in-memory shell for one Exoptosis match: steps, deadlines, posts, the cycle's
-inventories (STYLE.md, "ship the fakes").
-
-:class:`MatchShell` is dealer's :class:`~dealer.testing.RulesShell` with the match's
-accounts in a Hall cycle's scope (``h1``), as the real shell gives a child game its
-parent's scope, and helpers in the game's terms: cards given by short code (``7H``),
-hands and inventories read back the same way.
-"""
+"""An in-memory Exoptosis match (:class:`~dealer.testing.RulesShell`) in a Hall cycle's scope
+(``h1``), cards given and read back by short code (``7H``)."""
 
 from __future__ import annotations
 
@@ -74,8 +68,7 @@ class MatchShell(RulesShell):
         self.open(list(players), settings, start=at)
 
     def to_play(self, hands: dict[str, str], at: datetime = T0) -> datetime:
-        """Choose every hand (``{"alice": "7H 8H 9S 10C"}``) and have everyone match at 0:
-        play begins; return the time after those steps."""
+        """Choose every hand and have everyone match at 0, so play begins; the time after."""
         when = at
         for name, cards in hands.items():
             when += timedelta(minutes=1)
