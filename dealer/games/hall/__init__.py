@@ -1,7 +1,4 @@
-"""The Gilded Hall (RULES GH): its economy now; Exoptosis, proposals and the Judge later.
-
-Importing the package registers the ruleset under the kind ``hall``.
-"""
+"""The Gilded Hall (RULES GH): importing the package registers the kind ``hall``."""
 
 from dealer.games.hall.rules import Hall
 

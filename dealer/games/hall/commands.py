@@ -1,8 +1,4 @@
-"""The Hall's player commands, each declared once (see dealer.games.commands).
-
-Each command is a frozen dataclass; ``COMMANDS`` declares how a line (any case) reads as
-one, its examples (help text and test input at once), its rule and when it is valid.
-"""
+"""The Hall's player commands, each declared once (``COMMANDS``)."""
 
 from __future__ import annotations
 
@@ -20,8 +16,7 @@ from dealer.games.hall.items import labels, parse_bundle
 from dealer.games.hall.state import HallState, Offer
 
 MAX_BUY = 100
-"""An operational limit, not a rule: one ``buy`` line buys at most 100 items, so that a
-single reply and the phase summary stay readable."""
+"""An operational limit, not a rule: a ``buy`` line buys at most 100, so replies stay readable."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,5 @@
-"""The Croupier's prices and what help offers to buy (RULES GH-5).
-
-The command declarations (:mod:`dealer.games.hall.commands`: a ``buy`` line's examples and
-note) and the purchases themselves (:mod:`dealer.games.hall.economy`: a refusal's
-suggestions) both read them, so they live below both.
-"""
+"""The Croupier's prices and what help offers to buy (RULES GH-5), below the commands and
+the economy, which both read them."""
 
 from __future__ import annotations
 
@@ -36,8 +32,7 @@ def croupier_note(held: int, prices: dict[str, int] = PRICES) -> str | None:
 
 
 def croupier_lines(held: int, prices: dict[str, int] = PRICES) -> list[str]:
-    """GH-5: a ``buy`` line with its price for each item ``held`` vertebrae pay for, then one
-    line naming those they do not (help never offers a purchase it would refuse)."""
+    """GH-5: a ``buy`` line with its price per item ``held`` vertebrae pay for, then those they do not."""
     lines = [help_line(e.line, e.says, e.rule) for e in croupier_examples(held, prices)]
     note = croupier_note(held, prices)
     return lines + [f"({note})"] if note else lines

@@ -1,13 +1,6 @@
-"""Random cards, packs and the Croupier (RULES GH-2 to GH-5).
-
-Where things come from and go (an explicit choice, see docs/HALL.md); every account is the
-cycle's own (GH-1: ``ctx.scope``, e.g. ``hall1/player:alice``, ``hall1/house``):
-- every new card, pack or chip is issued by ``mint`` (cards drawn, packs bought, chips bought,
-  the starting items of a member, an admin's grant);
-- the vertebrae a player pays the Croupier go to the cycle's ``house`` (the Croupier);
-- an opened pack goes to the cycle's ``void`` (GH-4 "discards it"), so it counts the packs
-  opened.
-"""
+"""Random cards, packs and the Croupier (RULES GH-2 to GH-5), in the cycle's accounts (GH-1):
+new things come from the mint, vertebrae paid go to the house, opened packs to void
+(docs/HALL.md)."""
 
 from __future__ import annotations
 
@@ -25,12 +18,8 @@ from dealer.ledger import CHIPS, VERTEBRAE
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
 
 def draw_card(rng: FairSource, holo_percent: int | None, purpose: str) -> str:
-    """A random card (GH-2, GH-3) as a ledger item.
-
-    Draw 1 picks the catalogue row uniformly (``below(54)``, rows in the seed's order);
-    draw 2 makes it holographic when ``below(100) < holo_percent``. A card that is
-    holographic by rule (``holo_percent`` None, the Legendary Pack's two) takes no draw 2.
-    """
+    """A random card (GH-2, GH-3): draw 1 the catalogue row (``below(54)``), draw 2 holographic
+    when ``below(100) < holo_percent``; none when it is holographic by rule (None)."""
     card = CATALOGUE[rng.below(len(CATALOGUE), f"{purpose}: card")]
     if holo_percent is None:
         return card.item(holo=True)
@@ -127,8 +116,7 @@ def _deliver(ctx: Context, state: HallState, actor: str, command: Buy) -> list[s
 
 
 def _instead(held: int, refused: Buy, prices: dict[str, int]) -> list[str]:
-    """What a player refused a purchase may buy instead: the most of the same item it can
-    pay for (when that is 2 or more), then every item it can pay for."""
+    """What a refused buyer may buy instead: the most of that item it can pay for, then any."""
     price = prices[refused.ware]
     most = held // price
     lines = []
@@ -142,9 +130,7 @@ def _instead(held: int, refused: Buy, prices: dict[str, int]) -> list[str]:
 
 
 def give_starting_items(ctx: Context, state: HallState, name: str) -> list[str]:
-    """GH-1: a member's inventory in a cycle starts with the cycle's starting items (settings
-    ``starting_chips``, ``starting_vertebrae``), issued by the mint when it joins; return
-    their labels."""
+    """GH-1: a member's starting items, issued by the mint when it joins; their labels."""
     bundle = {CHIPS: state.settings.starting_chips, VERTEBRAE: state.settings.starting_vertebrae}
     given = []
     for item, amount in bundle.items():
@@ -155,9 +141,8 @@ def give_starting_items(ctx: Context, state: HallState, name: str) -> list[str]:
 
 
 def grant(ctx: Context, state: HallState, name: str, item: str, amount: int) -> None:
-    """``dealer grant NAME ITEM N --game ID``: the mint issues into a member's inventory in
-    this cycle (GH-1). Only members hold an inventory in the cycle, and a finished cycle's
-    inventories are closed."""
+    """``dealer grant NAME ITEM N --game ID``: the mint issues into a member's inventory (GH-1);
+    not after the cycle's end."""
     member = state.member(name)
     if state.status == "finished":
         raise Rejected(f"cycle {ctx.game_id} is over ({state.winner} won it); its inventories "

@@ -1,19 +1,7 @@
-"""Elections of the Judge (RULES GH-34).
-
-A message by a reputable player in ``#judge-elections`` is a candidacy for the current
-week (weeks start at the setting ``week_start``, Monday 00:00 UTC by default). At the
-week's end (tallied ``vote_grace`` later, for reactions read late) dealer counts each
-candidacy's 👍 and 👎 from players (members who had joined by then). Among candidacies
-with more 👍 than 👎 the one with the most 👍 wins; a tie goes to the candidate whose first
-text message that week, anywhere in the Hall (its channels, its matches, PMs to it), came
-earliest: dealer reads those from its inbox when the week's deadline fires
-(``Rules.message_window``), so the tie-break needs nothing kept in the state.
-
-Interpretations (docs/GOVERNANCE.md): a player with both 👍 and 👎 on a candidacy counts
-in both (GH-34 counts reactions, it has no "unclear" clause); a candidate may stand once a
-week; a deleted candidacy is withdrawn; the winner becomes Judge even if it is the Judge
-already (it stays).
-"""
+"""Elections of the Judge (RULES GH-34): candidacies in ``#judge-elections``, tallied at the
+week's end (plus ``vote_grace``); a tie goes to the candidate whose first message of the
+week came first, read from the inbox (``Rules.message_window``). Interpretations:
+docs/GOVERNANCE.md."""
 
 from __future__ import annotations
 
@@ -44,8 +32,8 @@ def week_of(state: HallState, when: datetime) -> datetime:
 
 
 def deadline_name(week: datetime) -> str:
-    """The deadline at which the election of the week starting ``week`` is tallied
-    (``election-20261130T0000``: no colon, so an admin override can name it)."""
+    """The deadline tallying the election of ``week`` (``election-20261130T0000``: no colon, so
+    an override can name it)."""
     return PREFIX + week.strftime(_NAME_TIME)
 
 

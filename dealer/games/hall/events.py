@@ -1,8 +1,4 @@
-"""The events a Gilded Hall cycle records in its history (GH-1 to GH-8, GH-40).
-
-Each is validated when the rules record it; the shell stores its ``type`` and fields.
-Cards and packs are ledger items (``card:KS``, ``card:KS:holo``, ``pack:handy``).
-"""
+"""The events a Gilded Hall cycle records in its history (GH-1 to GH-8, GH-40)."""
 
 from __future__ import annotations
 
@@ -112,10 +108,8 @@ class OfferWithdrawn(HallEvent):
 
 
 class PhaseBegan(HallEvent):
-    """GH-6, GH-40: a phase began; the closing one's seed revealed, offers lapsed.
-
-    Phase 1 carries only its number and commitment.
-    """
+    """GH-6, GH-40: a phase began; the closing one's seed revealed, offers lapsed (phase 1: its
+    number and commitment only)."""
 
     type: ClassVar[str] = "phase"
     number: int

@@ -1,17 +1,6 @@
-"""The Hall's Exoptosis fights (RULES GH-18, GH-19): battles and duels.
-
-A fight is an Exoptosis match (``dealer.games.exoptosis``) the cycle opens as a child game
-(``ctx.open_child``): its own id, history, deadlines and fair source, its accounts in the
-cycle's scope. The match itself draws a battle's reward at its end (GH-18), so that
-``dealer verify MATCH`` checks it with the match's other draws.
-
-- ``battle``: a member holding at least 4 cards (outside any match) engages, once per phase;
-  at the start of the next phase everyone who engaged plays one match (at least 2, else a
-  post says there is no battle).
-- ``duel bob carol``: a challenge; each challenged member answers ``accept duel N`` or
-  ``decline duel N``; when all accept the match opens at once; one decline cancels it; an
-  unanswered challenge lapses at the end of its phase.
-"""
+"""The Hall's Exoptosis fights (RULES GH-18, GH-19): a battle of those who engaged in a phase,
+or a duel by challenge, each a child game of the cycle (``ctx.open_child``); a battle's
+reward is drawn by the match, so ``dealer verify MATCH`` checks it."""
 
 from __future__ import annotations
 
@@ -64,13 +53,8 @@ def duel_id(hall: str, number: int) -> str:
 
 
 def _match_id(hall: str, suffix: str) -> str:
-    """``HALL-SUFFIX``, or, when that is longer than a game id may be, the cycle's id cut
-    short and marked with a hash of the whole of it: ``HALLPREFIX-1a2b3c4d-SUFFIX``.
-
-    Chosen here (RULES.md is silent; docs/EXOPTOSIS.md): a cycle may have an id of up to
-    64 characters, and its matches' ids must still fit the store, stay unique (the hash
-    tells two long cycle ids with one prefix apart) and show which cycle they belong to.
-    """
+    """``HALL-SUFFIX``, or, when too long for a game id, the cycle's id cut short and marked with
+    a hash of it (docs/EXOPTOSIS.md): unique, and it shows the cycle."""
     whole = f"{hall}-{suffix}"
     if len(whole) <= GAME_ID_LENGTH:
         return whole
@@ -80,8 +64,7 @@ def _match_id(hall: str, suffix: str) -> str:
 
 
 def battle(ctx: Context, state: HallState, actor: str, command: Battle) -> None:
-    """GH-18: engage once per phase, holding at least 4 cards (cards held by a match are not
-    in the inventory, so they do not count)."""
+    """GH-18: engage once per phase, holding at least 4 cards outside any match."""
     if actor in state.battlers:
         raise Rejected(f"you engaged in battle already in phase {state.phase}; once per phase",
                        rule="GH-18")
@@ -157,8 +140,7 @@ def open_match(ctx: Context, game_id: str, fight: str, players: list[str]) -> No
 
 
 def phase_ends(ctx: Context, state: HallState, closing: int) -> None:
-    """At the start of the next phase: the battle of those who engaged in the phase closing
-    (GH-18), and the lapse of its unanswered challenges (GH-19)."""
+    """At the next phase's start: the battle (GH-18) and the lapse of unanswered challenges (GH-19)."""
     engaged = list(state.battlers)
     state.battlers = []
     lapsed = list(state.challenges)
@@ -178,8 +160,7 @@ def phase_ends(ctx: Context, state: HallState, closing: int) -> None:
 
 
 def child_finished(ctx: Context, state: HallState, child_id: str, summary: Summary) -> None:
-    """A match ended: its result and reward are the match's own posts; the cycle records it
-    (and its players' cards are home again)."""
+    """A match ended: the cycle records it (its result and reward are the match's own posts)."""
     refresh_cards(ctx, state, list(summary.players))
     ctx.record(events.FightEnded(game=child_id, status=summary.status, winner=summary.winner,
                                  detail={k: summary.detail.get(k) for k in ("fight", "result",
@@ -187,11 +168,8 @@ def child_finished(ctx: Context, state: HallState, child_id: str, summary: Summa
 
 
 def refresh_cards(ctx: Context, state: HallState, names: list[str] | None = None) -> None:
-    """Keep the card count of the members a step touched (those whose accounts its transfers
-    moved, or ``names``) in the state, for ``help`` (which sees no ledger): GH-18 offers
-    ``battle`` only to a member holding 4 cards. Only touched members are read, so a step's
-    cost does not grow with the cycle; a member's count changed by a match's effect is
-    brought up to date by its next step or the match's end."""
+    """Keep the card count of the members a step touched, for ``help`` (GH-18's ``battle``):
+    only those, so a step's cost does not grow with the cycle."""
     touched = set(names or [])
     for transfer in ctx.ledger.staged:
         touched |= {transfer.source, transfer.target}

@@ -65,12 +65,8 @@ def _reasons(inactive: bool, few: bool) -> str:
 
 
 def count_action(ctx: Context, state: HallState, actor: str) -> None:
-    """GH-6: ``actor`` acted in this phase; GH-7: settle what its action earns its givers.
-
-    Every accepted command that changes the game is an action (``inventory`` and ``help``
-    are not). An inactive receiver's first action after a gift grants that gift's giver one
-    random card, once per gift.
-    """
+    """GH-6: ``actor`` acted in this phase; GH-7: an inactive receiver's first action after a
+    gift grants its giver one random card, once per gift."""
     member = state.member(actor)
     if member is None:
         return

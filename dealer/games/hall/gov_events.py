@@ -1,9 +1,5 @@
-"""The events of the Hall's government (RULES GH-20 to GH-23, GH-30 to GH-34): proposals
-and their tallies, requests, rulings and confidence votes, the Judge, elections.
-
-What leaves the cycle's state (a tallied proposal, an old ruling) stays here, in full: the
-views (``dealer game show``) read the record from these events.
-"""
+"""The events of the Hall's government (RULES GH-20 to GH-23, GH-30 to GH-34); what leaves
+the state stays here in full, for the views."""
 
 from __future__ import annotations
 
@@ -148,8 +144,7 @@ class Candidacy(HallEvent):
 
 
 class ElectionTallied(HallEvent):
-    """GH-34: an election week ended: each candidacy's 👍 and 👎, the tie-break's first
-    messages, the winner (or None, and why)."""
+    """GH-34: an election week ended: each candidacy's votes, the tie-break, the winner or why none."""
 
     type: ClassVar[str] = "election.tallied"
     week: str

@@ -1,25 +1,11 @@
 """The Hall's government (RULES GH-20 to GH-23, GH-30 to GH-34): its commands, and where
 messages, edits, deletions, reactions and deadlines go.
 
-- a message in ``#proposals`` is a proposal (:mod:`~dealer.games.hall.proposals`), in
-  ``#request-for-justice`` a request for justice (:mod:`~dealer.games.hall.judge`), in
-  ``#judge-elections`` a candidacy (:mod:`~dealer.games.hall.elections`); a message there
-  all of whose lines are Hall commands (``proposals``, ``confidence 3``, the Judge's
-  ``ruling 2: yes``) is read as commands instead, and the Judge's own messages in
-  ``#request-for-justice`` are never requests;
-- reactions on those messages, and on dealer's confidence polls, are votes
-  (:mod:`~dealer.games.hall.votes`); edits and deletions void a proposal (GH-22) or
-  withdraw a candidacy;
-- the commands (``judge``, ``proposals``, ``adopted``, ``ruling``, ``confidence``,
-  ``overturn``, ``remove judge``, ``resign``) are ``strict``: in a public channel a line
-  that starts with their word but does not have their form ("judge was right") is chatter,
-  never a refused command.
-
-Interpretations (docs/GOVERNANCE.md): taking part in government (proposing, voting,
-ruling, standing) is not a Hall action (GH-6, GH-7): it changes no inventory and makes no
-one active. When the cycle ends, open votes lapse untallied (a post lists them). At the
-end of a phase, a single ``remove judge`` assent lapses (GH-30: "within one phase").
-"""
+A message in ``#proposals``, ``#request-for-justice`` or ``#judge-elections`` is a
+proposal, a request or a candidacy, unless all its lines are Hall commands; reactions are
+votes; the commands are ``strict`` ("judge was right" is chatter). Interpretations
+(docs/GOVERNANCE.md): government is not a Hall action (GH-6); open votes lapse with the
+cycle; a lone ``remove judge`` lapses with its phase (GH-30)."""
 
 from __future__ import annotations
 
@@ -189,8 +175,7 @@ def show(ctx: Context, state: HallState, actor: str, command: Any) -> None:
 
 
 def open_view(state: HallState, proposal: Any) -> dict[str, Any]:
-    """An open proposal as ``proposals`` and ``dealer game show`` show it, with its tally so
-    far (reactions sent by now; as it would stand if the vote ended now)."""
+    """An open proposal with its tally so far (as it would stand if the vote ended now)."""
     counted = tally(state, proposal.marks, proposal.ends_at)
     return {"number": proposal.number, "class": "urgent" if proposal.urgent else "standard",
             "status": "open", "author": proposal.author, "ends_at": iso(proposal.ends_at),
@@ -212,8 +197,7 @@ def take_message(
     ctx: Context, state: HallState, message: Message, is_commands: Callable[[str], bool],
     require_running: Callable[[HallState, datetime], None],
 ) -> bool:
-    """Take ``message`` whole if it is a proposal, a request or a candidacy (True); False to
-    have its lines read as commands."""
+    """Take ``message`` whole if it is a proposal, a request or a candidacy (True)."""
     channel = message.channel.lower()
     if channel not in (proposals.CHANNEL, judge.CHANNEL, elections.CHANNEL):
         return False
@@ -263,8 +247,7 @@ def on_change(ctx: Context, state: HallState, event: Edit | Deletion) -> None:
 
 
 def on_reaction(ctx: Context, state: HallState, reaction: Reaction) -> None:
-    """A reaction on a proposal, a poll or a candidacy: a vote if it is 👍 or 👎 by a
-    player, sent before the vote ended."""
+    """A reaction on a proposal, a poll or a candidacy: a vote if 👍 or 👎, sent in time."""
     target = reaction.target_ref or reaction.target
     poll = next((p for p in state.polls if judge.poll_name(p.ruling) == target), None)
     proposal = proposals.find(state, target)
@@ -318,8 +301,8 @@ def on_deadline(ctx: Context, state: HallState, name: str) -> bool:
 
 
 def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
-    """A phase ended: Standard votes of that phase close (GH-21); a lone ``remove judge``
-    assent lapses (GH-30); old rulings leave the state."""
+    """A phase ended: its Standard votes close (GH-21), a lone removal assent lapses (GH-30),
+    old rulings leave the state."""
     proposals.phase_ended(ctx, state, closing)
     state.removal = []
     judge.prune(ctx, state)
@@ -339,10 +322,8 @@ def lapse(ctx: Context, state: HallState) -> None:
 
 
 def record_view(events: list[tuple[str, dict[str, Any]]], summary: Any) -> dict[str, Any]:
-    """The government's record for ``dealer game show`` (JSON): ``proposals`` (each with
-    ``number``, ``class``, ``status`` open | adopted | failed | void | lapsed, ``for``,
-    ``against``), ``adopted`` (the ruleset record, with each text), ``judge`` and
-    ``rulings``. Closed votes come from the history; open ones from the state."""
+    """The government's record for ``dealer game show``: proposals, adopted, judge, rulings
+    (closed votes from the history, open ones from the state)."""
     submitted: dict[int, dict[str, Any]] = {}
     closed: dict[int, dict[str, Any]] = {}
     rulings: dict[int, dict[str, Any]] = {}

@@ -1,9 +1,4 @@
-"""The things in a Hall inventory (GH-1): chips, vertebrae, cards and packs.
-
-Ledger items: ``chips``, ``vertebrae``, ``card:KS`` / ``card:KS:holo`` and
-``pack:handy|deck|legendary``. This module names them for players and reads the item lists
-players write in trade offers (``2 chips and 7H``, ``holo red joker, 3 vertebrae``).
-"""
+"""The things in a Hall inventory (GH-1): their names for players, and the item lists of offers."""
 
 from __future__ import annotations
 
@@ -98,11 +93,8 @@ def inventory(ledger: Ledger, account: str) -> dict[str, object]:
 
 
 def parse_bundle(text: str) -> dict[str, int]:
-    """Read one side of an offer: items joined by ``and``/commas, or ``nothing``.
-
-    ``2 chips and 7H``, ``holo red joker, 3 vertebrae``, ``2 x KS``, ``handy pack``.
-    Raises :class:`Rejected` (GH-1) naming the part it could not read.
-    """
+    """One side of an offer: items joined by ``and`` or commas (``2 chips and 7H``, ``2 x KS``),
+    or ``nothing``; :class:`Rejected` (GH-1) names a part it could not read."""
     cleaned = text.strip()
     if cleaned.lower() in ("nothing", "none", "-"):
         return {}

@@ -1,21 +1,6 @@
 """The Judge (RULES GH-30 to GH-33): requests for justice, rulings, confidence votes,
-overturns, removal and resignation.
-
-- GH-30: at most one Judge (``state.judge``; the setting ``judge`` names the first one,
-  elections the later ones: :mod:`dealer.games.hall.elections`). ``remove judge`` by two
-  different members other than the Judge in one phase removes it (an assent lapses at the
-  end of its phase); ``resign`` by the Judge.
-- GH-31: a message in ``#request-for-justice`` by anyone but the Judge is a request,
-  numbered. The Judge answers ``ruling N: TEXT`` (``ruling N true`` / ``false`` for a
-  statement); rulings are numbered and keep their request.
-- GH-32: ``confidence R`` within 4 days of ruling R makes dealer post a poll (``poll-R``,
-  👍 overturn, 👎 affirm, an unclear vote affirms) closed 2 days later; overturned if
-  strictly more players vote to overturn than to affirm. One confidence vote per ruling.
-- GH-33: the Judge who made ruling R may ``overturn R`` within 7 days; its request is open
-  again and the Judge must rule on it anew. An overturned ruling stays in the record,
-  marked. Interpretation: a ruling overturned by a confidence vote opens its request again
-  too, so that the Judge rules on it anew.
-"""
+overturns, removal and resignation. Interpretation: a ruling overturned by a confidence
+vote opens its request again too (GH-33), so the Judge rules on it anew."""
 
 from __future__ import annotations
 
@@ -34,8 +19,7 @@ POLL_LENGTH = timedelta(days=2)  # GH-32
 OVERTURN_WITHIN = timedelta(days=7)  # GH-33
 KEPT = OVERTURN_WITHIN
 REMINDER = "remind-request-"  # GH-31: the deadline of request N's next reminder
-"""A ruling stays in the state this long (or while its poll is open); then only in the
-history (the state must not grow with the cycle's age)."""
+"""A ruling stays in the state this long (or while its poll is open), so the state does not grow."""
 
 
 def poll_name(ruling: int) -> str:
@@ -68,10 +52,8 @@ def _remind_later(ctx: Context, state: HallState, number: int) -> None:
 
 
 def remind(ctx: Context, state: HallState, number: int) -> bool:
-    """GH-31: the Judge responds "as quickly as possible". Interpretation (docs/GOVERNANCE.md):
-    dealer reminds the Judge privately of a request still awaiting a ruling, every
-    ``ruling_reminder``, until it has one; without a Judge it checks again later, so a new
-    Judge is reminded too. Returns False when request ``number`` awaits nothing."""
+    """GH-31 "as quickly as possible": the Judge is reminded privately of a request awaiting a
+    ruling every ``ruling_reminder`` (docs/GOVERNANCE.md); False when it awaits nothing."""
     asked = next((r for r in state.requests if r.number == number), None)
     if asked is None:
         return False

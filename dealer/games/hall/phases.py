@@ -1,10 +1,5 @@
-"""Phases and activity (RULES GH-6), victory (GH-8) and the per-phase fair seed (GH-40).
-
-The Hall's clock is one deadline per phase boundary: ``phase-N`` is due when phase N
-begins (``phase-1`` is the opening). Each boundary closes the previous phase: its offers
-lapse, the inactive players of the new phase are fixed, the fair source's seed is revealed
-and replaced, and a summary is posted.
-"""
+"""Phases and activity (RULES GH-6), victory (GH-8) and the per-phase fair seed (GH-40):
+``phase-N`` is due when phase N begins, and closes the one before."""
 
 from __future__ import annotations
 
@@ -63,12 +58,8 @@ def require_running(state: HallState, now: datetime) -> None:
 
 
 def open_if_due(ctx: Context, state: HallState) -> bool:
-    """Open the Hall now if its opening is due at this very instant; return whether it did.
-
-    Interpretation (docs/HALL.md, 1): a message sent at the opening instant counts in phase 1
-    (a phase runs from its start, inclusive). The shell hands a message over before a
-    deadline of its very instant fires, so the Hall opens here first, as ``phase-1`` would.
-    """
+    """Open the Hall if its opening is due at this instant (docs/HALL.md, 1: a message sent then
+    counts in phase 1); whether it did."""
     first = deadline_name(1)
     if state.status != "pending" or ctx.deadlines.get(first) != ctx.now:
         return False
@@ -78,10 +69,8 @@ def open_if_due(ctx: Context, state: HallState) -> bool:
 
 
 def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
-    """The opening: phase 1 begins ``at``; everyone already joined is active in it (GH-6).
-
-    GH-1: the players listed at creation join now, so their starting items are issued now.
-    """
+    """The opening: phase 1 begins ``at``; those already joined are active (GH-6) and get their
+    starting items (GH-1)."""
     state.status = "running"
     state.begin_phase(1, at)
     for member in state.members:
@@ -155,12 +144,8 @@ def _reveal(ctx: Context) -> dict[str, object]:
 
 
 def check_victory(ctx: Context, state: HallState) -> None:
-    """GH-8: a member holding at least ``victory_chips`` chips wins; the Hall closes.
-
-    Interpretation: this is checked after every step (a command or a phase boundary). If
-    several members qualify at once (possible only through chips granted outside the
-    game), the one with the most chips wins, and among equals the one who joined first.
-    """
+    """GH-8: a member holding ``victory_chips`` chips wins, checked after every step (several at
+    once: the most chips, then who joined first; interpretation)."""
     if state.status != "running":
         return
     target = state.settings.victory_chips
@@ -201,8 +186,8 @@ def _standings(ctx: Context, state: HallState) -> list[dict[str, object]]:
 
 
 def refresh_chips(ctx: Context, state: HallState) -> None:
-    """Keep each member's chips and vertebrae in the state, for ``summary`` and ``help``
-    (which see no ledger). They are exact: a cycle's inventories change only in its steps."""
+    """Keep each member's chips and vertebrae in the state for ``summary`` and ``help`` (exact:
+    the cycle's inventories change only in its steps)."""
     state.chips = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), CHIPS)
                    for m in state.members}
     state.vertebrae = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), VERTEBRAE)

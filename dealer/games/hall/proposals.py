@@ -1,26 +1,6 @@
 """Proposals (RULES GH-20 to GH-23): submitted in ``#proposals``, voted by reactions,
-tallied at the end of their period, adopted ones carried out where dealer can.
-
-- GH-20: every message a member sends in ``#proposals`` is a proposal, numbered; a first
-  line ``urgent`` makes it Urgent. Votes are the members' 👍 and 👎 as they stood when the
-  period ended (:mod:`dealer.games.hall.votes`).
-- GH-21: Standard: the period is the whole phase after the one it was submitted in, popular
-  with more for than against. Urgent: only reputable players (setting ``reputable``); the
-  period is the 2 days after submission; popular with at most 2 against.
-- GH-22: popular and never edited nor deleted during its period: adopted. Several tallied
-  at one instant are taken in order of creation. The tally post names who voted how.
-- GH-23 (dealer's own): an adopted proposal's ``set SETTING VALUE`` lines naming a setting a
-  proposal may change are carried out at adoption, in order; a line dealer cannot carry out
-  is said so at submission (and again at adoption, if it no longer fits).
-
-Time (interpretations, docs/GOVERNANCE.md): the vote is tallied ``vote_grace`` (setting,
-10 min) after its period ends, so that a reaction sent before the end but read a little
-late still counts (reactions count by the time they were sent, never by when they were
-read). A reaction read after the tally is refused with a reply saying so: the tally
-stands. A Standard period's end is the actual boundary of its phase (an admin override of
-that boundary moves it); the deadline announced at submission is that boundary as then
-scheduled.
-"""
+tallied ``vote_grace`` after their period (a reaction counts by when it was sent), adopted
+ones carried out where dealer can (GH-23). Interpretations: docs/GOVERNANCE.md."""
 
 from __future__ import annotations
 
@@ -95,9 +75,8 @@ def submit(ctx: Context, state: HallState, message: Message) -> None:
 
 
 def read_amendments(settings: HallSettings, text: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """GH-23: the ``set SETTING VALUE`` lines dealer will carry out if adopted, and a warning
-    for each such line it will not (an unknown setting, one a proposal may not change, a
-    bad value)."""
+    """GH-23: the ``set SETTING VALUE`` lines dealer will carry out if adopted, and a warning for
+    each it will not."""
     amendments: list[tuple[str, str]] = []
     warnings = []
     for line in text.splitlines():
@@ -166,8 +145,7 @@ def changed(ctx: Context, state: HallState, proposal: Proposal, event: Edit | De
 
 
 def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
-    """GH-21: the phase ``closing`` ended now: the Standard proposals voted in it close; their
-    tally waits ``vote_grace`` for reactions sent in time but read late."""
+    """GH-21: the phase ``closing`` ended: its Standard votes close, tallied ``vote_grace`` later."""
     for proposal in state.proposals:
         if not proposal.urgent and proposal.phase == closing:
             proposal.ends_at = ctx.now
@@ -176,14 +154,8 @@ def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
 
 
 def due(ctx: Context, state: HallState, fired: int | None = None) -> list[Proposal]:
-    """The proposals to tally now (GH-22: in order of creation): those whose period ended
-    at least ``vote_grace`` ago, and proposal ``fired`` whose tally deadline fires now.
-
-    Interpretation (docs/GOVERNANCE.md): an admin override moves a tally like any deadline.
-    Fired early (``deadline now``), an Urgent vote ends then; a Standard one is its phase,
-    so its row fired before the phase ended changes nothing (the phase's end sets it again).
-    Fired late (extended, paused), the tally counts the reactions sent by the vote's end.
-    """
+    """The proposals to tally now, in order of creation (GH-22): those whose period ended
+    ``vote_grace`` ago, and ``fired`` (an override moves a tally like any deadline)."""
     grace = state.settings.vote_grace
     ready = []
     for proposal in state.proposals:
@@ -249,8 +221,7 @@ CLOSED_KEPT = timedelta(days=7)
 
 
 def remember_closed(ctx: Context, state: HallState, target: str, what: str, ends_at: datetime) -> None:
-    """Keep a tallied vote's target a while (a late reaction is then told, not ignored), and
-    forget those older than ``CLOSED_KEPT`` (the state must not grow with the cycle's age)."""
+    """Keep a tallied vote's target a while (a late reaction is told), then forget it."""
     state.closed_votes = [c for c in state.closed_votes if c.tallied_at + CLOSED_KEPT > ctx.now]
     state.closed_votes.append(ClosedVote(target=target, what=what, ends_at=ends_at,
                                          tallied_at=ctx.now))

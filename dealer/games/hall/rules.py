@@ -1,12 +1,6 @@
-"""The Gilded Hall ruleset: the economy of one cycle (RULES GH-1 to GH-8, GH-40).
-
-This module only routes: each command goes to the module holding its rule (economy: GH-2
-to GH-5, trades: GH-1, gifts: GH-7, phases: GH-6, GH-8, GH-40). A cycle's inventories are
-its own (GH-1): its accounts live in the ledger scope named after the cycle's id.
-Exoptosis, battles, duels, proposals and the Judge will be further modules with their own
-commands, declared in ``commands.COMMANDS`` (which also gives ``help``) and added to
-``ACTIONS``.
-"""
+"""The Gilded Hall ruleset: one cycle (RULES GH-1 to GH-8, GH-20 to GH-34, GH-40). It only
+routes each command to the module holding its rule; the cycle's accounts are in the
+ledger scope named after its id (GH-1)."""
 
 from __future__ import annotations
 
@@ -85,10 +79,7 @@ class Hall(Rules):
         return game_id
 
     def grant(self, ctx: Context, state: Any, name: str, item: str, amount: int) -> HallState:
-        """``dealer grant NAME ITEM N --game ID`` into a member's cycle inventory (GH-1).
-
-        Not a player's action (GH-6); victory is checked at once (GH-8).
-        """
+        """``dealer grant`` into a member's cycle inventory (GH-1): not an action (GH-6); victory checked (GH-8)."""
         economy.grant(ctx, state, name, item, amount)
         self._after_step(ctx, state)
         return state
@@ -121,8 +112,7 @@ class Hall(Rules):
         return state
 
     def on_message(self, ctx: Context, state: Any, message: Message) -> HallState | None:
-        """A proposal, a request for justice or a candidacy (GH-20, GH-31, GH-34), taken
-        whole; any other message is read line by line."""
+        """A proposal, a request or a candidacy (GH-20, GH-31, GH-34) is taken whole."""
         if phases.open_if_due(ctx, state):
             self._after_step(ctx, state)
         if not governance.take_message(ctx, state, message, self.is_command_line,
@@ -155,8 +145,7 @@ class Hall(Rules):
         return elections.week_of_deadline(deadline)
 
     def on_deadline(self, ctx: Context, state: Any, name: str) -> HallState:
-        """A phase boundary (open phase 1, or close a phase and open the next), or the
-        tally of a vote (a proposal, a confidence poll, an election)."""
+        """A phase boundary, or the tally of a vote (a proposal, a confidence poll, an election)."""
         if governance.on_deadline(ctx, state, name):
             self._after_step(ctx, state)
             return state
@@ -195,8 +184,7 @@ class Hall(Rules):
     record_events = ("proposal.", "votes.", "ruling.")
 
     def record_view(self, events: list[tuple[str, dict[str, Any]]], summary: Summary) -> dict[str, Any]:
-        """``dealer game show``: every proposal (open ones with their tallies so far), the
-        ruleset record with the adopted texts, the Judge and the rulings (GH-22, GH-31)."""
+        """``dealer game show``: the proposals, the adopted texts, the Judge and the rulings."""
         return governance.record_view(events, summary)
 
     def on_child_action(self, ctx: Context, state: Any, child_id: str, actor: str) -> HallState:
@@ -208,8 +196,7 @@ class Hall(Rules):
         return state
 
     def on_child_finished(self, ctx: Context, state: Any, child_id: str, summary: Summary) -> HallState:
-        """A battle or duel ended (GH-18, GH-19): the cycle records it; chips won may win
-        the cycle (GH-8)."""
+        """A battle or duel ended (GH-18, GH-19); chips won may win the cycle (GH-8)."""
         fights.child_finished(ctx, state, child_id, summary)
         self._after_step(ctx, state)
         return state

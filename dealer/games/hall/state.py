@@ -142,8 +142,7 @@ class Member(_Record):
     inactive: bool = False
     """GH-6: took no action in the previous phase (fixed for the whole phase)."""
     joined_at: UtcTime | None = None
-    """When it joined (None: at the opening, or before this was kept); GH-20: a reaction
-    counts only from a player who had joined when the vote ended."""
+    """When it joined (None: at the opening); GH-20 counts a reaction only from one who had joined."""
     gifted: str | None = None
     """GH-7: whom it gifted in the current phase (one gift per phase)."""
 
@@ -201,8 +200,7 @@ class Challenge(_Record):
 
 
 class Mark(_Record):
-    """One reaction of one player on a message or poll, as it last stood (GH-20): added
-    (``present``) or taken back, at ``at`` (the ``sent_at`` of the latest of the two)."""
+    """One player's reaction on a message or poll as it last stood (GH-20), at its ``sent_at``."""
 
     voter: str
     emoji: Literal["+", "-"]
@@ -255,8 +253,7 @@ class Request(_Record):
 
 
 class Ruling(_Record):
-    """GH-31: a ruling on a request, kept here while it may still be overturned (7 days,
-    GH-33) or its confidence vote is open (GH-32); the history keeps them all."""
+    """GH-31: a ruling, kept while it may be overturned (GH-33) or its poll is open (GH-32)."""
 
     number: int
     request: int
@@ -303,14 +300,8 @@ class ClosedVote(_Record):
 
 
 class HallState(GameState):
-    """One cycle of the Hall: only what is open or current.
-
-    A step reads and writes this whole state, so it holds nothing that grows with the age
-    of the cycle: offers leave it when they are accepted, declined, withdrawn or lapse,
-    the happenings when their phase's summary is posted, and past phases leave only the
-    start of the one before the current. What is gone stays in the history (the events
-    ``offer``, ``trade``, ``phase`` ...), not here.
-    """
+    """One cycle of the Hall: only what is open or current (a step reads and writes it whole, so
+    nothing in it grows with the cycle's age; the rest is in the history)."""
 
     settings: HallSettings
     status: Literal["pending", "running", "finished"] = "pending"
@@ -367,8 +358,7 @@ class HallState(GameState):
     """Votes tallied in the last 7 days (a reaction read after its tally is told so)."""
 
     def member(self, name: str) -> Member | None:
-        """The member called ``name`` (compared by ``player_key``: case, width and
-        spacing aside; a leading ``@`` may be added)."""
+        """The member called ``name`` (compared by ``player_key``)."""
         for wanted in (player_key(name), player_key(name.removeprefix("@"))):
             found = next((m for m in self.members if player_key(m.name) == wanted), None)
             if found is not None:

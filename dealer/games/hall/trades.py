@@ -1,10 +1,5 @@
-"""Trading by offer and acceptance (RULES GH-1).
-
-An offer holds nothing back: both inventories stay free until the target accepts, and the
-acceptance is one atomic swap that fails as a whole if either side no longer holds what it
-promised: nothing moves and the offer is closed (it was answered; a new offer may follow).
-Offers expire when the phase ends.
-"""
+"""Trading by offer and acceptance (RULES GH-1): an offer holds nothing back; its acceptance
+is one atomic swap or nothing. Offers expire with the phase."""
 
 from __future__ import annotations
 
@@ -89,9 +84,8 @@ def _can_swap(ctx: Context, offer: Offer) -> bool:
 
 
 def _fail(ctx: Context, state: HallState, offer: Offer) -> None:
-    """GH-1 (interpretation): an acceptance that cannot be completed moves nothing and closes
-    the offer. It was answered, so it is neither offered again nor reported as lapsed; the
-    phase summary says why it failed, and the offerer may make a new offer."""
+    """GH-1 (interpretation): an acceptance that cannot be completed moves nothing and closes the
+    offer (answered: not lapsed); the phase summary says why."""
     state.offers.remove(offer)
 
     def why(reader: str | None) -> str:
@@ -143,8 +137,7 @@ def expire_offers(state: HallState) -> list[Offer]:
 
 
 def missing(ctx: Context, name: str, bundle: dict[str, int], subject: str = "you") -> list[str]:
-    """What ``name`` lacks in its cycle inventory to hand over ``bundle``, in words; empty
-    when it holds it all. ``subject`` is how the words call it (``you``, or its name)."""
+    """What ``name`` lacks to hand over ``bundle``, in words (``subject``: ``you`` or its name)."""
     you = subject == "you"
     gaps = []
     for item, amount in sorted(bundle.items()):

@@ -1,13 +1,5 @@
-"""Votes by reaction (RULES GH-20, GH-32, GH-34): the marks a message or poll carries, and
-their tally as they stood when the vote ended.
-
-A vote is a 👍 or a 👎 reaction. Reactions reach dealer one by one (added, or taken back),
-each with the time it was sent; what counts is how each player's reactions stood when the
-vote ended, judged by those times: a 👍 sent a minute before the end counts even if it is
-read a minute after, and one sent after the end does not. Each player's mark of each kind
-keeps the latest change by ``sent_at``, so an addition and a removal read out of order
-still leave the mark as the player last set it.
-"""
+"""Votes by reaction (RULES GH-20, GH-32, GH-34): each player's 👍 and 👎 as they stood when
+the vote ended, judged by when they were sent, whatever order they were read in."""
 
 from __future__ import annotations
 
@@ -31,12 +23,8 @@ def vote_kind(emoji: str) -> str | None:
 def mark(
     marks: list[Mark], reaction: Reaction, voter: str, ends_at: datetime, rule: str
 ) -> Mark | None:
-    """Record ``reaction`` among ``marks`` (GH-20: latest change by ``sent_at`` wins); return
-    the mark it set, or None when a later change of the same mark was read first.
-
-    Raises :class:`Rejected` for another emoji (kept in the inbox, not a vote) and for a
-    reaction sent after the vote ended; :class:`Ignored` for taking back another emoji.
-    """
+    """Record ``reaction`` among ``marks`` (latest ``sent_at`` wins); the mark it set, or None.
+    :class:`Rejected` for another emoji or a late one; :class:`Ignored` for taking one back."""
     kind = vote_kind(reaction.emoji)
     if kind is None:
         if reaction.removed:
@@ -70,8 +58,7 @@ class Tally:
 
 
 def tally(state: HallState, marks: list[Mark], ends_at: datetime) -> Tally:
-    """The marks of players (GH-20: members who had joined by ``ends_at``) as they stood
-    at ``ends_at``; anyone else's reactions do not count."""
+    """The marks of players (joined by ``ends_at``, GH-20) as they stood at ``ends_at``."""
     ayes, noes = set(), set()
     for m in marks:
         member = state.member(m.voter)
@@ -84,12 +71,7 @@ def tally(state: HallState, marks: list[Mark], ends_at: datetime) -> Tally:
 
 
 def late_reply(what: str, reaction: Reaction, ends_at: datetime, tallied_at: datetime) -> Rejected:
-    """The refusal of a reaction on a vote already tallied: said plainly, never silent.
-
-    Interpretation (docs/GOVERNANCE.md): a tally, once posted, stands. A reaction sent before
-    the end but read after the tally (later than ``vote_grace`` allowed for) is kept in the
-    inbox and its sender told it was not counted.
-    """
+    """The refusal of a reaction read after its vote's tally: a posted tally stands (docs/GOVERNANCE.md)."""
     sent = reaction.sent_at
     if sent <= ends_at:
         why = (f"{what}'s vote ended at {ends_at:%Y-%m-%d %H:%M:%S} UTC and was tallied at "
