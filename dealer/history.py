@@ -18,6 +18,18 @@ Time = Annotated[datetime, AfterValidator(as_utc)]
 """A UTC time in an event; JSON keeps it to the microsecond (``2026-12-01T10:00:00Z``)."""
 
 
+class Record(BaseModel):
+    """A part of a game's stored state: its fields exactly, nothing else."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class FrozenRecord(BaseModel):
+    """A part of a history event: its fields exactly, never changed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
 class UnknownEvent(LookupError):
     """A stored event whose type no game (nor the shell) declares."""
 
@@ -266,10 +278,8 @@ class DeadlineCancelled(HistoryEvent):
     deadline: str
 
 
-class DrawRecord(BaseModel):
+class DrawRecord(FrozenRecord):
     """One draw of the fair source, with its counter (GH-40)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     epoch: int
     counter: int

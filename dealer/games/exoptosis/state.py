@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from dealer.cards import BY_CODE, Card, card_of_item
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.history import Record
 from dealer.text import player_key
 
 
@@ -30,11 +31,7 @@ class ExoptosisSettings(GameSettings):
                                   description="GH-17: a turn not taken within it is skipped")
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Held(_Record):
+class Held(Record):
     """A card held by the match: its ledger item and the player who owns it (GH-10)."""
 
     item: str
@@ -48,7 +45,7 @@ class Held(_Record):
         return parsed[0]
 
 
-class Seat(_Record):
+class Seat(Record):
     """One participant."""
 
     name: str
@@ -64,7 +61,7 @@ class Seat(_Record):
     """GH-14: its cards in no match, as of the match's last step (``help`` sees no ledger)."""
 
 
-class Asked(_Record):
+class Asked(Record):
     """GH-14: a participant that could neither play nor add asked another for a card."""
 
     asker: str

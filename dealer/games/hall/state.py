@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.history import Record
 from dealer.text import player_key
 
 
@@ -128,11 +129,7 @@ def week_start_of(text: str) -> tuple[int, int, int]:
     return matches[0], hour, minute
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Member(_Record):
+class Member(Record):
     """A player who joined the cycle, with its activity in the current phase (GH-6)."""
 
     name: str
@@ -147,7 +144,7 @@ class Member(_Record):
     """GH-7: whom it gifted in the current phase (one gift per phase)."""
 
 
-class Offer(_Record):
+class Offer(Record):
     """GH-1: an open trade offer; it holds nothing back (the swap checks at acceptance)."""
 
     id: int
@@ -160,14 +157,14 @@ class Offer(_Record):
     made_at: UtcTime
 
 
-class GiftBonus(_Record):
+class GiftBonus(Record):
     """GH-7: the giver's card owed if the inactive receiver acts later in the same phase."""
 
     giver: str
     receiver: str
 
 
-class Happening(_Record):
+class Happening(Record):
     """One line of the phase summary: what someone did and what it revealed."""
 
     kind: Literal["joined", "gift", "gift_bonus", "bought", "opened", "trade", "trade_failed",
@@ -190,7 +187,7 @@ class Happening(_Record):
     """GH-40: how many of the phase's client seeds were mixed into its draws."""
 
 
-class Challenge(_Record):
+class Challenge(Record):
     """GH-19: an open duel challenge (it lapses at the end of its phase)."""
 
     id: int
@@ -199,7 +196,7 @@ class Challenge(_Record):
     accepted: list[str] = Field(default_factory=list)
 
 
-class Mark(_Record):
+class Mark(Record):
     """One player's reaction on a message or poll as it last stood (GH-20), at its ``sent_at``."""
 
     voter: str
@@ -209,7 +206,7 @@ class Mark(_Record):
     at: UtcTime
 
 
-class Proposal(_Record):
+class Proposal(Record):
     """GH-20 to GH-23: a proposal whose vote is open (it leaves the state when tallied)."""
 
     number: int
@@ -232,7 +229,7 @@ class Proposal(_Record):
     marks: list[Mark] = Field(default_factory=list)
 
 
-class Adopted(_Record):
+class Adopted(Record):
     """GH-22: one entry of the cycle's ruleset record (the whole text is in the history)."""
 
     number: int
@@ -242,7 +239,7 @@ class Adopted(_Record):
     adopted_at: UtcTime
 
 
-class Request(_Record):
+class Request(Record):
     """GH-31: a request for justice awaiting a ruling (or a new one, after an overturn)."""
 
     number: int
@@ -252,7 +249,7 @@ class Request(_Record):
     text: str
 
 
-class Ruling(_Record):
+class Ruling(Record):
     """GH-31: a ruling, kept while it may be overturned (GH-33) or its poll is open (GH-32)."""
 
     number: int
@@ -268,7 +265,7 @@ class Ruling(_Record):
     """GH-32: a confidence vote on it was started (one per ruling)."""
 
 
-class Poll(_Record):
+class Poll(Record):
     """GH-32: an open confidence vote on a ruling (dealer's post ``poll-N`` is voted on)."""
 
     ruling: int
@@ -278,7 +275,7 @@ class Poll(_Record):
     marks: list[Mark] = Field(default_factory=list)
 
 
-class Candidacy(_Record):
+class Candidacy(Record):
     """GH-34: a reputable player's candidacy for Judge in the current election week."""
 
     candidate: str
@@ -289,7 +286,7 @@ class Candidacy(_Record):
     marks: list[Mark] = Field(default_factory=list)
 
 
-class ClosedVote(_Record):
+class ClosedVote(Record):
     """A vote tallied in the last 7 days: a reaction on it read now is answered (too late)."""
 
     target: str

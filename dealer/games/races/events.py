@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
-
-from dealer.history import HistoryEvent
+from dealer.history import FrozenRecord, HistoryEvent
 
 
 class RacesEvent(HistoryEvent):
@@ -70,10 +68,8 @@ class Interested(RacesEvent):
     player: str
 
 
-class NpcDraw(BaseModel):
+class NpcDraw(FrozenRecord):
     """OR-4: a card drawn for an NPC horse, and why it was drawn again (None: it was kept)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     card: str
     clash: str | None
@@ -136,10 +132,8 @@ class LapAction(_Action):
     type: ClassVar[str] = "lap.action"
 
 
-class PaymentRecord(BaseModel):
+class PaymentRecord(FrozenRecord):
     """OR-9: chips leaving the pool, to a bettor or to void."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     to: str | None
     bettor: str | None

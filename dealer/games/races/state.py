@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.history import Record
 
 Phase = Literal["pending", "seating", "betting", "racing", "finished"]
 """pending, seating (OR-1 to OR-3), betting (OR-5), racing (OR-6 to OR-8, OR-11), finished."""
@@ -53,10 +54,8 @@ class RacesSettings(GameSettings):
         return value
 
 
-class Horse(BaseModel):
+class Horse(Record):
     """A horse in the field: entered by a player (OR-2) or an NPC (OR-4, ``owner`` None)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     card: str  # catalogue code: KS, 10H, RJ
@@ -69,10 +68,8 @@ class Horse(BaseModel):
         return self.owner is None
 
 
-class Bet(BaseModel):
+class Bet(Record):
     """One accepted bet (OR-5); a bettor may bet several times, on several horses."""
-
-    model_config = ConfigDict(extra="forbid")
 
     bettor: str
     horse: str  # the horse's name as entered
@@ -80,10 +77,8 @@ class Bet(BaseModel):
     at: UtcTime
 
 
-class PhaseMark(BaseModel):
+class PhaseMark(Record):
     """When a phase began: used to refuse commands meant for a phase already closed."""
-
-    model_config = ConfigDict(extra="forbid")
 
     phase: Phase
     started_at: UtcTime

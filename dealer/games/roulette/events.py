@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
-
-from dealer.history import HistoryEvent
+from dealer.history import FrozenRecord, HistoryEvent
 
 
 class RouletteEvent(HistoryEvent):
@@ -66,19 +64,15 @@ class PhaseStarted(RouletteEvent):
     """I-18: each active roulette's public colour commitment, by preparer."""
 
 
-class Gross(BaseModel):
+class Gross(FrozenRecord):
     """What one player owed through black before the net difference (SR-9)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     player: str
     owed: int
 
 
-class RevealedBet(BaseModel):
+class RevealedBet(FrozenRecord):
     """A bet that counted in a round, with the salt that opens its receipt (docs/FAIRNESS.md)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     player: str
     canonical: str
@@ -86,10 +80,8 @@ class RevealedBet(BaseModel):
     receipt: str
 
 
-class BlackTransferRecord(BaseModel):
+class BlackTransferRecord(FrozenRecord):
     """The chips moved through black in a round (SR-9)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     payer: str
     payee: str

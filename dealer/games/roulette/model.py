@@ -8,9 +8,10 @@ from datetime import timedelta
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime, setting_duration
+from dealer.history import Record
 
 GOLD, SILVER, BLACK = "gold", "silver", "black"
 COLOURS = (GOLD, SILVER, BLACK)
@@ -131,11 +132,7 @@ class Reminders:
 # --- stored state ------------------------------------------------------------------------
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Sealed(_Model):
+class Sealed(Record):
     """One accepted submission, sealed by its receipt until its salt is revealed."""
 
     player: str
@@ -156,7 +153,7 @@ class Sealed(_Model):
         return {GOLD: self.gold, SILVER: self.silver, BLACK: self.black}[colour]
 
 
-class Roulette(_Model):
+class Roulette(Record):
     """A preparation locked in at a deadline: the roulette its bettor plays in one round."""
 
     preparer: str
