@@ -19,12 +19,8 @@ class Metrics:
     def __init__(self) -> None:
         self.registry: Any = None
 
-    @property
-    def enabled(self) -> bool:
-        return self.registry is not None
-
     def enable(self) -> Any:
-        """Create the metrics in a registry of their own and return it (idempotent); ImportError names the extra."""
+        """Create the metrics in a registry of their own and return it (idempotent)."""
         if self.registry is not None:
             return self.registry
         try:

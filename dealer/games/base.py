@@ -192,9 +192,6 @@ class Reaction:
     """The rules' name of the post ``target`` (``ctx.post(..., ref=...)``), if it has one."""
 
 
-InboundEvent = Message | Edit | Deletion | Reaction
-
-
 class Ignored(Exception):
     """A rule has nothing to do with an event: the shell records it ignored, with ``why``."""
 
