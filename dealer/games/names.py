@@ -1,10 +1,24 @@
 """Player names in command lines: a name may have spaces (``gift Mary Ann``), so it is the
 longest run of words that is one of the game's players (by :func:`dealer.text.player_key`)."""
+
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, TypeVar
 
 from dealer.text import player_key
+
+
+Named = TypeVar("Named")
+
+
+def find_named(items: Iterable[Named], name: str) -> Named | None:
+    """The item whose ``name`` a player wrote as ``name`` (``player_key``; a leading ``@`` allowed)."""
+    items = list(items)
+    for wanted in (player_key(name), player_key(name.removeprefix("@"))):
+        found = next((i for i in items if player_key(i.name) == wanted), None)  # type: ignore[attr-defined]
+        if found is not None:
+            return found
+    return None
 
 
 def _name_key(words: Sequence[str]) -> str:

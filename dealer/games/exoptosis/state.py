@@ -10,8 +10,8 @@ from pydantic import Field
 
 from dealer.cards import BY_CODE, Card, card_of_item
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.games.names import find_named
 from dealer.history import Record
-from dealer.text import player_key
 
 
 class ExoptosisSettings(GameSettings):
@@ -96,11 +96,7 @@ class ExoptosisState(GameState):
 
     def seat(self, name: str) -> Seat | None:
         """The participant called ``name`` (compared by ``player_key``)."""
-        for wanted in (player_key(name), player_key(name.removeprefix("@"))):
-            found = next((s for s in self.seats if player_key(s.name) == wanted), None)
-            if found is not None:
-                return found
-        return None
+        return find_named(self.seats, name)
 
     @property
     def remaining(self) -> list[Seat]:

@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.games.names import find_named
 from dealer.history import Record
-from dealer.text import player_key
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -356,11 +356,7 @@ class HallState(GameState):
 
     def member(self, name: str) -> Member | None:
         """The member called ``name`` (compared by ``player_key``)."""
-        for wanted in (player_key(name), player_key(name.removeprefix("@"))):
-            found = next((m for m in self.members if player_key(m.name) == wanted), None)
-            if found is not None:
-                return found
-        return None
+        return find_named(self.members, name)
 
     def begin_phase(self, number: int, at: datetime) -> None:
         """Make phase ``number``, beginning ``at``, the current one."""
