@@ -8,7 +8,7 @@ all accounts; only the mint gives across scopes (:class:`ScopeCrossing`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol
+from typing import Mapping, Protocol
 
 HOUSE = "house"
 VOID = "void"
@@ -138,11 +138,6 @@ class Ledger:
     source: BalanceSource | None = None
     whole: set[str] = field(default_factory=set)
     """Accounts whose every item is in ``balances`` already (read from the source)."""
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[tuple[str, str, int]]) -> "Ledger":
-        """Build a ledger from ``(account, item, amount)`` rows."""
-        return cls({(account, item): amount for account, item, amount in rows})
 
     def balance(self, account: str, item: str = CHIPS) -> int:
         """What ``account`` holds of ``item`` now, staged transfers included."""

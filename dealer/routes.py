@@ -155,11 +155,6 @@ class RouteTable:
         """True when any route (the default included) leads to ``kind``."""
         return self.default.kind == kind or any(d.kind == kind for d in self.routes.values())
 
-    def destinations(self) -> list[Destination]:
-        """Every distinct destination, the default last."""
-        seen = list(dict.fromkeys(self.routes.values()))
-        return seen + ([self.default] if self.default not in seen else [])
-
     def problems(self, *, discord_token: bool, webhook_url: bool, smtp_server: bool = True,
                  discourse_url: bool = True) -> list[str]:
         """What keeps this table from working with the settings given (empty: none)."""

@@ -29,13 +29,13 @@ def test_zero_and_negative_amounts() -> None:
 
 
 def test_holdings_list_only_positive_items() -> None:
-    book = L.Ledger.from_rows([(L.player("a"), L.CHIPS, 3), (L.player("a"), L.VERTEBRAE, 0)])
+    book = L.Ledger({(L.player("a"), L.CHIPS): 3, (L.player("a"), L.VERTEBRAE): 0})
     assert book.holdings(L.player("a")) == {L.CHIPS: 3}
 
 
 def test_the_opening_balances_read_are_kept_for_the_replay() -> None:
     alice, bob = L.player("alice"), L.player("bob")
-    book = L.Ledger.from_rows([(alice, L.CHIPS, 10), (bob, L.CHIPS, 4), (bob, "card:KS", 1)])
+    book = L.Ledger({(alice, L.CHIPS): 10, (bob, L.CHIPS): 4, (bob, "card:KS"): 1})
     book.move(alice, bob, L.CHIPS, 3)  # reads alice's 10 and bob's 4 before moving
     assert book.balance(bob) == 7 and book.balance(alice, L.VERTEBRAE) == 0
     # The opening values, not the ones after the move; zeros and unread balances left out.
