@@ -154,9 +154,7 @@ class RulesShell:
     def grant_step(self, name: str, item: str, amount: int, at: datetime) -> list[Sent]:
         """``dealer grant NAME ITEM N --game ID`` at ``at``, as a step of the game."""
         self.fire_due(at)
-        step = ItemGranted(player=name, item=item, amount=amount)
-        ctx = self.context(at, name)
-        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
+        return self._run(ItemGranted(player=name, item=item, amount=amount), at, name)
 
     def has(self, name: str, item: str = CHIPS, wallet: bool = False) -> int:
         """How much of ``item`` player ``name`` holds (in the game's scope, or its wallet)."""
@@ -246,9 +244,7 @@ class RulesShell:
             for sender, sent in self.wrote:
                 if since <= sent <= when and (sender not in firsts or sent < firsts[sender]):
                     firsts[sender] = sent
-        step = DeadlineFired(deadline=name, first_messages=firsts)
-        ctx = self.context(when)
-        self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
+        self._run(DeadlineFired(deadline=name, first_messages=firsts), when)
 
     def run_to_end(self) -> None:
         """Fire deadlines until the game is over."""
@@ -264,8 +260,7 @@ class RulesShell:
         self.wrote.append((actor, as_utc(at)))
         step = ClientSeedAdded(player=actor, seed=f"{actor}: {line[5:].strip()}") \
             if line.lower().startswith("seed ") else CommandSent(actor=actor, line=line)
-        ctx = self.context(at, actor)
-        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
+        return self._run(step, at, actor)
 
     def deliver(self, step: StepInput, at: datetime, fire_first: bool = True) -> list[Sent]:
         """Hand the rules an inbound event sent at ``at`` (as :meth:`accept`); raises Rejected,
@@ -274,8 +269,7 @@ class RulesShell:
             self.fire_due(at, before=True)
         if isinstance(step, MessageTaken):
             self.wrote.append((step.sender, as_utc(at)))
-        ctx = self.context(at, getattr(step, "sender", None))
-        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
+        return self._run(step, at, getattr(step, "sender", None))
 
     def message(
         self, sender: str, body: str, at: datetime, channel: str, id: str, fire_first: bool = True,
@@ -304,6 +298,10 @@ class RulesShell:
         """``sender`` deletes the message ``target``."""
         return self.deliver(DeletionSent(id=f"d-{len(self.events)}", sender=sender,
                                          channel="#any", sent_at=at, target=target), at)
+
+    def _run(self, step: StepInput, at: datetime, actor: str | None = None) -> list[Sent]:
+        ctx = self.context(at, actor)
+        return self.commit(ctx, perform(self.rules, ctx, self._fresh_state(), step), step)
 
     def _fresh_state(self) -> Any:
         """The state for one call, built from its JSON as the real shell does."""
