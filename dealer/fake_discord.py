@@ -14,7 +14,12 @@ reaches the internet. Needs dealer-moderator[discord] (aiohttp comes with discor
 - the gateway (a websocket): HELLO, IDENTIFY -> READY, RESUME -> the missed dispatches
   then RESUMED (or INVALID_SESSION once :meth:`invalidate` was called), heartbeats and
   their ACKs; dispatches are Discord's documented payloads (MESSAGE_CREATE,
-  MESSAGE_UPDATE, MESSAGE_DELETE, MESSAGE_REACTION_ADD, MESSAGE_REACTION_REMOVE).
+  MESSAGE_UPDATE, MESSAGE_DELETE, MESSAGE_REACTION_ADD, MESSAGE_REACTION_REMOVE,
+  INTERACTION_CREATE);
+- interactions (:meth:`user_invokes`): ``POST /interactions/{id}/{token}/callback`` (one
+  answer each, within 3 s of real time, else Discord's errors), the follow-ups
+  ``POST /webhooks/{app}/{token}`` (while the token lives: 15 minutes of ``now``), and the
+  commands, ``GET``/``PUT /applications/{app}[/guilds/{guild}]/commands``.
 
 Time: ``clock`` (seconds) drives the rate-limit windows, ``now`` (a datetime) the ids of
 new messages; both can be the test's controlled clock. :meth:`user_says` and friends act as
@@ -101,6 +106,10 @@ class FakeDiscord:
         self.connected = threading.Event()
         self.gate = threading.Event()
         self.gate.set()
+        self.interactions: dict[str, dict[str, Any]] = {}
+        """By interaction id: its payload, ``at`` (monotonic), ``answers`` and ``follow_ups``."""
+        self.commands: dict[str | None, list[dict[str, Any]]] = {}
+        """The installed application commands, by guild id (None: global)."""
         self.new_post = threading.Event()
         """Set whenever the bot or the webhook posts (a test waits on it)."""
 
@@ -229,6 +238,86 @@ class FakeDiscord:
                 data["member"] = {"user": self.users[user_id], "roles": [], "joined_at": self.now().isoformat(),
                                   "deaf": False, "mute": False, "flags": 0}
         self.dispatch("MESSAGE_REACTION_REMOVE" if removed else "MESSAGE_REACTION_ADD", data)
+
+    def user_invokes(self, channel_id: int | None, user_id: int, command: str, sub: str,
+                     options: dict[str, Any] | None = None, *, focused: str | None = None,
+                     dm: bool = False) -> dict[str, Any]:
+        """A user runs ``/command sub`` with ``options`` (an autocomplete when ``focused``
+        names the option being typed) in a channel, or in the DM with the bot."""
+        if dm:
+            channel_id = self._dm_channel(user_id)
+        assert channel_id is not None
+        given = [{"name": k, "type": 4 if isinstance(v, int) else 3, "value": v,
+                  **({"focused": True} if k == focused else {})} for k, v in (options or {}).items()]
+        ident = str(self.snowflake())
+        data: dict[str, Any] = {
+            "id": ident, "application_id": str(APP_ID), "type": 4 if focused else 2,
+            "token": f"interaction-token-{ident}", "version": 1, "locale": "en-US",
+            "channel_id": str(channel_id), "app_permissions": "0", "entitlements": [],
+            "attachment_size_limit": 8388608, "authorizing_integration_owners": {"0": str(GUILD_ID)},
+            "channel": self._interaction_channel(channel_id, user_id),
+            "data": {"id": "900000000000000010", "name": command, "type": 1,
+                     "options": [{"type": 1, "name": sub, "options": given}]},
+        }
+        if channel_id in self.guild_channels:
+            data.update(guild_id=str(GUILD_ID), context=0, member={
+                "user": self.users[user_id], "roles": [], "joined_at": self.now().isoformat(),
+                "deaf": False, "mute": False, "flags": 0, "permissions": "0"})
+        else:
+            data.update(user=self.users[user_id], context=1)
+        self.interactions[ident] = {"payload": data, "at": time.monotonic(), "created": self.now(),
+                                    "answers": [], "follow_ups": []}
+        self.dispatch("INTERACTION_CREATE", data)
+        return data
+
+    def _interaction_channel(self, channel_id: int, user_id: int) -> dict[str, Any]:
+        """The channel an interaction carries (as Discord sends it: whole enough to read)."""
+        if channel_id not in self.guild_channels:
+            return {"id": str(channel_id), "type": 1, "last_message_id": None, "flags": 0,
+                    "recipients": [self.users[user_id]]}
+        return {"id": str(channel_id), "type": 0, "guild_id": str(GUILD_ID), "name": f"channel-{channel_id}",
+                "position": 0, "permission_overwrites": [], "flags": 0, "topic": None, "nsfw": False,
+                "parent_id": None, "last_message_id": None, "rate_limit_per_user": 0,
+                "permissions": "0"}
+
+    def _interaction_answer(self, ident: str, token: str, body: Any) -> web.Response:
+        """Discord's interaction callback: one answer, within 3 s, with a known type."""
+        found = self.interactions.get(ident)
+        if found is None or found["payload"]["token"] != token:
+            return _error(404, "Unknown interaction", 10062)
+        if found["answers"]:
+            found["refused"] = found.get("refused", 0) + 1
+            self.new_post.set()
+            return _error(400, "Interaction has already been acknowledged.", 40060)
+        late = time.monotonic() - found["at"]
+        if late > 3.0:
+            return _error(404, "Unknown interaction", 10062)
+        if (body or {}).get("type") not in (4, 5, 8):
+            return _error(400, "Invalid Form Body: type", 50035)
+        found["answers"].append({"after": late, **body})
+        self.new_post.set()
+        return web.Response(status=204)
+
+    def _follow_up(self, token: str, body: Any) -> web.Response:
+        """A follow-up message: to an answered interaction whose token lives (15 minutes)."""
+        found = next((i for i in self.interactions.values() if i["payload"]["token"] == token), None)
+        if found is None or (self.now() - found["created"]).total_seconds() > 900:
+            return _error(401, "Invalid Webhook Token", 50027)
+        if not found["answers"]:
+            return _error(404, "Unknown Webhook", 10015)
+        content = (body or {}).get("content") or ""
+        if not content or len(content) > 2000:
+            return _error(400, "Invalid Form Body: content must be 1 to 2000 characters", 50035)
+        message = {"id": str(self.snowflake()), "content": content, "flags": (body or {}).get("flags", 0),
+                   "channel_id": found["payload"]["channel_id"], "webhook_id": str(APP_ID),
+                   "author": {"id": str(APP_ID), "username": "dealer", "bot": True}}
+        found["follow_ups"].append(message)
+        self.new_post.set()
+        return _json(message)
+
+    def follow_ups(self, interaction: dict[str, Any]) -> list[dict[str, Any]]:
+        """The follow-up messages sent to an interaction (its payload), in order."""
+        return self.interactions[interaction["id"]]["follow_ups"]
 
     def _dm_channel(self, user_id: int) -> int:
         if user_id not in self.dm_channels:
@@ -360,6 +449,10 @@ class FakeDiscord:
     def _answer(self, request: web.Request, path: str, body: Any) -> tuple[web.Response, str]:
         parts = path.strip("/").split("/")
         method = request.method
+        if parts[:1] == ["interactions"] and parts[3:] == ["callback"] and method == "POST":
+            return self._interaction_answer(parts[1], parts[2], body), "interaction"
+        if parts[:2] == ["webhooks", str(APP_ID)] and method == "POST":
+            return self._follow_up(parts[2], body), "interaction"
         if parts[:1] == ["webhooks"] and method == "GET":
             if parts[2] != "hook-token":
                 return _error(401, "Invalid Webhook Token", 50027), "webhook"
@@ -383,6 +476,13 @@ class FakeDiscord:
                 "owner": {"id": "1", "username": "host", "discriminator": "0", "avatar": None},
                 "flags": flags, "team": None, "summary": "",
             }), "applications/@me"
+        if parts[:1] == ["applications"] and parts[-1] == "commands":
+            guild = parts[3] if len(parts) == 5 else None
+            if method == "PUT":
+                self.commands[guild] = [{**c, "id": str(900000000000000100 + i), "application_id": str(APP_ID),
+                                         "version": "1", **({"guild_id": guild} if guild else {})}
+                                        for i, c in enumerate(body or [])]
+            return _json(self.commands.get(guild, [])), "commands"
         if path in ("/gateway", "/gateway/bot"):
             return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": {
                 "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}}), "gateway"
@@ -397,8 +497,9 @@ class FakeDiscord:
             if channel not in self.channels:
                 return _error(404, "Unknown Channel", 10003), f"channel/{channel}"
             if len(parts) == 2 and method == "GET":
+                guild = {"guild_id": str(GUILD_ID)} if channel in self.guild_channels else {}
                 return _json({"id": str(channel), "type": 0 if channel in self.guild_channels else 1,
-                                          "name": f"channel-{channel}"}), f"channel/{channel}"
+                              "name": f"channel-{channel}", **guild}), f"channel/{channel}"
             if parts[2:] == ["messages"] and method == "POST":
                 return self._post(channel, body, f"channel/{channel}"), f"channel/{channel}"
             if parts[2:] == ["messages"] and method == "GET":

@@ -1,4 +1,5 @@
-"""`dealer discord`: the Discord gateway alone, and `dealer discord check`."""
+"""`dealer discord`: the Discord gateway alone, `check`, and the slash commands (`commands`,
+`sync`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from dealer.settings import Settings
 def discord(ctx: click.Context) -> None:
     """Run the Discord gateway alone (`dealer discord`): store what it hears for a daemon
     that runs elsewhere on the same store (`dealer run` runs the gateway itself when a route
-    listens on Discord). `dealer discord check` says what the setup lacks."""
+    listens on Discord). `dealer discord check` says what the setup lacks; `commands` and
+`sync` show and install the slash commands."""
     if ctx.invoked_subcommand is not None:
         return
     import threading
@@ -75,3 +77,42 @@ def discord_check() -> None:
         click.echo(line)
     if not ok:
         raise click.ClickException("the Discord setup is not complete (see above and docs/DISCORD.md)")
+
+
+@discord.command("commands")
+@click.option("--json", "as_json", is_flag=True, help="Discord's bulk-overwrite payload, as JSON")
+def discord_commands(as_json: bool) -> None:
+    """The slash commands made from the games' declared commands (no network)."""
+    import json
+
+    from dealer.games.slash import payload
+
+    commands = payload()
+    if as_json:
+        click.echo(json.dumps(commands, indent=2, ensure_ascii=False))
+        return
+    for command in commands:
+        for sub in command["options"]:
+            shown = " ".join(o["name"] + ":" if o.get("required") else f"[{o['name']}:]"
+                             for o in sub["options"])
+            click.echo(f"/{command['name']} {sub['name']} {shown}".rstrip() + f"  — {sub['description']}")
+
+
+@discord.command("sync")
+@click.option("--global", "global_", is_flag=True, help="install everywhere, not per routed server "
+              "(Discord may take up to an hour to show global commands)")
+@click.option("--clear", is_flag=True, help="remove dealer's slash commands instead")
+def discord_sync(global_: bool, clear: bool) -> None:
+    """Install the slash commands in each routed channel's server (a bulk overwrite, sent
+    only where they differ) and say what changed."""
+    from dealer.publish.base import DeliveryFailed
+    from dealer.shell.interactions import sync
+
+    settings = _settings()
+    _discord_ready(settings)
+    try:
+        lines = sync(settings, global_=global_, clear=clear)
+    except DeliveryFailed as exc:
+        raise click.ClickException(f"the slash commands were not installed: {exc}") from None
+    for line in lines:
+        click.echo(line)

@@ -16,6 +16,8 @@ MESSAGE_UPDATE                an edit (``id``: ``MSG:edit:EDITED_TIMESTAMP``, ta
 MESSAGE_DELETE                a deletion (``id``: ``MSG:delete``, target MSG)
 MESSAGE_REACTION_ADD/REMOVE   a reaction (``id``: ``MSG:react:USER:EMOJI:+|-:MS``, the time
                               it was heard in ms: Discord gives a reaction no id of its own)
+INTERACTION_CREATE            a slash command (``id``: the interaction id), deferred at once
+                              (:func:`answer_interaction`, :mod:`dealer.shell.interactions`)
 ============================  =============================================================
 
 The sender is stored as the account, ``discord:USER_ID``; ``sent_at`` is the message's
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import threading
 from datetime import datetime, timedelta, timezone
@@ -150,6 +153,8 @@ class GatewayEvents:
         self.caught_up = caught_up
         self.clock = clock
         self.bot_id: int | None = None
+        self.interactions: Any = None
+        """A :class:`dealer.shell.interactions.Interactions`, or None: slash commands ignored."""
 
     def _channel(self, channel_id: int, guild_id: int | None) -> str | None:
         return PM if guild_id is None else self.routes.discord_channels().get(channel_id)
@@ -249,8 +254,10 @@ def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = 
     intents.guild_reactions = True
     intents.dm_reactions = True
 
+    # The debug events give the raw INTERACTION_CREATE (discord.py's own parsing of it
+    # wants a command tree dealer does not use).
     client = discord.Client(intents=intents, guild_ready_timeout=guild_ready_timeout,
-                            max_messages=None, chunk_guilds_at_startup=False)
+                            max_messages=None, chunk_guilds_at_startup=False, enable_debug_events=True)
 
     async def hand(found: tuple[list[InboxMessage], dict[str, str]] | list[InboxMessage]) -> None:
         messages, places = found if isinstance(found, tuple) else (found, {})
@@ -273,6 +280,14 @@ def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = 
         await hand(events.on_message(message))
 
     @client.event
+    async def on_socket_raw_receive(raw: str) -> None:
+        if events.interactions is None or '"INTERACTION_CREATE"' not in raw:
+            return
+        event = json.loads(raw)
+        if event.get("t") == "INTERACTION_CREATE":
+            await answer_interaction(client, events.interactions, event["d"])
+
+    @client.event
     async def on_raw_message_edit(payload: Any) -> None:
         await hand(events.on_edit(payload))
 
@@ -289,6 +304,37 @@ def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = 
         await hand(events.on_reaction(payload, removed=True))
 
     return client
+
+
+async def answer_interaction(client: Any, handler: Any, data: dict[str, Any]) -> None:
+    """Answer an interaction within Discord's 3 seconds: an autocomplete with its choices; a
+    command refused at once, or deferred (ephemeral) and only then stored (``handler``:
+    :class:`dealer.shell.interactions.Interactions`, whose doc says why in that order)."""
+    from discord.http import Route
+
+    async def respond(body: dict[str, Any]) -> bool:
+        route = Route("POST", "/interactions/{interaction_id}/{interaction_token}/callback",
+                      interaction_id=data["id"], interaction_token=data["token"])
+        try:
+            await client.http.request(route, json=body)
+            return True
+        except Exception as exc:  # acknowledged already (a replay), or too late
+            log.warning("Discord interaction %s not answered: %s", data.get("id"), exc)
+            return False
+
+    try:
+        if data.get("type") == 4:
+            choices = await asyncio.to_thread(handler.complete, data)
+            await respond({"type": 8, "data": {"choices": choices}})
+        elif data.get("type") == 2:
+            refusal = handler.refusal(data)
+            if refusal:
+                await respond({"type": 4, "data": {"content": refusal, "flags": 64}})
+                return
+            await respond({"type": 5, "data": {"flags": 64}})
+            await asyncio.to_thread(handler.store, data)
+    except Exception as exc:
+        log.warning("Discord interaction %.60r set aside: %s", data.get("id"), _why(exc))
 
 
 class GatewayThread:

@@ -9,7 +9,9 @@ channel without a bot. The endpoints used (Discord's documented REST API v10):
 - ``POST /users/@me/channels`` with ``recipient_id``: open the DM channel of a user;
 - ``POST {webhook}?wait=true``: a webhook post (``wait`` returns the message and its id);
 - ``GET /channels/{id}/messages?after=ID&limit=100``: history, for the catch-up;
-- ``GET /users/@me``: who the token is (``dealer discord check``).
+- ``GET /users/@me``: who the token is (``dealer discord check``);
+- ``POST /webhooks/{app}/{token}``: the reply to a slash command, as its ephemeral
+  follow-up (:attr:`DiscordPublisher.follow_up` finds the interaction; no nonce there).
 
 Each message carries ``allowed_mentions`` that ping exactly the linked players the post
 means to ping (``<@id>`` of each, on the post's last line) and nobody else: no
@@ -218,6 +220,9 @@ class DiscordPublisher(Publisher):
         self.rest = rest
         self.webhook_url = webhook_url
         self.dm_channels: dict[str, str] = {}
+        self.follow_up: Callable[[OutgoingPost], tuple[str, str] | None] | None = None
+        """The interaction (application id, token) a private post answers as its follow-up,
+        while it may (:func:`dealer.shell.interactions.follow_up_of`); else the post is a DM."""
 
     def send(self, post: OutgoingPost) -> str:
         """A post without a route: refused (Discord needs to know where)."""
@@ -226,7 +231,14 @@ class DiscordPublisher(Publisher):
     def dedupes(self, post: OutgoingPost, destination: Any = None) -> bool:
         """A bot's message carries a nonce Discord enforces (a repeat within its window is
         dropped); a webhook's cannot: a repeat is a second message."""
-        return destination is None or getattr(destination, "arg", "") != "webhook"
+        if destination is not None and getattr(destination, "arg", "") == "webhook":
+            return False
+        return self._interaction(post, destination) is None
+
+    def _interaction(self, post: OutgoingPost, destination: Any) -> tuple[str, str] | None:
+        if self.follow_up is None or getattr(destination, "arg", "") != "dm":
+            return None
+        return self.follow_up(post)
 
     def send_to(self, post: OutgoingPost, destination: Any, fmt: str) -> str:
         """Send ``post`` to ``destination`` (``discord:channel/ID``, ``discord:dm``,
@@ -237,7 +249,8 @@ class DiscordPublisher(Publisher):
         if pings:
             text = text.rstrip("\n") + "\n" + " ".join(f"<@{i}>" for i in pings)
         parts = split(text, DISCORD_LIMIT)
-        target = self._target(post, destination)
+        interaction = self._interaction(post, destination)
+        target = self._target(post, destination) if interaction is None else "follow-up"
         ids: dict[int, str] = dict(post.parts_sent)
         for index, part in enumerate(parts):
             if index in ids:
@@ -246,7 +259,11 @@ class DiscordPublisher(Publisher):
                 "content": part,
                 "allowed_mentions": {"parse": [], "users": [i for i in pings if f"<@{i}>" in part]},
             }
-            if target == "webhook":
+            if interaction is not None:
+                app, token = interaction
+                message = self.rest.request("POST", f"/webhooks/{app}/{token}", "interaction",
+                                            json={**payload, "flags": 64})
+            elif target == "webhook":
                 if not self.webhook_url:
                     raise DiscordError("the discord:webhook route needs DEALER_DISCORD_WEBHOOK_URL")
                 message = self.rest.execute_webhook(self.webhook_url, payload)

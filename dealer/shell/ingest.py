@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Literal, Protocol
+from typing import Any, Iterable, Literal, Mapping, Protocol
 
 from sqlalchemy.engine import Connection, Engine
 
@@ -83,20 +83,21 @@ class Stored:
 
 
 def store_messages(
-    engine: Engine, source: str, messages: Iterable[InboxMessage], now: datetime
+    engine: Engine, source: str, messages: Iterable[InboxMessage], now: datetime,
+    raws: Mapping[str, str] | None = None,
 ) -> Stored:
     """Store parsed messages from ``source`` (e.g. ``discord``), for a push adapter.
 
     Returns which were new and which were stored already (by ``source`` and message id);
     the pass applies the new ones (an adapter inside ``dealer run`` sets the daemon's
     ``wake`` event to have that done at once). The raw text kept with each is the message
-    as JSON.
+    as JSON, or ``raws[id]`` (a Discord interaction's keeps its token).
     Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each. A
     database error that passes is raised: the batches before it are stored, the rest not,
     so the adapter delivers them all again later (what is stored is then a duplicate).
     """
     result = Stored()
-    items = [(message, message.model_dump_json()) for message in messages]
+    items = [(message, (raws or {}).get(message.id) or message.model_dump_json()) for message in messages]
     for start in range(0, len(items), INGEST_BATCH):
         batch = items[start:start + INGEST_BATCH]
         for (message, _), outcome in zip(batch, _store_batch(engine, source, batch, now)):

@@ -39,7 +39,7 @@ from dealer.detail import set_post_detail
 from dealer.render import set_fairness_url, set_timezone
 from dealer.routes import post_detail_policy
 from dealer.settings import Settings
-from dealer.shell import delivery, discourse, ingest, mailing
+from dealer.shell import delivery, discourse, ingest, interactions, mailing
 from dealer.shell.deadline_groups import fire_deadlines
 from dealer.shell.failures import describe
 from dealer.shell.message_groups import process_messages
@@ -89,6 +89,7 @@ class Dealer:
         self.publisher = publisher or open_publisher(settings.publish, settings)
         mailing.attach(self.publisher, self.reader)
         discourse.attach(self.publisher, self.reader)
+        interactions.attach(self.publisher, self.reader, clock)
         self.clock = clock
         self.wake = threading.Event()
         self.stopping = False

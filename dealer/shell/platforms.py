@@ -88,10 +88,11 @@ def hears_discord(table: RouteTable) -> bool:
 def store_heard(
     engine: Engine, settings: Settings, messages: list[InboxMessage], places: dict[str, str],
     now: datetime, source: str = SOURCE, strangers: StrangerLimit | None = None,
+    raws: dict[str, str] | None = None,
 ) -> Stored:
     """Store what a platform heard (see the module's doc); return what was new. With
     ``strangers``, an account linked to no player is stored only within its rate
-    (:mod:`dealer.shell.strangers`)."""
+    (:mod:`dealer.shell.strangers`); ``raws``: a message's raw text, by id, when not its JSON."""
     kept: list[InboxMessage] = []
     with read_connection(engine) as connection:
         for message in messages:
@@ -105,7 +106,7 @@ def store_heard(
         _register(engine, kept, now)
     if strangers is not None:
         kept = _within_rate(engine, kept, strangers)
-    stored = store_messages(engine, source, kept, now)
+    stored = store_messages(engine, source, kept, now, raws)
     for message, why in stored.refused:
         log.warning("%s message %s not stored: %s", source, message.id, why)
     if places:
@@ -239,9 +240,7 @@ class DiscordLink:
         nothing: the cursors stop moving (:attr:`behind`) and a catch-up is retried with a
         growing wait until it succeeds, reading every message since the last cursor."""
         try:
-            with self._storing:  # one at a time: discord.py runs each event as its own task
-                stored = store_heard(self.engine, self.settings, messages, {} if self.behind else places,
-                                     self.clock(), strangers=self.strangers)
+            stored = self.store(messages, places)
         except Exception:
             log.exception("Discord: %s event(s) not stored now; a catch-up will read them again",
                           len(messages))
@@ -254,6 +253,14 @@ class DiscordLink:
             return
         self.heard += len(stored.new)
         self.wake.set()
+
+    def store(self, messages: list[InboxMessage], places: dict[str, str],
+              raws: dict[str, str] | None = None) -> Stored:
+        """:func:`store_heard` with the link's strangers, one event at a time (discord.py
+        runs each as its own task); raises what the store raises."""
+        with self._storing:
+            return store_heard(self.engine, self.settings, messages, {} if self.behind else places,
+                               self.clock(), strangers=self.strangers, raws=raws)
 
     def _fall_behind(self) -> None:
         """Keep the cursors where they are and retry the catch-up until it succeeds."""
@@ -302,8 +309,10 @@ class DiscordLink:
     def start(self) -> "DiscordLink":
         """Connect the gateway in a thread of its own."""
         from dealer.inbox.discord import GatewayEvents, GatewayThread, make_client
+        from dealer.shell.interactions import Interactions
 
         self.events = GatewayEvents(self.table, self.sink, self.catch_up, self.clock)
+        self.events.interactions = Interactions(self)
         client = make_client(self.events, api_url=self.settings.discord_api_url,
                              gateway_url=self.settings.discord_gateway_url,
                              guild_ready_timeout=self.guild_ready_timeout)
@@ -348,6 +357,9 @@ def check_discord(settings: Settings, rest: Any = None) -> tuple[list[str], bool
         ok = ok and good
         lines.append(("ok       " if good else "MISSING  ") + text)
 
+    def say_note(good: bool, text: str) -> None:  # slash commands: text commands work without
+        lines.append(("ok       " if good else "NOTE     ") + text)
+
     try:
         import discord  # noqa: F401
         import httpx  # noqa: F401
@@ -387,6 +399,13 @@ def check_discord(settings: Settings, rest: Any = None) -> tuple[list[str], bool
                     say(True, f"{channel}: the bot sees channel {found.get('name')} ({dest.discord_channel})")
                 except DeliveryFailed as exc:
                     say(False, f"{channel}: {exc}")
+            from dealer.shell.interactions import installed
+
+            try:
+                for good, line in installed(rest, settings):
+                    say_note(good, line)
+            except DeliveryFailed as exc:
+                say_note(False, f"the slash commands could not be read: {exc}")
         except DeliveryFailed as exc:
             say(False, f"the token: {exc}")
     elif any(d.arg != "webhook" for d in discord_routes.values()):
