@@ -1,13 +1,5 @@
-"""Settings: the environment or ``.env``, prefix ``DEALER_`` (DESIGN.md, "Settings").
-
-Where things are: the ``.env`` file is the nearest one in the current folder or a parent
-folder (so a command run from a sub-folder of the project reads the project's ``.env``).
-The *base folder* is the folder of that ``.env``, or the current folder when there is none.
-``DEALER_HOME``, the data folder, defaults to ``var`` in the base folder; the store, the
-inbox, the outbox, the overrides file and the daemon's pid file default to places inside
-it. A relative path in any setting is taken relative to the base folder, not to wherever
-the command happens to run, so no command ever creates a second ``./var/``.
-"""
+"""Settings: the environment or ``.env``, prefix ``DEALER_``; ``.env.example`` documents
+each one, and where relative paths and the data folder are taken from."""
 
 from __future__ import annotations
 
@@ -38,9 +30,8 @@ _SEARCH: Any = object()
 
 
 def _in_unit(seconds_per_unit: float) -> BeforeValidator:
-    """A duration setting: written with a unit (``10s``, ``250ms``, ``6h``, ``1h30m``: see
-    :func:`dealer.clock.parse_duration`) or as a bare number in the setting's own unit (the
-    one its description names, kept for the files that already say ``5``)."""
+    """A duration with a unit (``10s``, ``1h30m``), or a bare number in the setting's own
+    unit (as older ``.env`` files wrote it)."""
 
     def read(value: Any) -> Any:
         if isinstance(value, str) and not re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
@@ -67,247 +58,68 @@ def find_env_file(start: Path | None = None) -> Path | None:
 
 
 class Settings(BaseSettings):
-    """Every setting of the daemon; ``.env.example`` documents each one.
-
-    ``Settings()`` finds ``.env`` upward from the current folder; ``_env_file=PATH`` (or
-    ``None``) names it instead. The empty defaults below are filled in from ``home``.
-    """
+    """Every setting of the daemon; ``_env_file=PATH`` (or ``None``) names the ``.env``.
+    The empty defaults are filled in from ``home``."""
 
     model_config = SettingsConfigDict(
         env_prefix=PREFIX, env_file=None, env_file_encoding="utf-8", extra="ignore"
     )
 
-    home: str = Field(
-        default="",
-        description="The data folder; default ./var beside .env (or the current folder).",
-    )
-    database_url: str = Field(
-        default="",
-        description=(
-            "SQLAlchemy URL of the store (default sqlite:///HOME/dealer.db); "
-            "postgresql+psycopg://... in production."
-        ),
-    )
-    inbox: str = Field(
-        default="", description="Where messages come from: dir:PATH (default dir:HOME/inbox)."
-    )
-    publish: str = Field(
-        default="",
-        description="Where posts go: dir:PATH (default dir:HOME/outbox), stdout, email[:LIST_ADDRESS] or discourse.",
-    )
-    routes: str = Field(
-        default="",
-        description=(
-            "Which transport serves which game channel: CHANNEL=DESTINATION separated by ';', "
-            "e.g. '#the-raceway=discord:channel/123;pm=discord:dm'; '*' is the default "
-            "(else PUBLISH). `dealer routes` prints and checks the table (docs/ROUTES.md)."
-        ),
-    )
-    register_unknown: bool = Field(
-        default=False,
-        description=(
-            "A sender on a platform (Discord) who is no player and sends a game's join command "
-            "(join, sit) becomes a player under their display name, linked to that account. "
-            "Off: they get one reply saying how to be added."
-        ),
-    )
-    discord_token: str = Field(
-        default="", description="The Discord bot's token (needs dealer-moderator[discord]; docs/DISCORD.md)."
-    )
-    discord_webhook_url: str = Field(
-        default="",
-        description="A Discord webhook URL for the discord:webhook route (public posts only, no bot needed).",
-    )
-    discord_api_url: str = Field(
-        default="https://discord.com/api/v10",
-        description="Discord's REST API base (change only for a proxy or the test fake).",
-    )
-    discord_gateway_url: str = Field(
-        default="",
-        description="Discord's gateway address (empty: Discord's own; for a proxy or the test fake).",
-    )
-    discord_rate: float = Field(
-        default=45.0, gt=0,
-        description=(
-            "Requests per second dealer allows itself on Discord's REST API (a token bucket, "
-            "below Discord's global 50/s); Discord's own rate-limit headers and 429s are honoured too."
-        ),
-    )
-    deadline_overrides: str = Field(
-        default="",
-        description=(
-            "Admin deadline overrides: JSON object or 'KEY=VALUE;KEY=VALUE', keys GAME or "
-            "GAME:DEADLINE, values an ISO UTC time, +12h / -30m, pause or now."
-        ),
-    )
-    overrides_file: str = Field(
-        default="",
-        description=(
-            "A file of admin deadline overrides, same syntax, written by `dealer deadline` "
-            "(default HOME/overrides.env); it wins over DEADLINE_OVERRIDES for the same key."
-        ),
-    )
-    poll_interval: Seconds = Field(
-        default=5.0, gt=0,
-        description="Time between inbox scans while the daemon runs: 5s, 500ms, 1m (a bare number is seconds).",
-    )
-    publish_retries: int = Field(
-        default=5, ge=1,
-        description="Delivery attempts of a post before it may be parked (see PUBLISH_PARK_AFTER; `dealer outbox retry` re-queues it).",
-    )
-    publish_park_after: Hours = Field(
-        default=6.0, ge=0,
-        description=(
-            "How long a post must keep failing (and at least PUBLISH_RETRIES attempts) before it is "
-            "parked and dealer health says so; a parked post is still retried after its backoff. "
-            "6h, 90m, 1d (a bare number is hours)."
-        ),
-    )
-    publish_backoff: Seconds = Field(
-        default=10.0, gt=0,
-        description=(
-            "Wait before a post that failed is tried again (10s, 500ms; a bare number is seconds); "
-            "doubled after each failure (at most an hour), with jitter. A transport's own "
-            "\"retry after\" is honoured."
-        ),
-    )
-    log_format: Literal["text", "json"] = Field(
-        default="text",
-        description="Log lines as text, or one JSON object per line (with game, message, deadline and post ids).",
-    )
-    metrics_port: int = Field(
-        default=0, ge=0, le=65535,
-        description="Serve Prometheus metrics on this port while `dealer run` runs (0: off; needs dealer-moderator[metrics]).",
-    )
-    web: bool = Field(
-        default=False,
-        description="Also serve the read-only status page while `dealer run` runs (needs dealer-moderator[web]).",
-    )
-    web_host: str = Field(
-        default="127.0.0.1", description="The address `dealer serve` (and `dealer run` with DEALER_WEB) binds."
-    )
-    web_port: int = Field(
-        default=8080, ge=1, le=65535, description="The port of the status page."
-    )
-    max_message_bytes: int = Field(
-        default=65536, description="Inbox files larger than this are rejected unread."
-    )
-    timezone: str = Field(
-        default="",
-        description=(
-            "The zone the games are played in (an IANA name, e.g. Europe/Paris): every time a "
-            "post shows is given in it too, beside UTC ('2026-12-02 09:02 UTC / 10:02 CET'). "
-            "Empty: UTC only. Discord shows each reader their own time instead."
-        ),
-    )
-    fairness_url: str = Field(
-        default="",
-        description=(
-            "An http(s) address where players read how to check the game's fairness (your "
-            "copy of docs/FAIRNESS.md); posts link to it. Empty: posts say the host can "
-            "send the procedure (`dealer fairness-script` prints the script)."
-        ),
-    )
-
-    post_detail: Literal["brief", "full"] = Field(
-        default="brief",
-        description=(
-            "How much posts and replies say: brief (the headline, what is due; the whole "
-            "record through the `receipts` command, `dealer game show` and the status page) "
-            "or full (every receipt, salt and sealed text inline). A route may name its own "
-            "(|detail=full, docs/ROUTES.md)."
-        ),
-    )
-    web_url: str = Field(
-        default="",
-        description=(
-            "The status page's public http(s) address (https://casino.example.org): brief "
-            "posts link each game's page and round there instead of printing hashes."
-        ),
-    )
+    home: str = ""
+    database_url: str = ""
+    inbox: str = ""
+    publish: str = ""
+    routes: str = ""
+    register_unknown: bool = False
+    discord_token: str = ""
+    discord_webhook_url: str = ""
+    discord_api_url: str = "https://discord.com/api/v10"
+    discord_gateway_url: str = ""
+    discord_rate: float = Field(default=45.0, gt=0)
+    deadline_overrides: str = ""
+    overrides_file: str = ""
+    poll_interval: Seconds = Field(default=5.0, gt=0)
+    publish_retries: int = Field(default=5, ge=1)
+    publish_park_after: Hours = Field(default=6.0, ge=0)
+    publish_backoff: Seconds = Field(default=10.0, gt=0)
+    log_format: Literal["text", "json"] = "text"
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    web: bool = False
+    web_host: str = "127.0.0.1"
+    web_port: int = Field(default=8080, ge=1, le=65535)
+    max_message_bytes: int = 65536
+    timezone: str = ""
+    fairness_url: str = ""
+    post_detail: Literal["brief", "full"] = "brief"
+    web_url: str = ""
 
     # -- e-mail (dealer-moderator[email]; docs/EMAIL.md) -----------------------------------
-    email_from: str = Field(
-        default="", description="dealer's own address: the From: of every mail it sends (DEALER_PUBLISH=email).",
-    )
-    email_list: str = Field(
-        default="", description="The address public posts are mailed to (a mailing list); empty: public posts are not mailed.",
-    )
-    email_forwarders: str = Field(
-        default="",
-        description=(
-            "Addresses trusted as forwarding dealers, comma-separated: a mail from one is read "
-            "as a forwarded PM (its From: line is the sender, its date line the time sent)."
-        ),
-    )
-    email_auth: Literal["on", "off"] = Field(
-        default="on",
-        description=(
-            "on: a mail counts as from its From: address only when authenticated (DMARC or an "
-            "aligned DKIM signature) or signed with the player's pass phrase; others are "
-            "quarantined. off: trust a player's From: line (a closed setup only; warned at start); "
-            "a forwarder's mails are authenticated all the same."
-        ),
-    )
-    email_authserv_id: str = Field(
-        default="",
-        description=(
-            "The authserv-id of the host's own mail server in Authentication-Results headers "
-            "(e.g. mx.example.org); empty: dealer verifies DKIM signatures itself."
-        ),
-    )
-    email_timezone: str = Field(
-        default="UTC", description="The zone of a forwarded PM's date line that names none (an IANA name, e.g. Europe/Paris).",
-    )
-    imap_user: str = Field(default="", description="The IMAP login of DEALER_INBOX=imap:HOST[:PORT].")
-    imap_password: str = Field(default="", description="The IMAP password.")
-    imap_security: Literal["tls", "starttls", "none"] = Field(
-        default="tls", description="IMAP: tls (IMAPS, port 993), starttls (port 143) or none (a local test server only).",
-    )
-    imap_folder: str = Field(default="INBOX", description="The IMAP folder read for new mail.")
-    smtp_server: str = Field(default="", description="The SMTP server of DEALER_PUBLISH=email: HOST or HOST:PORT.")
-    smtp_user: str = Field(default="", description="The SMTP login (empty: none).")
-    smtp_password: str = Field(default="", description="The SMTP password.")
-    smtp_security: Literal["tls", "starttls", "none"] = Field(
-        default="starttls", description="SMTP: starttls (port 587), tls (port 465) or none (a local relay).",
-    )
+    email_from: str = ""
+    email_list: str = ""
+    email_forwarders: str = ""
+    email_auth: Literal["on", "off"] = "on"
+    email_authserv_id: str = ""
+    email_timezone: str = "UTC"
+    imap_user: str = ""
+    imap_password: str = ""
+    imap_security: Literal["tls", "starttls", "none"] = "tls"
+    imap_folder: str = "INBOX"
+    smtp_server: str = ""
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_security: Literal["tls", "starttls", "none"] = "starttls"
     # -- Discourse (dealer-moderator[discourse]; docs/DISCOURSE.md) ------------------------
-    discourse_url: str = Field(default="", description="The Discourse site's address (https://forum.example.org).")
-    discourse_api_key: str = Field(default="", description="A Discourse API key (Admin > API) allowed to post for DISCOURSE_USERNAME.")
-    discourse_username: str = Field(default="", description="dealer's user on Discourse: posts as it, and ignores its own posts.")
-    discourse_topics: str = Field(
-        default="",
-        description="Which topic is which game channel: '#proposals=12;#the-raceway=34' (topic ids).",
-    )
-    discourse_webhook_secret: str = Field(
-        default="", description="The secret of Discourse's webhook to POST /discourse (empty: the route is off).",
-    )
+    discourse_url: str = ""
+    discourse_api_key: str = ""
+    discourse_username: str = ""
+    discourse_topics: str = ""
+    discourse_webhook_secret: str = ""
     # -- the HTTP endpoint (dealer-moderator[webhook]; docs/WEBHOOKS.md) -------------------
-    webhook_listen: str = Field(
-        default="",
-        description=(
-            "HOST:PORT where `dealer run` serves the webhook endpoint (POST /inbox, "
-            "POST /discourse); empty: not served."
-        ),
-    )
-    webhook_secret: str = Field(
-        default="", description="The shared secret of POST /inbox's HMAC-SHA256 signatures (empty: /inbox is off).",
-    )
-    webhook_max_connections: int = Field(
-        default=100, ge=1, le=10000,
-        description=(
-            "Connections the webhook endpoint keeps open at once; one more pushes out the oldest "
-            "still sending its request head, or is refused (503). Keep it well below LimitNOFILE."
-        ),
-    )
-    webhook_head_timeout: Seconds = Field(
-        default=10.0, gt=0, le=600,
-        description="Time a connection to the webhook endpoint has to send its whole request head (10s; a bare number is seconds).",
-    )
-    webhook_connection_seconds: Seconds = Field(
-        default=60.0, gt=0, le=3600,
-        description="Time a connection to the webhook endpoint may stay open at most, whatever it does (1m; a bare number is seconds).",
-    )
+    webhook_listen: str = ""
+    webhook_secret: str = ""
+    webhook_max_connections: int = Field(default=100, ge=1, le=10000)
+    webhook_head_timeout: Seconds = Field(default=10.0, gt=0, le=600)
+    webhook_connection_seconds: Seconds = Field(default=60.0, gt=0, le=3600)
 
     @field_validator("timezone")
     @classmethod
@@ -407,10 +219,7 @@ def known_names() -> list[str]:
 
 
 def unknown_names(names: Iterable[str]) -> list[tuple[str, str]]:
-    """Each ``DEALER_*`` name that dealer does not read, with the closest one it does.
-
-    Names are compared without case, as the settings themselves are read.
-    """
+    """Each ``DEALER_*`` name dealer does not read (without case), with the closest it does."""
     known = known_names()
     found = []
     for name in names:
@@ -425,9 +234,7 @@ def unknown_names(names: Iterable[str]) -> list[tuple[str, str]]:
 def unknown_settings(
     environ: Mapping[str, str] | None = None, env_file: Path | None = None
 ) -> list[str]:
-    """One line for each ``DEALER_*`` name in the environment or ``.env`` that is no
-    setting (a typo such as ``DEALER_DATABSE_URL`` would otherwise be ignored in silence,
-    and the command run on the default it meant to replace)."""
+    """A warning for each ``DEALER_*`` name that is no setting: a typo is never ignored in silence."""
     from dotenv import dotenv_values
 
     environ = os.environ if environ is None else environ
