@@ -1,7 +1,4 @@
-"""Players, grants and games: what the CLI's admin commands write to the store.
-
-What they read back (``player show``, ``game show``, ``game list``) is in :mod:`dealer.views`.
-"""
+"""Players, grants and games: what the CLI's admin commands write (they read through :mod:`dealer.views`)."""
 
 from __future__ import annotations
 
@@ -30,16 +27,13 @@ from dealer.views import NotFound, find_player as get_player, own_inventories
 GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 
 START_GRACE = timedelta(minutes=5)
-"""How far in the past a ``--start`` may be without ``--start-in-past``: a host typing
-"now" by hand is a minute or two late. Further back, the daemon would fire every deadline
-up to now at once (a whole game played and its chips spent on the next pass), so that
-is refused unless asked for."""
+"""How late a ``--start`` may be without ``--start-in-past``: a host typing "now" is a minute
+late; further back, the next pass would fire every deadline up to now at once."""
 PACKS = {"handy": "pack:handy", "deck": "pack:deck", "legendary": "pack:legendary"}
 
 
 class AdminError(ValueError):
-    """An admin command that cannot be carried out; the message says why. (A player or
-    game it names that does not exist raises :class:`dealer.views.NotFound`.)"""
+    """An admin command that cannot be carried out; the message says why."""
 
 
 __all__ = ["AdminError", "NotFound", "add_player", "link_account", "unlink_account", "parse_account", "create_game", "grant", "parse_item", "parse_settings"]
@@ -50,8 +44,7 @@ PLATFORMS = ("discord", "email", "discourse")
 
 
 def parse_account(text: str) -> tuple[str, str]:
-    """``discord:80351110224678912`` -> (``discord``, ``80351110224678912``); raise
-    :class:`AdminError` saying what is wrong."""
+    """``discord:80351110224678912`` -> (``discord``, ``80351110224678912``), else :class:`AdminError`."""
     platform, sep, account_id = text.strip().partition(":")
     platform = platform.lower()
     problem = account_problem(account_id)
@@ -79,9 +72,8 @@ def parse_account(text: str) -> tuple[str, str]:
 
 
 def link_account(session: Session, name: str, account: str, now: datetime) -> tuple[str, str]:
-    """Link a platform account to player ``name``: their messages from it are theirs, and
-    posts for them reach it. An account belongs to one player; a player has at most one
-    account per platform (linking another replaces it). Returns (player name, account)."""
+    """Link a platform account to player ``name`` (one player per account, one account per
+    platform per player); return (player name, account)."""
     platform, account_id = parse_account(account)
     player = get_player(session, name)
     owner = Q.player_of_account(session, platform, account_id)
@@ -110,10 +102,8 @@ def unlink_account(session: Session, account: str) -> str:
 
 
 def register_account(session: Session, display_name: str, platform: str, account_id: str, now: datetime) -> str:
-    """Make a new player of an unknown platform sender (``DEALER_REGISTER_UNKNOWN``): named
-    after their display name (cleaned: '@' and ',' dropped; a name taken or looking like a
-    player's gets the account's last digits after it), linked to the account. Returns the
-    name."""
+    """Make a player of an unknown platform sender (``DEALER_REGISTER_UNKNOWN``), named after
+    their cleaned display name (a taken name gets the account's last digits); return it."""
     base = re.sub(r"[@,]", "", display_name or "").strip() or f"{platform}-{account_id[-6:]}"
     for candidate in (base, f"{base[:50]} {account_id[-6:]}", f"{platform}-{account_id}"):
         try:  # add_player refuses a name before it adds anything
@@ -127,12 +117,8 @@ def register_account(session: Session, display_name: str, platform: str, account
 
 
 def add_player(session: Session, name: str, now: datetime, chips: int = 0, vertebrae: int = 0) -> Player:
-    """Register a player, optionally with starting chips and vertebrae from the mint.
-
-    Any printable name of at most 64 characters (dealer.text.player_name says what is
-    refused); a name that shares its key (case, width, spaces) or a look-alike key with an
-    existing player's is refused, so nobody can pass for another player.
-    """
+    """Register a player, optionally with chips and vertebrae from the mint; a name whose key
+    or look-alike key is another player's is refused, so nobody can pass for another."""
     try:
         shown = player_name(name)
     except BadName as exc:
@@ -188,12 +174,8 @@ def grant(
     session: Session, name: str, item_text: str, amount: int, now: datetime,
     game_id: str | None = None,
 ) -> tuple[str, int]:
-    """Give ``amount`` of an item to a player from the mint; return the item and new balance.
-
-    Without ``game_id`` it goes to the player's wallet; with it, into the player's inventory
-    in that Hall cycle (GH-1), as a step of the game: the cycle records it, tells the player
-    and checks victory (GH-8) at once.
-    """
+    """Give ``amount`` of an item from the mint to a player's wallet, or with ``game_id`` to
+    their inventory in that Hall cycle as a step (GH-1, GH-8); return the item and balance."""
     player = get_player(session, name)
     if amount <= 0:
         raise AdminError("the amount to grant must be a positive whole number")
@@ -256,9 +238,8 @@ def _settings_problems(kind: str, names: list[str], exc: ValidationError) -> str
 
 
 def _parent(session: Session, rules: Any, settings: Any, names: list[str]) -> str:
-    """The game a match created directly lives in (``Rules.parent_kind``): the one its
-    ``hall`` setting names, else the only running game of that kind; every player must
-    have joined it (GH-10: a match's cards come from the cycle's inventories)."""
+    """The game a match created directly lives in: its ``hall`` setting's, else the only running
+    one of that kind; every player must have joined it (GH-10)."""
     kind = rules.parent_kind
     named = getattr(settings, kind, None)
     if named:
@@ -297,10 +278,7 @@ def create_game(
     server_seed: str | None = None,
     start_in_past: bool = False,
 ) -> Game:
-    """Create a game and run its ruleset's start (opening posts, first deadlines).
-
-    A ``start`` more than :data:`START_GRACE` before ``now`` is refused unless
-    ``start_in_past`` says the host means it."""
+    """Create a game and run its start; a ``start`` more than :data:`START_GRACE` ago needs ``start_in_past``."""
     rules = _rules(kind)
     if start is not None and start < now - START_GRACE and not start_in_past:
         raise AdminError(

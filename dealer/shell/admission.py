@@ -1,27 +1,11 @@
 """Which connections the HTTP endpoint keeps: strangers cannot take the daemon's file
 descriptors (issue 36).
 
-uvicorn times out an idle keep-alive connection (``timeout_keep_alive``), caps the size of a
-request head (``h11_max_incomplete_event_size``) and answers 503 past ``limit_concurrency``
-requests in flight, but it gives a connection that never finishes its first request head
-all the time in the world, and counts it nowhere: a thousand such "slow" clients held a
-thousand descriptors until the daemon's own work failed with "Too many open files". The
-endpoint's protocol (:func:`guarded_protocol`, uvicorn's h11 protocol with the asyncio
-``Protocol`` calls wrapped) adds what is missing, with :class:`Admission` keeping the
-books:
-
-- at most ``cap`` connections are open at once (``DEALER_WEBHOOK_MAX_CONNECTIONS``); a
-  connection beyond it first pushes out the oldest one still waiting for its request head
-  (a slow client loses its place to a sender that is ready), and is refused with a 503
-  and closed when every open connection is busy with a request;
-- a request head must arrive whole within ``head_timeout`` seconds of the connection
-  (``DEALER_WEBHOOK_HEAD_TIMEOUT``);
-- a connection lives at most ``lifetime`` seconds (``DEALER_WEBHOOK_CONNECTION_SECONDS``),
-  whatever it does (a client trickling a second request on a kept-alive connection).
-
-The descriptors the endpoint may hold are so bounded by ``cap`` (plus those being closed),
-far below the unit's ``LimitNOFILE``: the store, the inbox and the publishers keep theirs.
-Everything here runs in the endpoint's own event loop thread: no lock is needed.
+uvicorn gives a connection that never finishes its first request head all the time in
+the world, and counts it nowhere. :func:`guarded_protocol` wraps its h11 protocol, and
+:class:`Admission` keeps the books: at most ``cap`` connections (one more pushes out the
+oldest still sending its head, or is refused with a 503), a head within ``head_timeout``,
+a connection at most ``lifetime``. It runs in the endpoint's event loop thread: no lock.
 """
 
 from __future__ import annotations
@@ -48,8 +32,7 @@ class Admission:
     clock: Callable[[], float] = time.monotonic
     open: set[Any] = field(default_factory=set)
     waiting: dict[Any, float] = field(default_factory=dict)
-    """Connections whose first request head is not whole yet, oldest first (dicts keep
-    insertion order)."""
+    """Connections whose first request head is not whole yet, oldest first."""
     refused: int = 0
     pushed_out: int = 0
     timed_out: int = 0

@@ -28,9 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def _deadline_input(session: Session, game_id: str, kind: str, name: str, due: datetime) -> DeadlineFired:
-    """The step input of a deadline of game ``game_id`` (of ruleset ``kind``): with what
-    the ruleset asks to read from the inbox for it (``Rules.message_window``: GH-34's
-    first messages of the week)."""
+    """A deadline's step input, with what the ruleset reads from the inbox for it (GH-34)."""
     since = rules_for(kind).message_window(name)
     if since is None:
         return DeadlineFired(deadline=name)
@@ -49,29 +47,18 @@ class _Crash:
 
 
 class _Redo(Exception):
-    """A step of a group fired without savepoints went wrong: the group is rolled back and
-    fired again, each deadline in a savepoint."""
+    """A step of a group without savepoints went wrong: fire the group again with savepoints."""
 
 
 @logs.scoped
 def fire_deadlines(
     dealer: Daemon, group: list[tuple[int, datetime, str]], report: PassReport | None = None
 ) -> set[int]:
-    """Fire due deadlines of distinct games (:func:`deadline_group`) in one transaction;
-    return the ids of those that did not fire (taken by another daemon, held or failed).
+    """Fire due deadlines of distinct games in one transaction; return those that did not fire.
 
-    The group's rows are locked with one statement (``SKIP LOCKED``: another daemon's
-    deadline is passed over) and its steps share one commit, which saves a transaction,
-    and on Postgres a flush to disk, per deadline. Each deadline is still all-or-nothing.
-    The group is first fired without savepoints (two round trips fewer per deadline); if
-    any step crashes or finds its game held, the whole group is rolled back and fired
-    again with a savepoint per deadline, so that deadline alone is rolled back and the
-    others fire. A deadline whose step crashed stays pending with its error kept on its
-    row, holds its game, and is tried again on the next pass; a held one waits, pending.
-    A crash of the process before the commit leaves every one of them pending, to be fired
-    on the next pass; a passing database error rolls the group back and is raised (the
-    pass is retried).
-    """
+    The group goes first without savepoints (two round trips fewer a deadline); a crash or a
+    held game sends it again with a savepoint each, so that deadline alone stays pending,
+    with its error kept, and holds its game."""
     report = report if report is not None else PassReport()
     try:
         try:
@@ -100,9 +87,7 @@ def fire_deadlines(
 def _fire_group(
     dealer: Daemon, group: list[tuple[int, datetime, str]], *, savepoints: bool
 ) -> tuple[set[int], list[tuple[str, str, datetime, datetime, str | None]], list[_Crash], int]:
-    """One transaction of :func:`fire_deadlines`: ``(missed, fired, crashes, held)``.
-    Without ``savepoints``, a step that crashes or is held raises :class:`_Redo` (the
-    transaction is rolled back)."""
+    """One transaction of :func:`fire_deadlines`: ``(missed, fired, crashes, held)``."""
     missed: set[int] = set()
     fired: list[tuple[str, str, datetime, datetime, str | None]] = []
     crashes: list[_Crash] = []
@@ -159,8 +144,7 @@ def _fire_group(
 
 
 def _fire(dealer: Daemon, session: Session, row: Q.LockedDeadline) -> datetime | None:
-    """Mark one locked deadline (a row of ``Q.LOCK_DEADLINES``) fired and run its step;
-    return when it fired, or None if it no longer stands as it was locked."""
+    """Mark a locked deadline fired and run its step; return when it fired, or None if it changed."""
     fired_at = dealer.clock()
     mark = {"deadline_id": row.id, "due": row.due_at, "new_fired_at": fired_at}
     # In a group the mark is staged with the group's rows, unless an earlier step of the
@@ -179,8 +163,7 @@ def _deadline_crashed(
     dealer: Daemon, deadline_id: int, name: str | None, game_id: str | None,
     due: datetime | None, exc: BaseException, report: PassReport | None,
 ) -> None:
-    """A deadline's step crashed (rolled back): keep the error on its row, count it in
-    ``report`` and log it (with its traceback the first time)."""
+    """Keep a crashed step's error on its deadline's row, count it and log it."""
     error = describe(exc)
     if report is not None:
         report.failed_deadlines.append(f"{game_id}:{name}" if name else f"deadline {deadline_id}")

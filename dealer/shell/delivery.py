@@ -1,40 +1,10 @@
 """Delivery: send queued posts through the publisher, each exactly once, each
-destination's posts in order.
+destination's posts in order (docs/OPERATING.md tells the retries, parking and crashes).
 
-Posts are claimed, sent and marked delivered in transactions of up to
-:data:`DELIVERY_BATCH` posts, across destinations (:func:`dealer.store.queries.claim_posts`:
-each destination's posts from its first pending one on, in publication order). The claim
-locks them (``FOR UPDATE SKIP LOCKED`` on Postgres), so a second daemon on the same store
-passes over a post in flight, and the later posts of its destination, instead of sending
-them again; each update marks its post delivered only if it is still pending. A crash
-between a send and the commit releases the locks and leaves the batch's posts pending: the
-next pass sends them again (at most a batch, each with its idempotency key, which the
-platform uses to drop the repeat). One commit per batch rather than per post saves a
-transaction, and on Postgres a flush to disk, per post. A transport that cannot drop a
-repeat (a Discord webhook, Discourse, mail: ``Publisher.dedupes``) gets no such batch: a
-post sent there is committed right after its send, so a crash repeats at most that one.
-SQLite has one writer at a time (``BEGIN IMMEDIATE``), which gives the same guarantee.
-
-A connection lost between the send and the commit (a disconnect, a failover) leaves the
-post pending too, but the daemon is alive and knows it sent it: it remembers the sends
-whose marks did not commit (``unrecorded``) and, on claiming such a post again, records
-the earlier send instead of sending again. Only a daemon killed in that window (or a
-second replica claiming the post before the first is back) sends a post twice, and then
-the publisher's key is what keeps the platform from showing it twice.
-
-A destination is a channel and a recipient (a PM's). A post waits while an earlier post
-of its own destination is pending or parked, so posts to one place keep their order; a
-failing post holds back no other destination. A post the publisher refuses is tried
-again after a backoff that doubles with each failure (:func:`backoff`), never sooner than
-the transport's "retry after". It is parked (``failed``) only once it has failed
-``DEALER_PUBLISH_RETRIES`` times over at least ``DEALER_PUBLISH_PARK_AFTER`` hours since
-its first failure (``failing_since``): a short outage of its platform (a few 503s in
-seconds) never parks it, a long one is told to a human (``dealer health``, the
-``dealer_posts_parked`` metric, ``dealer outbox list --failed``). A parked post is still
-tried again on its own, after its backoff (at most an hour: :func:`unpark_due`), so it
-goes out once the platform is back without anyone acting; ``dealer outbox retry``
-re-queues it at once. A post past its ``stale_after`` (a reminder of a deadline that has
-passed) is dropped, not sent.
+Posts are claimed (``SKIP LOCKED``: a second daemon passes over a post in flight and its
+destination's later posts), sent and marked delivered in batches; a crash re-sends at most
+a batch, each post with its idempotency key. A send whose mark did not commit while the
+daemon lived is remembered (``unrecorded``) and recorded, not sent again, when claimed.
 """
 
 from __future__ import annotations
@@ -62,14 +32,11 @@ from dealer.text import player_key
 log = logging.getLogger(__name__)
 
 DELIVERY_BATCH = 50
-"""Posts sent, then marked delivered, in one transaction (:func:`deliver`): a crash between
-a send and the commit re-sends at most this many posts, each with its idempotency key. A
-post whose transport cannot drop a repeat (:meth:`Publisher.dedupes` False: a Discord
-webhook, Discourse, mail) ends its batch: it is committed alone, right after its send."""
+"""Posts sent and marked in one transaction; a post whose transport cannot drop a repeat
+(:meth:`Publisher.dedupes` False) ends its batch, committed right after its send."""
 
 SENT, SENT_NOT_DEDUPED, REFUSED, MARKED = "sent", "sent, not deduped", "refused", "marked"
-"""What :func:`_attempt` did with a post (a drop is ``SENT``; ``MARKED``: a send this
-process made before, whose mark was lost with the connection, recorded now)."""
+"""What :func:`_attempt` did with a post (``MARKED``: an earlier send's lost mark, recorded now)."""
 
 BACKOFF_CAP = 3600.0
 """The longest wait, in seconds, between two attempts at a post (before any "retry after")."""
@@ -86,17 +53,9 @@ class DeliveryCounts(Protocol):
 
 
 def backoff(key: str, attempts: int, first: float, retry_after: float | None = None) -> float:
-    """Seconds to wait before the next attempt at the post ``key`` that failed ``attempts``
-    times: ``first`` doubled after each failure, at most :data:`BACKOFF_CAP`, with jitter,
-    and never less than the transport's ``retry_after``.
-
-    The jitter ("equal jitter": between half and all of the doubled delay) spreads the
-    retries of posts that failed together (a transport outage) so they do not all come
-    back at once. It is not a game draw, and dealer takes nothing from a random source
-    outside the fair one (GH-40, tests/unit/test_no_random.py): the fraction is read from a
-    hash of the post's key and attempt number, which differs from post to post and from
-    attempt to attempt and is the same on every replica.
-    """
+    """Seconds before the next attempt at post ``key``: ``first`` doubled per failure, at most
+    :data:`BACKOFF_CAP`, never under ``retry_after``, with equal jitter read from a hash of the
+    key and attempt (no random source outside the fair one, GH-40; the same on every replica)."""
     delay = min(BACKOFF_CAP, first * 2 ** max(attempts - 1, 0))
     digest = hashlib.blake2b(f"{key}:{attempts}".encode("utf-8"), digest_size=8).digest()
     fraction = int.from_bytes(digest, "big") / 2**64
@@ -105,9 +64,7 @@ def backoff(key: str, attempts: int, first: float, retry_after: float | None = N
 
 
 def unpark_due(engine: Engine, now: datetime) -> int:
-    """Put the parked posts whose next attempt is due at ``now`` back in the queue (the
-    automatic retry of a parked post); return how many. A new failure parks such a post
-    again at once, with the next backoff; a send delivers it and frees its destination."""
+    """Put the parked posts whose next attempt is due back in the queue; return how many."""
     with engine.begin() as connection:
         count = connection.execute(Q.UNPARK_DUE, {"now": now}).rowcount or 0
     if count:
@@ -132,15 +89,8 @@ def deliver(
     park_after: timedelta = timedelta(0),
     batches: int | None = None,
 ) -> int:
-    """Send every post due at ``now`` until none is left or ``stopping()``; return the count
-    delivered (in ``report``, with those retried later, parked and dropped).
-
-    ``unrecorded`` (the daemon's, kept across passes) maps the key of each post this
-    process sent but could not mark delivered (the transaction failed after the send) to
-    the publisher's id for it: such a post is marked, not sent again, when next claimed.
-    A post is parked after ``retries`` failures over at least ``park_after``. With
-    ``batches``, at most that many batches are sent (``report.more`` when posts are left).
-    """
+    """Send every post due at ``now`` until none is left or ``stopping()``; return how many
+    were delivered (``report`` counts the rest; ``batches`` caps the batches sent)."""
     if unrecorded is None:
         unrecorded = {}
     done = 0
@@ -213,12 +163,8 @@ def _attempt(
     unrecorded: dict[str, str | None],
     accounts: dict[str, dict[str, str]],
 ) -> str:
-    """Send one claimed post and record what became of it (in the claim's transaction): a
-    refusal or a drop at once, a send appended to ``sent`` (the caller marks the batch's
-    sent posts delivered in one statement). Returns :data:`REFUSED` if the transport
-    refused it (its destination's later posts wait), :data:`SENT_NOT_DEDUPED` for a send
-    its transport could not drop if repeated, :data:`MARKED` for a send made before and
-    recorded now, else :data:`SENT`."""
+    """Send one claimed post and record what became of it in the claim's transaction (a send
+    is appended to ``sent``, marked with its batch)."""
     if row.key in unrecorded:
         # Sent by this process already; only its mark was lost with the connection.
         log.info("post %s was sent before the store blinked: marked delivered, not re-sent",
@@ -301,9 +247,8 @@ class NotParked(Exception):
 
 
 def retry_posts(session: Session, ids: list[int] | None) -> list[Post]:
-    """Put parked posts back in the queue (every parked one when ``ids`` is None): pending,
-    attempts counted afresh, due at once; the next pass sends them, each destination in
-    order. A post that is not parked is refused (a delivered one would be sent twice)."""
+    """Put parked posts (every one when ``ids`` is None) back in the queue, due at once; a post
+    not parked is refused (a delivered one would be sent twice)."""
     chosen = Q.parked_posts(session, ids)
     if ids is not None:
         missing = sorted(set(ids) - {post.id for post in chosen})

@@ -1,10 +1,4 @@
-"""What one step writes: its game's new row, players, ledger entries and balances, history
-events, deadline rows, fair source and rendered posts, in the caller's transaction.
-
-Everything is written with Core statements (a step is on the daemon's hot path); the
-rows go through the transaction's unit of work (:mod:`dealer.shell.unit_of_work`),
-which stages them where the step runs in a group.
-"""
+"""What one step writes, with Core statements through the transaction's unit of work."""
 
 from __future__ import annotations
 
@@ -32,8 +26,7 @@ from dealer.store.models import Game, JsonText
 from dealer.text import escape_post
 
 Executor = Session | Connection
-"""Where a step's statements run: the session, or (on the hot path) its connection, which
-skips the ORM's per-statement work (autoflush, ORM compile state): about 0.1 ms a statement."""
+"""The session, or on the hot path its connection: no autoflush nor ORM compile state (0.1 ms a statement)."""
 
 def _insert(executor: Executor, statement: Insert, rows: list[dict[str, Any]],
             unit: UnitOfWork | None) -> None:
@@ -77,12 +70,8 @@ def commit_effects(
     players: list[str],
     pending: dict[str, PendingDeadline],
 ) -> None:
-    """Write what one step produced (the caller's transaction commits it).
-
-    Everything is written with Core statements (a step is on the daemon's hot path: a
-    thousand games may share one deadline); a Game object loaded in the session is then
-    told its new committed values, so the session stays consistent without a flush.
-    """
+    """Write what one step produced; a Game loaded in the session is told its new values, so it
+    stays consistent without a flush. The caller commits."""
     conn = session.connection()
     unit = unit_of_work.of(session)
     sync_players(conn, game.id, players, records.players)
@@ -109,8 +98,7 @@ def commit_effects(
 
 
 def _event_data(event: HistoryEvent) -> Any:
-    """An event's data as the store keeps it: pydantic's JSON text of it (a third of the
-    cost of dumping it and encoding the dump), unless its class writes its data itself."""
+    """An event's data as pydantic's JSON text (a third of the cost of dumping and encoding)."""
     if type(event).data is HistoryEvent.data:
         return JsonText(event.model_dump_json(by_alias=True))
     return event.data()
@@ -132,13 +120,9 @@ def apply_transfers(
     session: Executor, transfers: list[L.Transfer], now: datetime, game_id: str | None,
     *, unit: UnitOfWork | None = None,
 ) -> dict[tuple[str, str], int]:
-    """Record ledger entries and change balances by their net effect; return it, by
-    ``(account, item)`` (the balances that changed).
-
-    Balances change with ``amount = amount + delta`` in SQL, so two steps touching the
-    same wallet never lose an update; the table's check constraint refuses a negative
-    balance, which rolls the whole step back.
-    """
+    """Record ledger entries and change balances by their net effect (returned by ``(account,
+    item)``), with ``amount = amount + delta`` so no update is lost; the check constraint
+    refuses a negative balance, rolling the step back."""
     if not transfers:
         return {}
     deltas: dict[tuple[str, str], int] = defaultdict(int)
@@ -185,8 +169,7 @@ def append_events(
     *,
     unit: UnitOfWork | None = None,
 ) -> None:
-    """Insert events numbered from ``first_seq`` into the game's history (``(type,
-    data)``, the data as a dict or as its JSON text)."""
+    """Insert events ``(type, data)`` numbered from ``first_seq`` into the game's history."""
     if not events:
         return
     _insert(
@@ -207,8 +190,7 @@ def write_deadlines(
     *,
     unit: UnitOfWork | None = None,
 ) -> None:
-    """Create, move or cancel the game's deadline rows as the step's records say (the new
-    rows in one statement, or staged by ``unit``: :meth:`UnitOfWork.own`)."""
+    """Create, move or cancel the game's deadline rows as the step's records say."""
     created = []
     for change in changes:
         if change.action == "cancelled":

@@ -1,56 +1,11 @@
-"""Admin deadline overrides from configuration (DESIGN.md, "Admin deadline overrides").
+"""Admin deadline overrides, from ``DEALER_DEADLINE_OVERRIDES`` and the overrides file
+(which wins on the same key); README ("Admin deadline overrides") and docs/OPERATING.md
+give their syntax and interpretations.
 
-The overrides come from two places, both re-read on SIGHUP, the file also on every pass:
-
-- ``DEALER_DEADLINE_OVERRIDES`` (the environment or ``.env``);
-- the overrides file, ``DEALER_OVERRIDES_FILE`` (default ``HOME/overrides.env``), which
-  ``dealer deadline ...`` writes. Under systemd the variable sits in the unit's
-  environment and cannot change without a restart; the file can. When both name the same
-  key, **the file wins**: it holds the admin's latest word.
-
-Each maps ``GAME`` or ``GAME:DEADLINE`` to one of:
-
-- an absolute UTC time (``2026-12-02T18:00:00Z``): the deadline moves there;
-- ``+12h`` / ``-30m`` (written like ``24h``, ``90m``, ``1h30m`` or ``2d``; a bare number
-  is refused): it moves by that much;
-- ``now``: it fires at once;
-- ``pause``: the game accepts submissions but fires no deadline while the entry stays.
-
-It is written as JSON (``{"g1": "pause", "g2:round-3": "+12h"}``) or as
-``g1=pause; g2:round-3=+12h`` (``;``, ``,`` or new lines between entries; a line starting
-with ``#`` is a comment). A key may end with ``@TAG`` (``g1@2=+12h``): entries with
-different tags are different requests, so the same change can be asked for again;
-``dealer deadline`` tags each change it writes with the time it was asked for.
-
-Interpretations (written down here and in the README, and tested):
-
-- A moving override (time, ``+/-``, ``now``) is applied **once**, to the deadlines that
-  are pending when the daemon first sees it. Deadlines the game creates later are not
-  moved: ``g1=+12h`` extends the current round, it does not lengthen every round. Taking
-  the entry out and putting it back applies it again; changing its value applies the new
-  value.
-- A ``GAME`` key applies to every pending deadline of the game (reminders included, so
-  they keep their distance to the deadline they announce).
-- ``pause`` holds while the entry stays (a pause takes no tag). When it is removed, every
-  deadline of the game moves later by the time the game was paused, so no player loses
-  time to the pause.
-- Every change is recorded in the game's history and announced once in its channel.
-- A source that cannot be read or understood changes nothing (the pass applies neither
-  source, so a typo never resumes a paused game); the error is logged and reported once
-  (again only when it changes), never fatal: a time beyond the calendar
-  (``0001-01-01T00:00:00+01:00``) or a change too large to count is such an error.
-- An entry that reads well but cannot be applied is refused alone, reported once and
-  remembered as seen (changing its value asks again): a change that overflows the
-  calendar (``+9999999d``), or one that would move a deadline before its game began (its creation, or an earlier start) or
-  more than :data:`MAX_AHEAD` away (a year-0001 or year-9999 time): such a value is a
-  typo, not a plan.
-- A deadline moved into the past (an absolute time, or ``-2h`` on a deadline due in one
-  hour) fires at once, as ``now`` does: it is moved to the time the override is applied,
-  so the game's later rounds are scheduled from when it actually fired, not one after
-  another in the same pass.
-- Removing a ``GAME:DEADLINE=pause`` entry resumes that deadline as removing ``GAME=pause``
-  resumes the game (with the time it was paused given back); a deadline that another
-  pause entry still holds stays paused.
+Two interpretations are made here: a ``GAME`` key moves its reminders too, so they keep
+their distance to the deadline they announce; a deadline moved into the past fires at
+once, moved to the time the override is applied, so the game's later rounds are
+scheduled from when it actually fired.
 """
 
 from __future__ import annotations
@@ -174,8 +129,7 @@ def make_spec(key: str, value: str) -> OverrideSpec:
 
 
 def check_duration(text: str, what: str) -> str:
-    """``text`` if it is a duration such as ``12h`` (a bare number is refused), else
-    :class:`BadOverride` saying how to write one."""
+    """``text`` if it is a duration such as ``12h`` (a bare number is refused), else :class:`BadOverride`."""
     cleaned = text.strip()
     if not cleaned or cleaned.isdigit():
         raise BadOverride(f"{what}: write the change like +12h, -30m, +1h30m or +2d")
@@ -221,11 +175,7 @@ FILE_HEADER = """\
 def edit_file(
     path: Path, change: Callable[[list[OverrideSpec]], list[OverrideSpec]]
 ) -> list[OverrideSpec]:
-    """Rewrite the overrides file with ``change(entries)``; return the new entries.
-
-    The file is replaced atomically (a temporary file, then a rename), under a lock so
-    that two admins editing at once do not lose a change.
-    """
+    """Rewrite the overrides file with ``change(entries)``, atomically and under a lock."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
         entries = change(parse_overrides(read_file(path), source=str(path)))
@@ -244,12 +194,8 @@ def tagged(key: str, asked_at: datetime) -> str:
 
 
 def request(path: Path, spec: OverrideSpec, applied: dict[str, str]) -> list[OverrideSpec]:
-    """Put ``spec`` into the overrides file, in place of any entry with its key.
-
-    Tagged entries the daemon has already applied (``applied``, from
-    :func:`applied_overrides`) are one-off requests that are done: they are dropped, so
-    the file holds only what is still in force or still to come.
-    """
+    """Put ``spec`` into the overrides file in place of its key's entry, dropping the tagged
+    entries already ``applied`` (done one-off requests)."""
 
     def change(entries: list[OverrideSpec]) -> list[OverrideSpec]:
         kept = [
@@ -289,10 +235,7 @@ def applied_overrides(session: Session) -> dict[str, str]:
 
 
 def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) -> list[str]:
-    """Bring the store in line with the configured overrides; return what changed.
-
-    Called at start-up, on SIGHUP and on every ``--once`` pass. The caller commits.
-    """
+    """Bring the store in line with the configured overrides; return what changed. The caller commits."""
     changes: list[str] = []
     wanted = {spec.key: spec for spec in specs}
     seen = {row.key: row for row in Q.overrides(session)}
@@ -362,8 +305,7 @@ def _plan(
 
 
 def refusal(session: Session, spec: OverrideSpec, now: datetime) -> str | None:
-    """Why the daemon would refuse ``spec`` if it saw it at ``now`` (None: it would not),
-    so ``dealer deadline`` can say so before writing it."""
+    """Why the daemon would refuse ``spec`` at ``now`` (None: it would not), said before writing it."""
     game = session.get(Game, spec.game_id)
     if game is None or spec.action in ("pause", "now"):
         return None  # "now" is the daemon's time when it applies it, not the caller's
@@ -388,8 +330,7 @@ def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
 
 
 def _check_plausible(game_id: str, began: datetime, name: str, when: datetime, now: datetime) -> None:
-    """Refuse moving a deadline before its game began (:func:`~dealer.store.queries.game_began`)
-    or more than a year away."""
+    """Refuse moving a deadline before its game began or more than a year away: a typo, not a plan."""
     if when < began:
         raise Refused(f"it would move {name} to {iso(when)}, before game {game_id} began ({iso(began)})")
     if when > now + MAX_AHEAD:
@@ -397,8 +338,7 @@ def _check_plausible(game_id: str, began: datetime, name: str, when: datetime, n
 
 
 def _children_deadlines(session: Session, game_id: str, name: str | None) -> list[Deadline]:
-    """The pending deadlines of ``game_id``'s unfinished child games (a Hall cycle's
-    matches) that a pause of the whole game holds too: none for a one-deadline pause."""
+    """The pending deadlines of the game's unfinished child games, which a whole game's pause holds too."""
     if name is not None:
         return []
     return [deadline for child in Q.child_games(session, game_id) if child[2] != "finished"
@@ -408,9 +348,8 @@ def _children_deadlines(session: Session, game_id: str, name: str | None) -> lis
 def _resume(
     session: Session, row: Override, now: datetime, holding: set[tuple[str, str | None]]
 ) -> list[str]:
-    """Lift the pause ``row``: its deadlines (every pending one of the game, or those
-    called ``row.deadline_name``) run again, later by the time the pause lasted; one that
-    a pause still in force (``holding``) covers stays paused."""
+    """Lift the pause ``row``: its deadlines run again, later by the pause's length, unless a
+    pause still in force (``holding``) covers them."""
     game = session.get(Game, row.game_id)
     if game is None:
         return []

@@ -1,10 +1,6 @@
-"""Which game a stored message is for: its sender, the sender's games, the game a line goes to.
-
-A message's ``game`` field or a ``game ID`` line names the game; else the game owning its
-channel; else, in a PM, the sender's one game. A match's command goes to the sender's one
-running match of the game it reached (a child game owns no channel). What routing reads
-of the senders is kept for the transaction while it stands (:class:`_Senders`).
-"""
+"""Which game a stored message is for: its ``game`` field or a ``game ID`` line, else the
+game owning its channel, else in a PM the sender's one game; a match's command goes to the
+sender's one running match (a child game owns no channel)."""
 
 from __future__ import annotations
 
@@ -24,8 +20,7 @@ from dealer.store.models import Game, GamePlayer, Inbound, Player
 from dealer.text import player_key
 
 GameRef = Row[Any] | queries.PlayerGame
-"""A game as routing found it: a row with ``id``, ``kind``, ``status``, ``channel``,
-``parent_id`` and ``created_at``."""
+"""A game as routing found it (``id``, ``kind``, ``status``, ``channel``, ``parent_id``, ``created_at``)."""
 
 PlayerRef = Row[Any] | queries.PlayerGame
 """A player as routing found it: a row with ``key`` and ``name``."""
@@ -45,14 +40,8 @@ _PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
 
 
 def find_player(session: Session, name: str) -> Row[Any] | None:
-    """The player called ``name`` (matched by :func:`~dealer.text.player_key`: case, width
-    and spacing aside): a row with ``key`` and ``name``.
-
-    A sender written as a platform account (``discord:80351110224678912``: how a platform
-    adapter stores who sent a message) is the player linked to that account: a message is
-    attributed by the account, never by a display name that can change. A Discourse
-    username linked to nobody is the player of that name, unless that player linked
-    another Discourse account (:func:`~dealer.store.queries.player_of_sender`)."""
+    """The player called ``name`` (case, width and spacing aside), or linked to the platform
+    account ``name`` names: a message is attributed by account, never by a display name."""
     account = ACCOUNT.match(name)
     if account:
         platform, account_id = account.group("platform"), account.group("id")
@@ -69,11 +58,8 @@ _ROUTING = "dealer.routing_reads"
 
 @dataclass
 class _Senders:
-    """The players routing read in a transaction (a message, or a group of them) and their
-    unfinished games: kept while they stand. Players are added only by the admin (another
-    transaction); a player's unfinished games change only through a step that changes who
-    plays in a game or a game's status, which :attr:`~dealer.shell.unit_of_work.UnitOfWork.games_version`
-    counts: the games read before such a step are read again."""
+    """The senders routing read in a transaction and their unfinished games, kept until a step
+    changes who plays where (``games_version``)."""
 
     version: int
     """:attr:`~dealer.shell.unit_of_work.UnitOfWork.games_version` when ``games`` were read."""
@@ -96,10 +82,7 @@ def _senders(session: Session) -> _Senders:
 
 
 def read_senders(session: Session, names: Iterable[str]) -> None:
-    """Read the players who sent ``names`` (as stored) with their unfinished games, in one
-    statement: a group of messages reads its senders together (nearly every message needs
-    its sender's games to be routed). A sender written as a platform account is read when
-    its message is (:func:`find_player`)."""
+    """Read the senders ``names`` with their unfinished games, in one statement for a group."""
     senders = _senders(session)
     keys = _unread(senders, names)
     if not keys:
@@ -109,11 +92,7 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
 
 
 def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
-    """:func:`read_senders`, then :func:`keep_senders_games`: what a group of messages
-    reads first, once its messages are claimed. On Postgres, in a group that keeps its
-    games, one statement reads the senders and locks and reads their games
-    (:func:`~dealer.store.queries.senders_with_games_locked`): a round trip less for
-    every group, a one-message pass's included."""
+    """:func:`read_senders`, then :func:`keep_senders_games` (on Postgres in one statement)."""
     if not unit_of_work.of(session).keeps_games or session.connection().dialect.name != "postgresql":
         read_senders(session, names)
         keep_senders_games(session)
@@ -130,8 +109,7 @@ def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
 
 
 def _unread(senders: _Senders, names: Iterable[str]) -> dict[str, str]:
-    """The senders of ``names`` (as stored) not read yet, each with its player key; a
-    platform account is read with its message (:func:`find_player`)."""
+    """The senders of ``names`` not read yet, each with its player key."""
     return {name: player_key(name) for name in names
             if name not in senders.players and not ACCOUNT.match(name)}
 
@@ -147,17 +125,13 @@ def _keep_senders(senders: _Senders, keys: dict[str, str],
 
 
 def keep_senders_games(session: Session) -> None:
-    """Lock and read, in one statement, the unfinished games of the senders routing read
-    in the current group of messages (:meth:`~dealer.shell.unit_of_work.UnitOfWork.lock_games`): nearly
-    every step of the group goes to one of them."""
+    """Lock, read and keep the unfinished games of the group's senders: nearly every step goes to one."""
     unit_of_work.of(session).lock_games(
         [game.id for games in _senders(session).games.values() for game in games])
 
 
 def find_sender(session: Session, name: str) -> PlayerRef | None:
-    """:func:`find_player`, reading the player's unfinished games in the same statement
-    (nearly every message needs them to be routed), unless read already
-    (:func:`read_senders`)."""
+    """:func:`find_player` with the player's unfinished games in the same statement, unless read."""
     senders = _senders(session)
     if name not in senders.players:
         if ACCOUNT.match(name):
@@ -168,8 +142,7 @@ def find_sender(session: Session, name: str) -> PlayerRef | None:
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:
-    """The unfinished games ``name`` takes part in (read once while they stand:
-    :class:`_Senders`)."""
+    """The unfinished games ``name`` takes part in."""
     senders = _senders(session)
     games = senders.games.get(name)
     if games is None:
@@ -230,13 +203,8 @@ def match_route(
     session: Session, sender: PlayerRef, line: str, route: tuple[GameRef | None, str | None],
     public: bool,
 ) -> tuple[GameRef | None, str | None]:
-    """A match's command sent where its parent game is reached (the Hall's channel, or a PM
-    of a player in the Hall and a match) goes to the match: a child game owns no channel.
-
-    When the line's first word is no command word of the routed game (or no game was found
-    because the sender plays in several, in a PM), and the sender plays in exactly one running
-    child game whose ruleset has that word (of the routed game, if any), the line goes there.
-    A public line in a channel no game owns stays unaddressed."""
+    """A match's command sent where its parent is reached goes to the sender's one running
+    match whose ruleset has the line's first word, when the routed game lacks that word."""
     game, _ = route
     words = line.split()
     if not words or HELP_LINE.match(line) or SEED_LINE.match(line) or (game is None and public):
@@ -263,13 +231,8 @@ def match_route(
 
 
 def before_game(session: Session, game: GameRef, inbound: InboundRef) -> str | None:
-    """Why a message sent before its game began is refused (else None); a game begins when
-    it is created, or at the start it was given if that is earlier.
-
-    Nothing sent before a game exists counts for it: a clock far behind (a ``sent_at`` of
-    year 0001) would otherwise have the move made, and every deadline it sets fall, long
-    before the game began.
-    """
+    """Why a message sent before its game began is refused (else None): a clock far behind
+    would otherwise have every deadline it sets fall before the game began."""
     if inbound.sent_at >= game.created_at:
         return None  # the common case needs no query
     # The game may have been opened by an earlier message of the group.

@@ -1,17 +1,9 @@
 """Who sent a message, where the transport cannot vouch for it: quarantine and pass phrases.
 
-An e-mail inbox tells ingest, with each message, whether its sender was authenticated
-(:class:`~dealer.inbox.base.SenderCheck`). :func:`quarantine_reasons` decides what is
-stored ``quarantined``: a mail not authenticated, unless its first line carried the pass
-phrase of the player it would count for. A quarantined message is never applied nor
-answered (its ``From:`` may be forged: dealer sends no backscatter); the host lists it
-(``dealer inbox list --quarantined``) and releases it (:func:`release_messages`).
-
-A PM whose first line is ``set passphrase WORDS`` (an authenticated mail, a Discord DM, a
-forwarded PM from an authenticated forwarder) sets its sender's pass phrase when it is
-stored (:func:`set_from_message`, in the insert's transaction): the phrase is hashed and
-cut out of the stored body and raw text at once, so it is never kept, and the reply says
-it was set without repeating it. Nothing else of such a message is read.
+A mail not authenticated is stored ``quarantined``, unless its first line carries its
+player's pass phrase; it is never applied nor answered (no backscatter) until released.
+A ``set passphrase WORDS`` PM sets the phrase when stored, hashed and cut out of the
+stored text at once.
 """
 
 from __future__ import annotations
@@ -65,10 +57,8 @@ def _reason(connection: Connection, delivery: Delivery) -> str | None:
 
 
 def redact_new_passphrase(message: InboxMessage, raw: str) -> tuple[InboxMessage, str, str | None]:
-    """``message`` and its ``raw`` text with the pass phrase of a ``set passphrase WORDS``
-    first line cut out, and the phrase (None when the message sets none). A first line
-    ``passphrase WORDS`` that reached this far (a transport that does not read pass
-    phrases: the e-mail inbox takes it out itself) is hidden too, and sets nothing."""
+    """``message`` and its ``raw`` with a ``set passphrase WORDS`` (or ``passphrase WORDS``)
+    first line's phrase cut out, and the phrase to set (None for the second)."""
     if message.kind not in ("message", "edit") or not _MENTIONS_PASSPHRASE.search(message.body):
         return message, raw, None  # nearly every message: one search, nothing copied
     taken = take_new_passphrase(message.body)
@@ -94,8 +84,7 @@ def redact_new_passphrase(message: InboxMessage, raw: str) -> tuple[InboxMessage
 
 def set_from_message(connection: Connection, source: str, message: InboxMessage, phrase: str,
                      now: datetime) -> None:
-    """Apply a stored ``set passphrase`` message (just inserted, in ``connection``'s
-    transaction): set its sender's pass phrase, mark the message, queue the reply."""
+    """Apply a ``set passphrase`` message just stored: set the phrase, mark it, queue the reply."""
     row = connection.execute(
         Inbound.__table__.select().where(Inbound.source == source, Inbound.external_id == message.id)
     ).one()
@@ -128,8 +117,7 @@ def set_from_message(connection: Connection, source: str, message: InboxMessage,
 
 
 def new_passphrase_for(session: Session, name: str, now: datetime) -> tuple[str, str]:
-    """Set a new random pass phrase for player ``name`` (``dealer player passphrase``):
-    (the player's name, the phrase), the phrase to be shown once and only its hash kept."""
+    """Set a new random pass phrase for ``name``: (the name, the phrase shown once; only its hash is kept)."""
     from dealer.views import find_player
 
     player = find_player(session, name)
@@ -143,9 +131,7 @@ class NotReleased(ValueError):
 
 
 def release_messages(session: Session, idents: list[str]) -> list[dict[str, Any]]:
-    """Release quarantined messages (by the number ``dealer inbox list`` shows, or their own
-    id) to ``pending``: the next pass applies each at its own ``sent_at``, and answers it.
-    Returns what each was (as ``dealer inbox list`` shows it)."""
+    """Release quarantined messages to ``pending``, each applied at its own ``sent_at``; return what each was."""
     from dealer.views import message_view
 
     chosen: list[Inbound] = []

@@ -1,15 +1,5 @@
-"""One step of a game against the store: load, run the pure rules, commit every effect.
-
-A step is a player's command, a deadline, the creation of a game or a client seed: its
-input (:mod:`dealer.history`). It reads the game's state, a ledger snapshot, the fair
-source and the pending deadlines, runs the input through the ruleset
-(:func:`dealer.records.perform`), turns the effects into records
-(:func:`dealer.records.collect`, shared with the in-memory shell and the replay) and
-writes them (:mod:`dealer.shell.effects`), in the caller's transaction: the new state,
-the ledger entries and balances, the events (the input first), the deadline rows, the
-fair source's counter and draws, and the rendered posts in the outbox. If the rules
-raise :class:`~dealer.games.base.Rejected` (or anything else), nothing is written.
-"""
+"""One step of a game against the store: load, run the pure rules, write every effect in
+the caller's transaction; if the rules raise, nothing is written."""
 
 from __future__ import annotations
 
@@ -55,8 +45,7 @@ def load_state(game: Game | Row[Any] | Q.LockedGame) -> tuple[Rules, GameState]:
 
 
 def _state_or_none(game: Game | Q.LockedGame) -> tuple[Rules, GameState | None]:
-    """Like :func:`load_state`, but a game being created has no state yet (``{}``, or its
-    text: :data:`Q.LOCK_GAME` reads the state as text)."""
+    """Like :func:`load_state`, but a game being created has no state yet (``{}``, or its text)."""
     if not game.state or game.state == "{}":
         return rules_for(game.kind), None
     return load_state(game)
@@ -64,14 +53,9 @@ def _state_or_none(game: Game | Q.LockedGame) -> tuple[Rules, GameState | None]:
 
 def ledger_snapshot(session: Executor, accounts: Iterable[str],
                     locked: Q.LockedBalances | None = None) -> L.Ledger:
-    """The ledger a step works with, over ``accounts`` (the only ones it may touch).
-
-    The currencies of every account are read at once (nearly every step looks at some):
-    taken from ``locked``, those read with the game's locked row, if they cover every
-    account (:meth:`~dealer.store.queries.LockedBalances.covers` said so), else read now.
-    Any other balance (a card, a pack) is read from the store the first time the rules
-    look at it, so a step's cost does not grow with what the members have collected.
-    """
+    """The ledger a step works with, over ``accounts``: the currencies read with the locked row
+    when they cover them (else now), any other item on first look, so a step's cost does not
+    grow with what the members have collected."""
     wanted = sorted(set(accounts))
     ledger = L.Ledger({(account, item): 0 for account in wanted for item in Q.CURRENCIES})
     if locked is not None:
@@ -88,8 +72,7 @@ def ledger_snapshot(session: Executor, accounts: Iterable[str],
 
 
 class StoreBalances:
-    """Balances read from the store on first use, for the accounts a step may touch (any
-    other reads as empty, as if it held nothing)."""
+    """Balances read on first use; an account the step may not touch reads as empty."""
 
     def __init__(self, session: Executor, accounts: Iterable[str]) -> None:
         self.session = session
@@ -121,8 +104,7 @@ class SeedRow:
 
 
 def current_seed(game: Q.LockedGame) -> SeedRow:
-    """The game's newest epoch (its fair source's seed), read with its locked row
-    (:data:`dealer.store.queries.LOCK_GAME`)."""
+    """The game's newest epoch (its fair source's seed), read with its locked row."""
     if game.epoch is None:
         raise LookupError(f"game {game.id} has no fair source")
     return SeedRow(game.epoch, game.server_seed, list(game.client_seeds), game.counter,
@@ -131,23 +113,15 @@ def current_seed(game: Q.LockedGame) -> SeedRow:
 
 
 class GameHeld(RuntimeError):
-    """The game waits behind one of its deadlines whose step crashed.
-
-    Nothing that comes after that deadline is applied to the game until it fires: a bet
-    sent after a round's end must not land in a round that never closed. The daemon leaves
-    such messages and later deadlines pending and retries them on every pass.
-    """
+    """The game waits behind a deadline whose step crashed: a bet sent after a round's end
+    must not land in a round that never closed, so later input stays pending."""
 
 
 def check_not_held(
     game_id: str, pending: dict[str, PendingDeadline], now: datetime, firing: int | None = None
 ) -> None:
-    """Raise :class:`GameHeld` if a failed, unpaused deadline of the game is due before ``now``.
-
-    ``firing`` is the deadline being fired, which never holds itself. A message sent at a
-    deadline's very time counts before it (as in the pass), so only deadlines due strictly
-    before ``now`` hold.
-    """
+    """Raise :class:`GameHeld` if a failed, unpaused deadline other than ``firing`` was due
+    strictly before ``now`` (a message at a deadline's very time counts before it)."""
     for name, row in pending.items():
         if row.error is not None and not row.paused and row.due_at < now and row.id != firing:
             raise GameHeld(
@@ -169,18 +143,11 @@ def run_step(
     command: Any = None,
     after: Callable[[Context], None] | None = None,
 ) -> StepResult:
-    """Run ``step`` on ``game`` at ``now`` and stage every effect in ``session``.
+    """Run ``step`` (the history's input) on ``game`` at ``now`` and stage every effect.
 
-    ``step`` is what the history keeps as the step's input (:mod:`dealer.history`): the
-    game's creation, an accepted command line, a fired deadline or a client seed;
-    :func:`dealer.records.perform` runs it (with ``command`` already parsed, if given);
-    ``after`` then sees the step's context before its records are made (the message
-    handling takes the sender's replies out of the posts, to answer once per message).
-    ``origin`` names the cause (``in:12:0``, ``deadline:7``, ``create``); it makes the
-    posts' idempotency keys. ``game`` may be given by id; ``firing`` is the id of the
-    deadline this step fires. The caller commits. Raises :class:`GameHeld` (writing
-    nothing) while a deadline of the game that is due before ``now`` cannot be fired.
-    """
+    ``after`` sees the context before records are made (a message takes its sender's replies
+    out); ``origin`` (``in:12:0``, ``deadline:7``, ``create``) makes the posts' idempotency
+    keys. Raises :class:`GameHeld`, writing nothing. The caller commits."""
     game_id = game if isinstance(game, str) else game.id
     logs.bind(game_id=game_id)  # every line logged about this step names its game
     # The step's statements run on the session's connection (the hot path); what the
@@ -271,14 +238,12 @@ def run_step(
 
 
 class ChildRefused(RuntimeError):
-    """A child game's ruleset or its parent refused what a step of the other asked, after
-    the step's effects were staged: a fault of the rules, never a player's error. The
-    whole transaction is rolled back and the message or deadline fails loudly."""
+    """A child game or its parent refused what the other's step asked: a fault of the rules,
+    so the whole transaction is rolled back and fails loudly."""
 
 
 def _check_child(session: Executor, draft: ChildDraft) -> tuple[Rules, GameSettings]:
-    """A child game a step opens, checked before the step writes anything: its ruleset and
-    settings (raise :class:`Rejected` if it cannot be opened)."""
+    """Check a child game a step opens (ruleset, settings) before the step writes anything."""
     try:
         rules = rules_for(draft.kind)
     except KeyError as exc:
@@ -295,9 +260,8 @@ def _check_child(session: Executor, draft: ChildDraft) -> tuple[Rules, GameSetti
 def _tell_parent(
     session: Session, parent_id: str, child_id: str, summary: Summary, now: datetime, origin: str
 ) -> None:
-    """Run the parent's :meth:`~dealer.games.base.Rules.on_child_finished` as its own step,
-    right after the child's finishing step and in the same transaction: the parent's
-    rewards land with the match's end, or neither does."""
+    """The parent's ``on_child_finished`` as its own step in the same transaction: the rewards
+    land with the match's end, or neither does."""
     heard = ChildFinished(game=child_id, status=summary.status, players=list(summary.players),
                           scores=summary.scores, winner=summary.winner, detail=summary.detail)
     try:
@@ -311,9 +275,8 @@ def _tell_parent(
 def _end_children(
     session: Session, parent_id: str, winner: str | None, now: datetime, origin: str
 ) -> int:
-    """GH-8: a game that finishes ends its unfinished child games (a cycle's matches), each
-    with :meth:`~dealer.games.base.Rules.on_parent_finished` as its own step, right after
-    the parent's and in the same transaction. Returns how many were ended."""
+    """GH-8: end the finishing game's unfinished children, each in its own step of the same
+    transaction; return how many."""
     unit_of_work.of(session).before_reading()  # a child's status a step of the group wrote
     children = [row[0] for row in Q.child_games(session, parent_id) if row[2] != "finished"]
     for child_id in children:
@@ -341,14 +304,8 @@ def open_game(
     server_seed: str | None = None,
     origin: str | None = None,
 ) -> None:
-    """Create game ``game_id`` (its row, channels and first fair-source epoch) and run its
-    ruleset's :meth:`~dealer.games.base.Rules.start` as its first step.
-
-    A top-level game owns its main channel and those its ruleset declares. A child game
-    (``parent_id``) owns none: it posts in ``channel`` (its parent's by default) and is
-    reached by ``game ID`` or as its players' game. Raises :class:`Rejected` if the rules
-    refuse to start a top-level game; a child that refuses raises :class:`ChildRefused`.
-    """
+    """Create the game (row, channels, first epoch) and run its ``start`` as its first step.
+    A child (``parent_id``) owns no channel: it posts in ``channel``, its parent's by default."""
     main = channel or rules.default_channel
     session.execute(Q.INSERT_GAME, {
         "id": game_id, "kind": rules.kind, "status": "pending", "channel": main,

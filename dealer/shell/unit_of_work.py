@@ -1,39 +1,13 @@
-"""One unit of work: what the steps of one transaction stage, keep and write, and when.
+"""One unit of work: what the steps of one transaction stage, keep and write, and when
+(docs/HOT_PATH.md says what each earns; tests/integration/test_unit_of_work.py holds the
+invariants).
 
-Every transaction that runs steps has one :class:`UnitOfWork` (:func:`of`). Outside a
-group it writes each row at once and keeps nothing. A group of steps sharing one
-transaction (a group of messages; a group of deadlines fired without savepoints) opens
-one with :func:`group`, which stages and keeps:
-
-- **Appended rows** (:meth:`UnitOfWork.add`: history events, ledger entries, fair
-  draws, posts, a message's outcome): staged, and written together in the order first
-  staged, one ``executemany`` per statement, at the group's end or before anything reads
-  such a table during the group (:meth:`UnitOfWork.before_reading_appended`).
-- **A step's own writes** (:meth:`UnitOfWork.own`: a game's new row, its new deadline
-  rows, a deadline's fired mark), with ``own_writes``: staged too, and written before
-  any read of that game's row or deadlines (:meth:`UnitOfWork.before_reading`). A fired
-  mark staged must change its row when written, or the group fails
-  (:class:`StaleRows`); one whose game a step of the group already wrote is written at
-  once, its row count telling whether the deadline still stands.
-- **Kept games** (:class:`KeptGame`), with ``keep_games``: a game a step locked and
-  read, as the group's steps left it, so that a later step of the group does not lock
-  and read it again. It is what a fresh read would return: the group holds the step lock
-  alone and the game's row lock, so only its own steps change the game, and each step
-  updates it (:meth:`UnitOfWork.follow`) or drops it where it changed what is not
-  followed (deadlines, players, the fair source's epoch).
-- **Who plays where** (:attr:`UnitOfWork.games_version`): counts the steps that changed
-  who plays in a game or a game's status; routing's reads of the senders' games stand
-  while it does not change (:mod:`dealer.shell.routing`).
-
-Each of these is kept because a benchmark showed it pays for itself (more than 10 %):
-staging, on ``bench/ingest.py`` and ``bench/deadlines.py`` (half the throughput without
-it); kept games, on both (a third more of the client's CPU without them); own writes, on
-``bench/deadlines.py`` (a fifth more CPU); routing's kept reads, on ``bench/ingest.py``.
-
-A group is rolled back whole when one of its steps fails, and its unit of work with it:
-nothing staged or kept outlives the block. On Postgres the staged rows go without waiting
-for each other's results (:func:`dealer.store.db.pipelined`), and with ``commit`` the
-transaction's ``COMMIT`` goes in their round trip.
+Outside a group (:func:`of`) each row is written at once and nothing is kept. A group
+(:func:`group`) stages appended rows until the group's end or a read of such a table,
+stages a step's own writes until a read of that game, and keeps the games it locked: the
+group holds the step lock alone and the game's row lock, so only its own steps change a
+kept game, and each step follows it or drops it. A failed group is rolled back whole,
+its unit of work with it.
 """
 
 from __future__ import annotations
@@ -55,22 +29,18 @@ from dealer.store.direct import direct
 Statement = Insert | Update
 
 CHECK_KEPT = False
-"""Whether every use of a kept game also reads the game afresh and raises
-:class:`KeptGameDiffers` if the two differ in anything a step uses (tests set it)."""
+"""Tests set it: every use of a kept game also reads it afresh and compares (:class:`KeptGameDiffers`)."""
 
 _KEY = "dealer.unit_of_work"
 """The key of a session's unit of work in ``Session.info``."""
 
 
 class StaleRows(RuntimeError):
-    """A staged fired mark changed fewer rows than staged: a deadline changed since it was
-    read in the same transaction. Never expected; the group is fired again with a
-    savepoint per deadline, which writes each mark at once."""
+    """A staged fired mark changed fewer rows than staged; the group is fired again with savepoints."""
 
 
 class KeptGameDiffers(BaseException):
-    """A kept game differs from a fresh read of it (:data:`CHECK_KEPT`): a bug. Not an
-    ``Exception``, so that no group falls back to one step at a time over it."""
+    """A kept game differs from a fresh read: a bug, so no ``Exception`` (no group falls back over it)."""
 
 
 class StagedRows:
@@ -87,11 +57,8 @@ class StagedRows:
 
     def write(self, connection: Connection, *, only: set[Statement] | None = None,
               commit: bool = False) -> None:
-        """Write the staged rows (with ``only``, those of these statements), statement by
-        statement in the order first staged. A counted update goes alone and raises
-        :class:`StaleRows` if it changed fewer rows than staged; the others go together in
-        one round trip on Postgres (:func:`~dealer.store.db.pipelined`), with the
-        ``COMMIT`` if ``commit``."""
+        """Write the staged rows (``only`` these statements) in the order first staged; a counted
+        update goes alone and raises :class:`StaleRows` if it changed fewer rows than staged."""
         waiting: list[Statement] = []
         for statement in list(self.rows):
             if only is not None and statement not in only:
@@ -119,11 +86,8 @@ class StagedRows:
 
 
 def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
-    """The game's row, locked, with what a step reads beside it (:data:`Q.LOCK_GAME`).
-
-    If the statement waited for another transaction's lock on the row (Postgres), it read
-    the epoch, the pause and the pending deadlines as they stood before that transaction
-    committed: it is run again, now that the row is this transaction's (no wait)."""
+    """The game's row, locked, with what a step reads beside it; read again if the lock waited
+    (Postgres read the epoch, pause and deadlines as they stood before the other commit)."""
     game = Q.LockedGame._make(connection.execute(Q.LOCK_GAME, {"id": game_id}).one())
     if game.seen_seq != game.next_event_seq:
         game = Q.LockedGame._make(connection.execute(Q.LOCK_GAME, {"id": game_id}).one())
@@ -132,15 +96,13 @@ def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
 
 @dataclass
 class KeptGame:
-    """What a step reads of its game (:data:`Q.LOCK_GAME`): its row, the currencies of
-    its accounts and its pending deadlines."""
+    """What a step reads of its game (:data:`Q.LOCK_GAME`)."""
 
     row: Q.LockedGame
     balances: Q.LockedBalances
     pending: list[tuple[int, str, datetime, bool, str | None]]
     accounts: frozenset[str]
-    """The accounts whose currencies the read covers: the members', the house, the void
-    and the game's pool, in both scopes it looks in."""
+    """The members', house, void and pool accounts, in both scopes the read looks in."""
 
     @classmethod
     def read(cls, row: Q.LockedGame) -> KeptGame:
@@ -168,8 +130,7 @@ class KeptGame:
 
 
 class UnitOfWork:
-    """What the steps of one transaction stage and keep (see the module's doc). Made by
-    :func:`of` (writing at once) or :func:`group` (staging)."""
+    """What the steps of one transaction stage and keep: :func:`of` or :func:`group`."""
 
     def __init__(self, session: Session, *, staging: bool = False, own_writes: bool = False,
                  keep_games: bool = False, games_version: int = 0) -> None:
@@ -198,9 +159,8 @@ class UnitOfWork:
 
     def own(self, game_id: str, statement: Statement, rows: list[dict[str, Any]], *,
             firing: int | None = None) -> int | None:
-        """A step's own write of game ``game_id`` (with ``firing``, the fired mark of that
-        deadline): staged (None), or written now (the rows it changed) outside a group
-        that stages own writes, and for a mark whose game a step of the group wrote."""
+        """A step's own write: staged (None), or written now (the rows it changed) when own writes
+        are not staged or a step of the group already wrote the mark's game."""
         if not self.own_writes or (firing is not None and game_id in self.games):
             return self.session.connection().execute(statement, rows).rowcount
         if firing is not None:
@@ -211,24 +171,20 @@ class UnitOfWork:
         return None
 
     def write(self, *, own_only: bool = False, commit: bool = False) -> None:
-        """Write the staged rows (:meth:`StagedRows.write`); with ``own_only`` only the
-        steps' own writes."""
+        """Write the staged rows; with ``own_only`` only the steps' own writes."""
         self.staged.write(self.session.connection(),
                           only=self.own_statements if own_only else None, commit=commit)
         self.games.clear()
 
     def before_reading_appended(self) -> None:
-        """Before a read of what the group may have appended (the outbox, the history, a
-        message's outcome): write every staged row."""
+        """Before a read of the outbox, the history or an outcome: write every staged row."""
         if self.staged.rows:
             self.write()
 
     def before_reading(self, game_ids: Iterable[str] | None = None, *,
                        firing: int | None = None) -> None:
-        """Before a read of games ``game_ids``' rows or deadlines (None: of any game, found
-        by player, channel or due time): write the own writes staged for them, unless
-        all that is staged of the one game read is the fired mark of ``firing`` (the
-        deadline its step fires, which the step leaves out of its pending deadlines)."""
+        """Before a read of these games' rows or deadlines (None: any game), write their own
+        writes, unless all that is staged is the mark of the deadline being fired."""
         if not self.games:
             return
         if game_ids is not None:
@@ -241,9 +197,7 @@ class UnitOfWork:
     # -- kept games -----------------------------------------------------------------------
 
     def game(self, game_id: str, firing: int | None = None) -> KeptGame:
-        """Game ``game_id`` as a step reads it: kept, or locked and read now (kept for the
-        group's later steps, with ``firing``, the deadline this step fires, no longer
-        pending in it)."""
+        """The game as a step reads it: kept, or locked, read and kept without ``firing`` pending."""
         kept = self.kept
         if kept is not None and game_id in kept:
             if CHECK_KEPT:
@@ -270,8 +224,7 @@ class UnitOfWork:
         return self.kept is not None
 
     def lock_games(self, game_ids: Iterable[str]) -> None:
-        """Lock and read games ``game_ids`` in one statement and keep them (those kept
-        already aside); as :func:`lock_game`, run again if it waited for a lock."""
+        """Lock, read and keep these games in one statement, read again if it waited for a lock."""
         if self.kept is None:
             return
         wanted = sorted(set(game_ids) - self.kept.keys())
@@ -287,8 +240,7 @@ class UnitOfWork:
         self.keep(rows)
 
     def keep(self, rows: Iterable[Q.LockedGame]) -> None:
-        """Keep games another statement locked and read (:data:`Q.LOCK_GAME`'s columns,
-        the wait for another transaction's lock handled); those kept already stay."""
+        """Keep games another statement locked and read; those kept already stay."""
         if self.kept is None:
             return
         for row in rows:
@@ -309,9 +261,8 @@ class UnitOfWork:
 
     def follow(self, game: Q.LockedGame, records: StepRecords, players: list[str],
                moved: dict[tuple[str, str], int], values: dict[str, Any]) -> None:
-        """After a step of ``game`` (read with ``players``) wrote ``records``: the
-        currencies it ``moved`` in every kept game that read them, its game's new row
-        ``values``; or its game dropped where the step changed what is not followed."""
+        """Follow a step's ``records`` in the kept games (currencies, its game's row), or drop its
+        game where the step changed what is not followed."""
         if records.status != game.status or set(records.players) != set(players):
             self.games_version += 1
         kept = self.kept
@@ -341,8 +292,7 @@ class UnitOfWork:
 
 
 def of(session: Session) -> UnitOfWork:
-    """The unit of work of ``session``'s transaction: its group's, else one that writes
-    at once and keeps nothing."""
+    """The unit of work of ``session``'s transaction: its group's, else one that writes at once."""
     unit = session.info.get(_KEY)
     if unit is None:
         unit = session.info[_KEY] = UnitOfWork(session)
@@ -352,16 +302,12 @@ def of(session: Session) -> UnitOfWork:
 @contextmanager
 def group(session: Session, *, own_writes: bool = False, keep_games: bool = False,
           commit: bool = False) -> Iterator[UnitOfWork]:
-    """A unit of work that stages the appended rows of the block's steps and writes them
-    at its end, in its transaction; with ``own_writes`` the steps' own writes too, with
-    ``keep_games`` the games they lock (see the module's doc).
+    """Stage the block's appended rows (``own_writes``: its own writes, ``keep_games``: keep its
+    games) and write them at its end.
 
-    Only for steps rolled back together: a step rolled back alone to a savepoint would
-    leave its rows staged. ``own_writes`` needs every read of a game's row or deadlines
-    in the block to go through :meth:`UnitOfWork.before_reading`; ``keep_games`` a block
-    whose transaction holds the step lock alone and whose refused steps write nothing.
-    With ``commit`` (Postgres) the transaction commits with the last writes: only for a
-    block that ends its transaction."""
+    Only for steps rolled back together (a savepoint would leave rows staged); ``own_writes``
+    needs every read of a game through :meth:`UnitOfWork.before_reading`; ``keep_games`` the
+    step lock held alone; ``commit`` (Postgres) only for a block that ends its transaction."""
     previous = session.info.get(_KEY)
     unit = UnitOfWork(session, staging=True, own_writes=own_writes, keep_games=keep_games,
                       games_version=previous.games_version if previous is not None else 0)

@@ -1,41 +1,10 @@
-"""The signed webhook inbox: ``POST /inbox``, one safe door in for any bot or bridge.
+"""The signed webhook inbox, ``POST /inbox`` (docs/WEBHOOKS.md: the headers, the signature
+and each refusal).
 
-A request carries the directory inbox's JSON message (README, "The inbox and the outbox")
-as its body and three headers:
-
-- ``X-Dealer-Timestamp``: the moment it was sent, in whole seconds since 1970 (UTC);
-- ``X-Dealer-Delivery``: the sender's id of this delivery (any text of up to 200
-  characters; a new one for each request, the same message re-sent gets a new one);
-- ``X-Dealer-Signature``: ``sha256=`` and the hex HMAC-SHA256, keyed with the shared secret
-  (``DEALER_WEBHOOK_SECRET``), of ``TIMESTAMP.DELIVERY.BODY`` (the timestamp and the
-  delivery id as sent in their headers, each followed by a dot, then the body's bytes).
-
-Interpretation (the issue asks for an HMAC "of timestamp and body"): the delivery id is
-signed too, so that a replayed body cannot be passed off as a new delivery under another
-id; :func:`sign` computes it, and docs/WEBHOOKS.md shows it in a few lines of shell.
-
-What is refused, each with a JSON ``{"error": ...}`` saying why, nothing stored:
-
-- 401: no signature, a signature that does not match (a forged or altered request), a
-  timestamp that is not whole seconds, or one more than :data:`WINDOW` (5 minutes) away
-  from the server's clock either way (a stale capture replayed later);
-- 409: a delivery id seen before (a replay within the window);
-- 413: a body larger than ``DEALER_MAX_MESSAGE_BYTES``;
-- 400: a body that is not a message (the directory inbox's reasons, word for word);
-- 422: a message the store refuses (a ``sent_at`` more than a day ahead);
-- 503: the store is unreachable just now: nothing was recorded, send it again.
-
-202 is answered only once the message is committed to the store (``{"stored": "new"}``,
-or ``"duplicate"`` when the same message id from the same source was stored before: a
-bridge that retries a message under a new delivery id stores it once; ``"conflict"`` for
-the same id with another text, kept apart as the directory inbox does). The delivery id is
-recorded after the message: a request that failed half-way may be sent again with the
-same id. Messages are stored with the source ``webhook`` (so their ids never collide with
-the directory inbox's).
-
-The app is a plain Starlette application (:func:`create_app`), run by ``dealer run`` when
-``DEALER_WEBHOOK_LISTEN`` is set, and mountable into another ASGI app (a status page) as
-it is; :func:`webhook_routes` gives its routes to mount them beside others.
+The delivery id is signed too (the issue asks for an HMAC "of timestamp and body"), so a
+replayed body cannot pass as a new delivery. 202 is answered only once the message is
+committed; the delivery id is recorded after it, so a request that failed half-way may be
+sent again with the same id.
 """
 
 from __future__ import annotations
@@ -69,8 +38,7 @@ SIGNATURE_HEADER = "x-dealer-signature"
 
 
 def sign(secret: str, timestamp: str, delivery: str, body: bytes) -> str:
-    """The ``X-Dealer-Signature`` of a request: ``sha256=`` and the hex HMAC-SHA256 of
-    ``TIMESTAMP.DELIVERY.BODY`` keyed with ``secret``."""
+    """``sha256=`` and the hex HMAC-SHA256 of ``TIMESTAMP.DELIVERY.BODY`` keyed with ``secret``."""
     message = timestamp.encode("utf-8") + b"." + delivery.encode("utf-8") + b"." + body
     return "sha256=" + hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
@@ -85,8 +53,7 @@ class Answer:
 
 @dataclass
 class WebhookInbox:
-    """Checks and stores signed deliveries; :meth:`receive` is the whole of ``POST /inbox``
-    without HTTP (so tests and other servers can call it)."""
+    """Checks and stores signed deliveries; :meth:`receive` is ``POST /inbox`` without HTTP."""
 
     engine: Engine
     secret: str
@@ -191,10 +158,8 @@ def webhook_routes(inbox: WebhookInbox | None = None, extra: list[Any] | None = 
 
 
 async def read_capped(request: Any, limit: int) -> bytes | Answer:
-    """The body, or the 413 (or 400) refusing it: its ``Content-Length`` is checked before
-    a byte is read, then the body is read no further than one byte past ``limit`` (a body
-    sent without a length, or longer than it said; the size check refuses it). A stranger's
-    400 MB POST is so never held in memory (issue 36)."""
+    """The body, or the 413 (or 400) refusing it, reading no further than one byte past
+    ``limit``: a stranger's 400 MB POST is never held in memory (issue 36)."""
     length = request.headers.get("content-length")
     if length is not None:
         if not length.strip().isdigit():
@@ -212,8 +177,7 @@ async def read_capped(request: Any, limit: int) -> bytes | Answer:
 
 
 def respond(answer: Answer) -> Any:
-    """The JSON response of ``answer``; a body refused for its size closes the connection,
-    so that what is left of it is not read on."""
+    """The JSON response; a body refused for its size closes the connection, unread."""
     from starlette.responses import JSONResponse
 
     headers = {"connection": "close"} if answer.status == 413 else None
