@@ -1,13 +1,5 @@
-"""The parts only a brief reply has (dealer/detail.py): each command's footer and the
-explanations given once per player and game.
-
-A brief reply is one line per command line, then one footer (what is still due from the
-player, and the deadline) and, in the player's first reply about a game, the game's
-explanations (what a receipt proves, the replacement rule, where the fairness check is),
-which ``help`` also gives. A ruleset's template may have a ``.footer`` version beside it
-(``roulette/confirmation.footer.txt``): the footer of its reply; a game's
-``KIND/explain.txt`` (else ``common/explain.txt``) is its explanation.
-"""
+"""The parts only a brief reply has (dealer/detail.py): a footer (a template's ``.footer``
+version) and, in the player's first reply about a game, its ``explain.txt``."""
 
 from __future__ import annotations
 
@@ -45,8 +37,7 @@ def explanation(session: Session, game_id: str | None, now: datetime) -> str:
 
 def reply_parts(session: Session, footers: list[str], game_id: str | None, recipient: str,
                 now: datetime) -> dict[str, Any]:
-    """The brief reply's footer (its last command's) and, in the player's first reply
-    about the game, the game's explanations."""
+    """The brief reply's footer (its last command's) and, the first time, the game's explanations."""
     parts: dict[str, Any] = {"footer": Markup(footers[-1]) if footers else "", "explain": ""}
     if game_id and not was_told(session, game_id, recipient):
         parts["explain"] = Markup(explanation(session, game_id, now))

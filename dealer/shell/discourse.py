@@ -1,19 +1,9 @@
 """Discourse's glue with the store: its signed webhooks in (``POST /discourse``), the
-catch-up poll after downtime, and where a private reply goes.
+catch-up poll after downtime, and where a private reply goes (docs/DISCOURSE.md).
 
-A webhook delivery is checked against ``DEALER_DISCOURSE_WEBHOOK_SECRET`` (401 when the
-signature does not match: nothing is read), read by :mod:`dealer.inbox.discourse` and stored
-through :func:`dealer.shell.ingest.store_messages` with the source ``discourse``, once per
-post (or edit, deletion, like): a delivery Discourse sends again (its own retry, or an
-admin's "redeliver") is a duplicate, answered 200 all the same. An edit, a deletion or a
-like of one of dealer's own posts names that post by the outbox id the routing knows it by.
-The daemon is woken once a new message is stored.
-
-The catch-up (:func:`catch_up`): ``GET /posts.json`` (the site's latest posts, newest first)
-page by page back to the newest post already stored, each stored as if its
-``post_created`` had arrived, so a move posted while dealer was down counts at the time it
-was posted. Edits, deletions and likes made during the gap are not in that list (Discourse
-keeps them as failed webhook deliveries, which an admin redelivers); docs/DISCOURSE.md.
+A delivery Discourse sends again is a duplicate, answered 200 all the same. The catch-up
+stores each post as if its webhook had arrived, so a move posted while dealer was down
+counts at the time it was posted; edits, deletions and likes of the gap are not in it.
 """
 
 from __future__ import annotations
@@ -47,8 +37,7 @@ CATCH_UP_PAGES = 20
 
 @dataclass
 class DiscourseHooks:
-    """``POST /discourse`` without HTTP: :meth:`receive` checks, reads and stores one
-    delivery."""
+    """``POST /discourse`` without HTTP: :meth:`receive` checks, reads and stores one delivery."""
 
     engine: Engine
     secret: str
@@ -104,8 +93,7 @@ class DiscourseHooks:
 
 
 def own_post_target(engine: Engine, message: InboxMessage) -> InboxMessage:
-    """An edit, deletion or reaction of one of dealer's own posts names it by its outbox
-    id (what the routing reads a post target as); a player's post keeps its ``post/ID``."""
+    """An edit, deletion or reaction of dealer's own post names it by its outbox id; a player's keeps ``post/ID``."""
     if message.kind == "message" or not message.target:
         return message
     with read_connection(engine) as connection:
@@ -120,8 +108,8 @@ _POST_ID = re.compile(r"^post/(\d+)$")
 
 def catch_up(engine: Engine, publisher: DiscoursePublisher, topics: Mapping[int, str], own_username: str,
              now: datetime) -> int:
-    """Store the posts made since the newest one stored (see the module's doc); return how
-    many were new. A refusal of the API is logged and ends the catch-up (it runs again)."""
+    """Store the posts made since the newest one stored; return how many were new. A refusal
+    of the API is logged and ends the catch-up (it runs again)."""
     with read_connection(engine) as connection:
         known = [int(m.group(1)) for ident in connection.execute(Q.LATEST_MESSAGE_IDS, {"source": SOURCE}).scalars()
                  if (m := _POST_ID.match(ident))]
@@ -167,8 +155,7 @@ def catch_up(engine: Engine, publisher: DiscoursePublisher, topics: Mapping[int,
 
 
 def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[OutgoingPost], Thread | None]:
-    """The PM topic a private reply belongs in: that of the player's PM it answers, read
-    through ``engine``, the daemon's reading engine (:func:`~dealer.store.db.reading_engine`)."""
+    """The PM topic a private reply belongs in: that of the player's PM it answers."""
 
     def thread(post: OutgoingPost) -> Thread | None:
         match = re.match(r"^in:(\d+):", post.key)
@@ -194,8 +181,7 @@ def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[Out
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give a Discourse publisher the store's reply threading, read through ``engine``
-    (the daemon's reading engine; under routes, the one the routing publisher makes)."""
+    """Give a Discourse publisher the store's reply threading, read through the reading ``engine``."""
     from dealer.publish.routing import RoutingPublisher
 
     if isinstance(publisher, RoutingPublisher):

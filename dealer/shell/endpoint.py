@@ -1,12 +1,6 @@
-"""What runs beside ``dealer run``'s loop for the push platforms of issue 14: the HTTP
-endpoint (the signed webhook inbox and Discourse's webhooks, served by uvicorn in a thread
-when ``DEALER_WEBHOOK_LISTEN`` is set), the IMAP IDLE watch (a new mail wakes the loop at
-once), and Discourse's catch-up (at start, and before ``dealer run --once``'s pass).
-
-Each part is made only when its settings ask for it; a missing extra or a bad setting ends
-the command with one line naming it (raised as ``ValueError``). The endpoint's routes are
-plain Starlette routes (:func:`endpoint_routes`), so a status page's app can mount them.
-"""
+"""What runs beside ``dealer run``'s loop for the push platforms (issue 14): the HTTP
+endpoint in a thread, the IMAP IDLE watch and Discourse's catch-up, each made only when its
+settings ask; a missing extra or a bad setting is a ``ValueError`` naming it."""
 
 from __future__ import annotations
 
@@ -26,8 +20,7 @@ log = logging.getLogger(__name__)
 
 
 def endpoint_routes(dealer: Dealer, clock: Callable[[], datetime] = utcnow) -> list[Any]:
-    """The routes the settings ask for: ``POST /inbox`` with ``DEALER_WEBHOOK_SECRET``,
-    ``POST /discourse`` with ``DEALER_DISCOURSE_WEBHOOK_SECRET``."""
+    """The routes the settings ask for: ``POST /inbox`` and ``POST /discourse``, each with its secret."""
     settings = dealer.settings
     try:
         import starlette  # noqa: F401
@@ -62,8 +55,7 @@ HEAD_BYTES = 16384
 
 
 class Endpoint:
-    """The webhook endpoint served by uvicorn in a thread of its own, its connections kept
-    by an :class:`~dealer.shell.admission.Admission` (a cap, a head timeout, a lifetime)."""
+    """The webhook endpoint, served by uvicorn in its own thread, its connections kept by :class:`Admission`."""
 
     def __init__(self, app: Any, host: str, port: int, admission: Admission | None = None) -> None:
         import uvicorn

@@ -1,11 +1,4 @@
-"""What dealer could not handle: the sender's reply, and replaying the message later.
-
-A message whose handling crashed is stored ``failed`` with its error, and its sender gets
-:func:`failure_reply` (see :mod:`dealer.shell.passes`; ``dealer inbox list --failed`` shows
-them, :func:`dealer.views.list_messages`). Once the cause is fixed, :func:`retry_messages`
-puts it back to ``pending`` and the next pass applies it like any stored message: at its
-own ``sent_at``, to the game as it stands then.
-"""
+"""What dealer could not handle: the sender's reply, and replaying the message once the cause is fixed."""
 
 from __future__ import annotations
 
@@ -43,11 +36,8 @@ def _find(session: Session, ident: str) -> Inbound:
 
 
 def retry_messages(session: Session, idents: list[str] | None = None) -> list[dict[str, Any]]:
-    """Put failed messages back to ``pending`` (every failed one when ``idents`` is None).
-
-    Their error and outcome are cleared; the next pass applies them. A message that did not
-    fail is refused: replaying an applied message would apply it twice.
-    """
+    """Put failed messages (every one when ``idents`` is None) back to ``pending``; one that did
+    not fail is refused (it would be applied twice)."""
     if idents is None:
         chosen = Q.failed_messages(session)
     else:
@@ -78,12 +68,8 @@ FAILURE_REPLY = (
 
 
 def failure_reply(line: str, now: datetime) -> str:
-    """The body of the reply to a message dealer could not handle, quoting its first line.
-
-    It is rendered from ``common/failed.txt``, which ships with every install; should even
-    that fail (the fault may be in rendering itself), the reply is the plain
-    :data:`FAILURE_REPLY`.
-    """
+    """The reply to a message dealer could not handle, quoting its first line; plain
+    :data:`FAILURE_REPLY` should rendering itself fail."""
     try:
         return render("common/failed.txt", now, line=quote(line) if line else "")
     except Exception:

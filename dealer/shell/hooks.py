@@ -1,7 +1,5 @@
-"""What is offered to a ruleset's hooks rather than read line by line: a whole message
-(``Rules.on_message``, where the ruleset takes one: a proposal), and an edit, a deletion or
-a reaction (``on_edit``, ``on_delete``, ``on_reaction``), sent to the game of its target.
-"""
+"""What a ruleset's hooks take whole: a message (``Rules.on_message``: a proposal), and an
+edit, a deletion or a reaction, sent to the game of its target."""
 
 from __future__ import annotations
 
@@ -34,10 +32,8 @@ def offer_message(
     outcome: Outcome,
     body: str | None = None,
 ) -> bool:
-    """Hand the whole message to the ruleset of the game it was sent to (by channel, by its
-    ``game`` field, or the sender's one game), if that ruleset reads whole messages. True
-    when the rules took it (applied or refused); False to read it line by line. ``body``
-    replaces the stored text (a message whose first line named its game)."""
+    """Hand the whole message to its game's ruleset, if it reads whole messages: True when the
+    rules took it, False to read it line by line. ``body`` replaces the stored text."""
     if game is None or game.status == "finished":
         return False
     rules = rules_for(game.kind)
@@ -79,15 +75,9 @@ def offer_shared(
     origin: str,
     outcome: Outcome,
 ) -> bool:
-    """A public message without a ``game`` field, in a channel several games share, where
-    one of them reads whole messages (two Halls' ``#proposals``): True when it was handled.
-
-    A first line ``game ID`` names the game: the rest of the message is offered to it
-    whole. With no such line anywhere the message cannot be attributed, and it is refused
-    privately, saying how to name the game, rather than read line by line as chatter and
-    lost without a word (an interpretation of the shell's: a channel is normally one
-    game's; docs/GOVERNANCE.md). A message with a ``game`` line further down is read line
-    by line, as before."""
+    """A public message in a channel several games share, one reading whole messages (two
+    Halls' ``#proposals``): a ``game ID`` first line names the game; with none anywhere it is
+    refused privately, not lost as chatter (docs/GOVERNANCE.md). True when handled."""
     if route[0] is not None or inbound.game_hint or inbound.channel == "pm":
         return False
     unit_of_work.of(session).before_reading()
@@ -133,9 +123,7 @@ _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reacti
 def _inbound_event(
     inbound: InboundRef, sender: str, target_ref: str | None = None
 ) -> EditSent | DeletionSent | ReactionSent:
-    """The step input of a stored edit, deletion or reaction (the rules get it as a typed
-    :class:`~dealer.games.base.Edit`, :class:`~dealer.games.base.Deletion` or
-    :class:`~dealer.games.base.Reaction`)."""
+    """The step input of a stored edit, deletion or reaction."""
     common = dict(id=inbound.external_id, sender=sender, channel=inbound.channel,
                   sent_at=inbound.sent_at, target=inbound.target)
     if inbound.kind == "edit":
@@ -157,9 +145,8 @@ def _describe_event(inbound: InboundRef) -> str:
 def process_event(
     session: Session, inbound: InboundRef, sender: PlayerRef, outcome: Outcome, origin: str
 ) -> None:
-    """An edit, a deletion or a reaction: hand it to the game of the message it targets (a
-    player's message: the game it was applied to; one of dealer's posts: the game that
-    posted it). A ruleset that does not implement the hook ignores it, and no step runs."""
+    """Hand an edit, a deletion or a reaction to the game of its target; a ruleset without the
+    hook ignores it, and no step runs."""
     kind = inbound.kind
     if not inbound.target:
         outcome.status = "ignored"

@@ -1,18 +1,6 @@
-"""Where a post's mail goes: the SMTP publisher's addressing, read from the store.
-
-A reply to a message that came by mail answers that mail: it goes to the address the mail
-came from, threaded to it (``In-Reply-To``, ``References``, ``Re:`` its subject). When that
-address is a forwarding dealer's (the message was a forwarded PM), the subject names the
-player it is for, so the forwarder knows whose PM to answer. Another private post goes to
-the address of the player's latest mail (the forwarder's, for a forum player whose PMs are
-forwarded), or to ``ADDRESS`` for a recipient written ``email:ADDRESS``. A public post goes
-to the list address.
-
-Interpretation (docs/EMAIL.md): until players can link an address of their own
-(``dealer player link NAME email:ADDRESS``, issue 12's identities), a player is written to
-where their latest mail came from; a player who never sent a mail has no address, and a
-post to them waits (and is parked after every attempt, ``dealer outbox list --failed``).
-"""
+"""Where a post's mail goes, read from the store (docs/EMAIL.md): a reply answers the mail
+it came from, threaded; another PM goes to the player's latest mail's address, or to
+``ADDRESS`` for ``email:ADDRESS``; a public post to the list."""
 
 from __future__ import annotations
 
@@ -32,9 +20,7 @@ _REPLY_KEY = re.compile(r"^in:(\d+):")
 
 
 def store_addressing(engine: Engine, list_address: str | None) -> Callable[[OutgoingPost], Addressing | None]:
-    """The addressing of :class:`~dealer.publish.smtp.SmtpPublisher` for a store, read
-    through ``engine``, the daemon's reading engine (:func:`~dealer.store.db.reading_engine`:
-    a post is addressed while delivery's claim is open)."""
+    """The SMTP publisher's addressing, read through the reading ``engine`` (delivery's claim is open)."""
 
     def address(post: OutgoingPost) -> Addressing | None:
         if post.recipient is None:
@@ -106,9 +92,7 @@ def _same(sender: str, recipient: str) -> bool:
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give an SMTP publisher the store's addressing, read through ``engine`` (the
-    daemon's reading engine); other publishers need none. Under routes, each SMTP
-    transport the routing publisher makes."""
+    """Give an SMTP publisher (each, under routes) the store's addressing; others need none."""
     from dealer.publish.routing import RoutingPublisher
 
     if isinstance(publisher, RoutingPublisher):

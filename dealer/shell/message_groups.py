@@ -36,18 +36,9 @@ def process_messages(
     skipped_deadlines: set[int],
     report: PassReport,
 ) -> bool:
-    """Apply consecutive messages, all due before the next deadline, in one transaction;
-    return whether that settled them all (none moved a deadline, none was another
-    daemon's, nothing had to be applied again one by one).
-
-    Each message is still all-or-nothing (its rules step writes only once it is
-    accepted), and a crash before the commit leaves every one of them pending, to be
-    applied again. Grouping saves a transaction per message on the hot path. A message
-    that moves a deadline ends the group if that deadline now falls before the next
-    message. An unexpected error (or a held game) rolls the group back; its messages are
-    then applied one by one, so a faulty message is marked failed, and a message of a
-    held game left pending, without holding back the others.
-    """
+    """Apply consecutive messages, due before the next deadline, in one transaction; return
+    whether that settled them all. A message moving a deadline before the next ends the
+    group; an error or a held game rolls it back, to be applied one by one."""
     reached = applied = 0
     outcomes: list[str] = []
     moved = False  # a message moved a deadline
@@ -111,12 +102,8 @@ def _record(dealer: Daemon, session: Session, inbound_id: int, outcome: Outcome)
 
 @logs.scoped
 def process_message(dealer: Daemon, inbound_id: int, report: PassReport | None = None) -> str | None:
-    """Apply one stored message in one transaction.
-
-    Returns None if another daemon has it, else what became of it: its outcome's status
-    (``applied``, ``rejected``, ``ignored``), ``held`` (its game waits behind a failed
-    deadline: it stays pending) or ``failed`` (see :func:`message_failed`).
-    """
+    """Apply one stored message in one transaction; return None if another daemon has it, else
+    its status (``applied``, ``rejected``, ``ignored``, ``held`` or ``failed``)."""
     logs.bind(message_id=inbound_id)
     try:
         with dealer.sessions.begin() as session:
@@ -155,8 +142,7 @@ def process_message(dealer: Daemon, inbound_id: int, report: PassReport | None =
 
 
 def message_failed(dealer: Daemon, inbound_id: int, exc: BaseException) -> None:
-    """Store a message dealer could not handle as ``failed``, with its error, and queue
-    its sender's one "could not handle" reply (in one transaction)."""
+    """Store a message dealer could not handle as ``failed`` and queue its sender's one reply."""
     now = dealer.clock()
     with dealer.sessions.begin() as session:
         inbound = session.get(Inbound, inbound_id, with_for_update=True)

@@ -1,20 +1,9 @@
 """From a stored message to game steps: find the player and the game, run each line.
 
-Each line is one command. Every message gets one private reply that takes its lines in
-order, as a play-by-email judge does: each line quoted, then "accepted" with what the
-rules confirm, or "refused" with why, the rule id and what is allowed now. The other
-lines of the message still count. In a PM that holds commands, lines whose first word is a
-command word of no game (a greeting, a thank-you) are listed once at the end as not read
-as commands; a PM with no command at all gets one error with the commands valid now.
-Shell commands (``help``, `'game ID'`, ``seed TEXT``) are answered here, before the rules
-see anything. Public posts of the rules are queued as the rules made them.
-
-A message sent in a game's channel (or with a ``game`` field) is first offered whole to a
-ruleset that reads whole messages (``Rules.on_message``: a proposal); it is read line by
-line only if the rules leave it. An edit, a deletion or a reaction goes to the game of the
-message it targets (``store.queries.game_of_target``) and to that ruleset's ``on_edit``,
-``on_delete`` or ``on_reaction``; a ruleset that does not implement the hook costs no step
-and the event is stored as ignored ("no rule uses it").
+Every message gets one private reply taking its lines in order, as a play-by-email judge
+does; the other lines of a message still count. In a PM, lines whose first word is no
+game's command word are listed once as not read as commands. Shell commands (``help``,
+``game ID``, ``seed TEXT``) are answered here, before the rules see anything.
 """
 
 from __future__ import annotations
@@ -47,8 +36,8 @@ log = logging.getLogger(__name__)
 
 
 def _unknown_sender(session: Session, inbound: InboundRef, outcome: Outcome, origin: str) -> None:
-    """Refuse the message of a sender who is no player, and say how to be added: once for
-    an unlinked platform account (its first message), every time for a named sender."""
+    """Refuse a sender who is no player, saying how to be added: once for an unlinked platform
+    account, every time for a named sender."""
     outcome.status = "rejected"
     outcome.note(None, "rejected", f"unknown sender {inbound.sender!r}")
     account = ACCOUNT.match(inbound.sender)
@@ -74,8 +63,7 @@ def _unknown_sender(session: Session, inbound: InboundRef, outcome: Outcome, ori
 
 
 def process_inbound(session: Session, inbound: InboundRef) -> Outcome:
-    """Apply a stored message (an ``inbound`` row); the caller records the outcome and
-    commits."""
+    """Apply a stored message; the caller records the outcome and commits."""
     outcome = Outcome(now=inbound.sent_at)
     origin = f"in:{inbound.id}"
     sender = find_sender(session, inbound.sender)
@@ -176,9 +164,8 @@ def process_inbound(session: Session, inbound: InboundRef) -> Outcome:
 
 
 def _is_command(line: str, words: frozenset[str]) -> bool:
-    """Whether a PM's line is read as a command: a shell command, or a line whose first
-    word is a command word of some game (so ``sit`` sent to a roulette is refused, not
-    set aside)."""
+    """Whether a PM's line is a command: a shell command, or any game's command word (so ``sit``
+    sent to a roulette is refused, not set aside)."""
     if HELP_LINE.match(line) or GAME_LINE.match(line) or SEED_LINE.match(line):
         return True
     first = line.split()[0].lower()
