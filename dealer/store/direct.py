@@ -1,32 +1,11 @@
-"""Statements of the hot path run straight on the driver's cursor.
+"""Statements of the hot path run straight on the driver's cursor: SQLAlchemy's
+``Connection.execute`` costs about 100 µs of CPU a statement more (docs/HOT_PATH.md).
 
-SQLAlchemy's ``Connection.execute`` adds about 100 µs of the client's CPU to each
-statement on top of the driver's own work: an execution context, the parameters'
-processing, the result's metadata and its row objects (psycopg's ``Cursor.description``
-included, which builds a ``Column`` per field for every result). A one-message pass sends
-about a dozen statements: that was a quarter of its CPU (docs/HOT_PATH.md; the thirteenth
-round in bench/README.md's history).
-
-A :class:`Direct` statement is one of the prebuilt statements of
-:mod:`dealer.store.queries`, compiled by SQLAlchemy once per dialect: its SQL, the values
-of its literals, the type processors of its parameters and of its result's columns (the
-same SQLAlchemy applies: a ``UtcDateTime`` read on SQLite, a ``JSON`` value written).
-Each execution then goes to the DBAPI cursor of the SQLAlchemy connection it is given, in
-that connection's transaction (begun as SQLAlchemy begins one: SQLite's ``BEGIN
-IMMEDIATE`` included), and
-
-- SQLAlchemy's ``before_cursor_execute`` and ``after_cursor_execute`` events see it as any
-  statement (what the tests and ``bench/`` count statements with);
-- a database error is raised as SQLAlchemy raises it (:func:`translated`: an
-  ``IntegrityError``, an ``OperationalError``; a connection lost is invalidated, and the
-  error says so), so :func:`dealer.store.transient.is_transient` and the pool see nothing
-  new;
-- rows come back as tuples, their values as SQLAlchemy's rows hold them (the hot path
-  makes named tuples of them: :func:`dealer.store.queries.sql.row_type`).
-
-Only for statements whose SQL does not change with their parameters: an expanding ``IN``
-list or a ``literal_execute`` parameter is rendered by SQLAlchemy at each execution, and
-is refused here when the statement is compiled.
+A :class:`Direct` statement is compiled by SQLAlchemy once per dialect, with its type
+processors; it runs in the SQLAlchemy connection's transaction, its cursor events fire
+(what tests and ``bench/`` count), its errors are raised as SQLAlchemy raises them, and its
+rows come back as tuples. Only for statements whose SQL does not change with their
+parameters (no expanding ``IN``): refused when compiled.
 """
 
 from __future__ import annotations
@@ -43,10 +22,8 @@ from sqlalchemy.sql.dml import ValuesBase
 
 def translated(connection: Connection, error: Exception, statement: str | None = None,
                parameters: Any = None, cursor: Any = None) -> exc.DBAPIError:
-    """The DBAPI ``error`` as SQLAlchemy raises it from an execute (an
-    ``IntegrityError``, an ``OperationalError``, ...); a connection the error says was
-    lost is invalidated, as SQLAlchemy does, so that the pool never hands it out again and
-    the error reads as passing (``connection_invalidated``)."""
+    """The DBAPI ``error`` as SQLAlchemy raises it; a lost connection is invalidated, as
+    SQLAlchemy does, so the pool never hands it out again."""
     dialect = connection.dialect
     raw = connection.connection.dbapi_connection
     lost = dialect.is_disconnect(error, raw, cursor)
@@ -67,8 +44,7 @@ class _Compiled:
     binders: tuple[tuple[str, Callable[[Any], Any]], ...]
     """The parameters whose type processes a value before the driver gets it."""
     order: tuple[str, ...] | None
-    """For a driver taking its parameters by position (SQLite's ``?``), their names in
-    the order the SQL names them; None for one taking them by name."""
+    """Positional parameters' names in the SQL's order (SQLite's ``?``); None for named ones."""
     readers: tuple[tuple[int, Callable[[Any], Any]], ...]
     """The result's columns whose type processes the value the driver reads."""
     required: frozenset[str]
@@ -95,12 +71,9 @@ class _Compiled:
 
 
 class Direct:
-    """A prebuilt statement run on the driver's cursor (see the module's doc).
-
-    An ``INSERT`` or ``UPDATE`` is compiled, as SQLAlchemy compiles it, for the columns
-    its parameters name (the first row's, for several: all name the same); a column left
-    out takes its scalar default (``default=0``), and one whose default is computed at
-    each execution (a callable) is refused."""
+    """A prebuilt statement run on the driver's cursor. An ``INSERT`` or ``UPDATE`` is compiled
+    for the columns its parameters name; a column left out takes its scalar default (a
+    callable one is refused)."""
 
     def __init__(self, statement: ClauseElement) -> None:
         self.statement = statement
@@ -111,8 +84,7 @@ class Direct:
         return f"Direct({' '.join(str(self.statement).split()[:4])} ...)"
 
     def compiled(self, dialect: Dialect, given: Mapping[str, Any] | None = None) -> _Compiled:
-        """The statement compiled for ``dialect`` (and, for an ``INSERT`` or ``UPDATE``,
-        the columns ``given`` names): once for each kind of dialect and of row."""
+        """The statement compiled for ``dialect`` (and the columns ``given``), once for each."""
         key = (type(dialect), tuple(sorted(given or ())) if self._dml else None)
         found = self._compiled.get(key)
         if found is None:
@@ -137,10 +109,8 @@ class Direct:
             cursor.close()
 
     def execute(self, connection: Connection, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
-        """Execute a statement that returns no rows, once with ``parameters`` or once for
-        each mapping of a list of them (the driver's ``executemany``; an empty list sends
-        nothing); the number of rows it changed, where the driver knows it (not inside a
-        pipeline on Postgres: -1)."""
+        """Execute a statement returning no rows, once or for each mapping of a list (none for an
+        empty one); return the rows changed where the driver knows (-1 in a Postgres pipeline)."""
         rows = [parameters] if isinstance(parameters, Mapping) else parameters
         if not rows:
             return 0  # no row to write
@@ -161,8 +131,7 @@ class Direct:
 
 
 def _run(connection: Connection, compiled: _Compiled, parameters: Any, *, many: bool) -> Any:
-    """Send ``compiled`` with ``parameters`` on a new cursor of ``connection``, as
-    SQLAlchemy would (its transaction begun, its cursor events told); the cursor."""
+    """Send ``compiled`` on a new cursor as SQLAlchemy would (transaction begun, events told)."""
     if not connection.in_transaction():
         connection.begin()  # as SQLAlchemy's own execute begins one (SQLite: BEGIN IMMEDIATE)
     cursor = connection.connection.cursor()
@@ -182,8 +151,7 @@ def _run(connection: Connection, compiled: _Compiled, parameters: Any, *, many: 
 
 
 def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...] | None) -> _Compiled:
-    """What :class:`_Compiled` keeps of ``statement`` compiled for ``dialect`` (an
-    ``INSERT``'s or ``UPDATE``'s for its parameters' ``columns``)."""
+    """What :class:`_Compiled` keeps of ``statement`` compiled for ``dialect``."""
     compiled: Any = statement.compile(dialect=dialect, column_keys=columns)
     binds = {name: bind for bind, name in compiled.bind_names.items()}
     for name, bind in binds.items():
@@ -216,8 +184,7 @@ _MADE: dict[ClauseElement, Direct] = {}
 
 
 def direct(statement: ClauseElement) -> Direct:
-    """The :class:`Direct` statement of the prebuilt ``statement``, made once for it (a
-    step stages its rows by the statement that writes them)."""
+    """The :class:`Direct` statement of the prebuilt ``statement``, made once for it."""
     made = _MADE.get(statement)
     if made is None:
         made = _MADE[statement] = Direct(statement)

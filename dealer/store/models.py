@@ -1,8 +1,4 @@
-"""The tables of dealer's store (SQLAlchemy 2 declarative models).
-
-The Alembic migrations under ``dealer/migrations`` are the schema; a test proves that
-migrating an empty database yields exactly these models.
-"""
+"""The tables of dealer's store; a test proves the migrations build exactly these."""
 
 from __future__ import annotations
 
@@ -92,11 +88,9 @@ _SQLITE_FORMAT = "%04d-%02d-%02d %02d:%02d:%02d.%06d"
 
 
 class JsonText:
-    """A value of a JSON column already written as JSON text (pydantic's
-    ``model_dump_json`` costs a third of ``model_dump`` plus ``json.dumps``): the
-    engine's JSON serializer (:func:`dealer.store.db.json_dumps`) stores the text as it
-    is. Not a ``str``: an engine made without that serializer refuses it (``json.dumps``
-    raises) rather than storing it as a JSON string."""
+    """A JSON column's value already written as JSON text (a third of the cost of dumping and
+    encoding), stored as it is by :func:`dealer.store.db.json_dumps`. Not a ``str``: another
+    engine's ``json.dumps`` refuses it rather than storing a JSON string."""
 
     __slots__ = ("text",)
 
@@ -121,10 +115,8 @@ class Player(Base):
 
 
 class PlayerLookAlike(Base):
-    """A look-alike key of a player's name (:func:`dealer.text.look_alike_keys`, one or two
-    per name): a new name sharing one with a player is refused. Stored and indexed so that
-    adding a player is one probe, not a read of every name; a change to the look-alike rule
-    needs a migration that computes them again."""
+    """A look-alike key of a player's name, indexed so that adding a player is one probe; a
+    change to the look-alike rule needs a migration."""
 
     __tablename__ = "player_look_alikes"
 
@@ -180,8 +172,7 @@ class Game(Base):
 
 
 class GameChannel(Base):
-    """A channel a game owns (its main one, ``games.channel``, and those its ruleset
-    declares): routes the public messages sent there to the game."""
+    """A channel a game owns: routes the public messages sent there to the game."""
 
     __tablename__ = "game_channels"
 
@@ -325,9 +316,8 @@ Index("ix_outbox_destination", Post.channel, Post.recipient, Post.status, Post.i
 
 
 class PostPart(Base):
-    """One delivered part of a post that its destination took in several messages (a post
-    longer than Discord's 2,000 characters), with the platform's id of that message: a
-    re-send skips the parts already out, and a reaction to any part finds its post."""
+    """One delivered part of a post split in several messages: a re-send skips the parts
+    already out, and a reaction to any part finds its post."""
 
     __tablename__ = "post_parts"
 
@@ -338,8 +328,7 @@ class PostPart(Base):
 
 
 class Account(Base):
-    """A player's account on a platform (``discord``, ``80351110224678912``): a message is
-    attributed by the account that sent it, never by a display name."""
+    """A player's account on a platform: a message is attributed by account, never by display name."""
 
     __tablename__ = "accounts"
 
@@ -350,8 +339,7 @@ class Account(Base):
 
 
 class Passphrase(Base):
-    """A player's pass phrase, hashed (:func:`dealer.passphrases.hash_passphrase`): a mail
-    that cannot be authenticated counts for the player when it carries the phrase."""
+    """A player's pass phrase, hashed: an unauthenticated mail carrying it counts for the player."""
 
     __tablename__ = "passphrases"
 
@@ -361,8 +349,7 @@ class Passphrase(Base):
 
 
 class Cursor(Base):
-    """How far a platform's history has been read in one place (``discord``,
-    ``channel/123``: the last message id stored), for the catch-up after a reconnect."""
+    """How far a platform's history was read in one place, for the catch-up after a reconnect."""
 
     __tablename__ = "cursors"
 
@@ -410,9 +397,7 @@ class Override(Base):
 
 
 class WebhookDelivery(Base):
-    """A signed webhook delivery seen recently: a second one with the same id is a replay
-    and is refused. Rows older than the signature window are purged (a delivery that old
-    is refused for its timestamp anyway)."""
+    """A signed webhook delivery seen within the signature window: the same id again is a replay."""
 
     __tablename__ = "webhook_deliveries"
 

@@ -1,40 +1,9 @@
-"""Every query of the store: prebuilt Core statements and small query functions, in one
-module per concern of the code they serve.
+"""Every query of the store: prebuilt Core statements (in capitals) and small query
+functions, one module per concern of the code they serve (docs/ARCHITECTURE.md).
 
-- :mod:`~dealer.store.queries.steps`: what a step reads and writes (its game's row,
-  locked with everything read beside it; its state, seeds, draws, events, deadlines and
-  ledger changes);
-- :mod:`~dealer.store.queries.claims`: messages stored, the step lock, and what a pass
-  finds due and claims (messages and deadlines);
-- :mod:`~dealer.store.queries.delivery`: the outbox (posts queued, claimed across
-  destinations, marked sent, failed, dropped or parked);
-- :mod:`~dealer.store.queries.routing`: which game a message, an edit, a deletion or a
-  reaction goes to;
-- :mod:`~dealer.store.queries.views`: the reads of the read views and the status page;
-- :mod:`~dealer.store.queries.admin`: the admin's reads and writes (balances, look-alike
-  keys, overrides, failed messages);
-- :mod:`~dealer.store.queries.platforms`: what the platforms' adapters keep (linked
-  accounts, cursors, webhook deliveries, mail threads, Discourse ids);
-- :mod:`~dealer.store.queries.senders`: who sent a message where a transport cannot vouch
-  for it (pass phrases' hashes, quarantined mails);
-- :mod:`~dealer.store.queries.replies`: what brief replies read (whether a player was
-  already told about a game, a game's kind);
-- :mod:`~dealer.store.queries.sql`: dealer's own SQL constructs the others are built with.
-
-The shell (:mod:`dealer.shell`) and the read views (:mod:`dealer.views`) ask the store only
-through this package, so what dealer reads and writes, and which index serves it, can be
-seen in one folder. Statements on the hot path (a step, a message, a delivery) are built
-once at import and executed with bound parameters: a thousand steps reuse them and
-SQLAlchemy's compiled cache.
-
-Names in capitals are statements (execute them with the parameters their ``bindparam``
-names); functions run a query and return plain rows or values.
-
-Callers write ``from dealer.store import queries as Q`` and then ``Q.NAME``: this module
-names every public query of the modules above, so a caller need not know which module
-holds a query, and moving a query between them changes no caller. A test that replaces a
-query or a setting read inside one of them (``CLAIM_WINDOW``, read by
-:func:`~dealer.store.queries.delivery.claim_posts`) patches the module that holds it.
+Callers write ``from dealer.store import queries as Q``: this module names every public
+query, so moving one between modules changes no caller; a test patching what a query reads
+patches the module that holds it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
-"""The admin's reads and writes (:mod:`dealer.shell.admin`, ``dealer inbox``, overrides):
-balances, players' look-alike keys, overrides and the deadlines they name, failed
-messages and their retry."""
+"""The admin's reads and writes: balances, look-alike keys, overrides, failed messages."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What a pass claims for its steps, and the messages it stores: the step lock that orders
-the steps of several daemons, what is due (messages and deadlines), their claim, a
-message's insert and its outcome."""
+"""What a pass claims for its steps, and the messages it stores: the step lock, what is
+due, their claim, a message's insert and its outcome."""
 
 from __future__ import annotations
 
@@ -33,31 +32,15 @@ STEP_LOCK_KEY = 0x6465616C
 
 
 class _step_lock(postgres_first):
-    """A condition, true, that takes the step lock on Postgres before the statement it is
-    in locks any row: a statement that claims work for steps (messages, deadlines) carries
-    it, so the lock costs no round trip of its own: :class:`step_lock_alone` for a
-    transaction of several steps (several games), which takes the lock alone,
-    :class:`step_lock_shared` for a single step, which shares it.
+    """A true condition taking the step lock on Postgres before the statement locks any row, at
+    no round trip of its own: alone for a group of steps, shared for a single step.
 
-    A single step locks its game's row first, then the balances it changes in sorted
-    order, so two single steps never wait on each other in a cycle. A group takes row
-    locks step after step, in message order, across games and shared wallets: two groups
-    (or a group and a single step) on two daemons would deadlock. Ordering the games
-    alone would not do, as the wallets and the house account are shared between games.
-    Excluding the groups from each other and from single steps removes every such cycle;
-    a daemon's group waits only while another daemon's transaction runs. SQLite needs
-    nothing: one writer at a time (``BEGIN IMMEDIATE``); the condition is a plain true.
-
-    On Postgres it is ``(SELECT pg_advisory_xact_lock(KEY)) IS NOT NULL``
-    (:class:`~dealer.store.queries.sql.postgres_first`): the executor evaluates it (waiting
-    for the lock) before it reads the first row, so before the statement's ``FOR UPDATE`` locks any (``tests/integration/test_step_lock.py``). The statement's snapshot is taken
-    before that wait: what it reads of a row it locks is the row as the transaction it
-    waited for left it (``FOR UPDATE`` reads the newest version and checks its conditions
-    again, ``status = 'pending'`` among them: a message that transaction applied is not
-    claimed again, though Postgres keeps the lock it took on it until the commit), but
-    what it reads beside without locking predates that transaction; a claim reads nothing
-    else that another step changes (a deadline's game's kind never changes). Later
-    statements of the transaction see it all.
+    A single step locks its game, then its balances in sorted order, so single steps never
+    wait in a cycle; a group locks rows step after step across games and shared wallets, so
+    two groups (or a group and a step) on two daemons could deadlock: groups exclude each
+    other and single steps. SQLite needs nothing (one writer). The snapshot predates the
+    wait, but ``FOR UPDATE`` re-checks the locked rows, and a claim reads nothing else a step
+    changes (``tests/integration/test_step_lock.py``).
     """
 
     inherit_cache = True
@@ -84,8 +67,7 @@ class step_lock_shared(_step_lock):
 def next_due_deadline(
     connection: Connection, now: datetime, skipped: set[int]
 ) -> tuple[int, datetime] | None:
-    """The id and time of the earliest pending, unpaused deadline due by ``now`` that is
-    not in ``skipped``."""
+    """The earliest pending, unpaused deadline due by ``now`` not in ``skipped``: (id, time)."""
     rows = connection.execute(
         select(Deadline.id, Deadline.due_at)
         .where(Deadline.status == "pending", Deadline.paused.is_(False), Deadline.due_at <= now)
@@ -107,19 +89,14 @@ _LOCK_DEADLINES = (
     .with_for_update(skip_locked=True, of=_deadlines)
 )
 LOCK_DEADLINES = _LOCK_DEADLINES.where(step_lock_alone())
-"""Take the step lock alone (:class:`step_lock_alone`: the group's steps lock several
-games), then lock a group's deadlines that are still pending and unpaused (``ids``),
-passing over those another daemon holds (``SKIP LOCKED``; SQLite's ``BEGIN IMMEDIATE``
-already excludes every other writer): ``(id, name, due_at, game_id, error, kind)``, with
-the kind of the deadline's game (what its step input depends on) read in the same
-statement; the game's row is locked by its step."""
+"""Take the step lock alone, then lock a group's deadlines still pending and unpaused,
+passing over another daemon's (``SKIP LOCKED``), with their game's kind."""
 
 LockedDeadline = row_type("LockedDeadline", _LOCK_DEADLINES)
 """A row of :data:`LOCK_DEADLINES` or :data:`LOCK_DEADLINE`."""
 
 LOCK_DEADLINE = _LOCK_DEADLINES.where(step_lock_shared())
-""":data:`LOCK_DEADLINES` for a group of one deadline, a single step: it shares the step
-lock (:class:`step_lock_shared`)."""
+""":data:`LOCK_DEADLINES` for a single step, sharing the step lock."""
 
 MARK_FIRED = (
     update(_deadlines)
@@ -127,13 +104,11 @@ MARK_FIRED = (
            _deadlines.c.paused.is_(False), _deadlines.c.due_at == bindparam("due"))
     .values(status="fired", fired_at=bindparam("new_fired_at"), error=None)
 )
-"""Mark a locked deadline fired if it is still pending, unpaused and due when it was
-locked (an earlier step of the same transaction may have cancelled, moved or paused it):
-``deadline_id``, ``due``, ``new_fired_at``; the row count says whether it fired."""
+"""Mark a locked deadline fired if it still stands as locked (an earlier step of the same
+transaction may have changed it); the row count says whether it fired."""
 
 def overdue_deadlines(connection: Connection | Session, before: datetime) -> Sequence[Row[Any]]:
-    """Pending, unpaused deadlines due before ``before`` (``game_id``, ``name``, ``due_at``,
-    ``error``), earliest first: what a running daemon should have fired by now."""
+    """Pending, unpaused deadlines due before ``before``, earliest first: what should have fired."""
     return connection.execute(
         select(_deadlines.c.game_id, _deadlines.c.name, _deadlines.c.due_at, _deadlines.c.error)
         .where(_deadlines.c.status == "pending", _deadlines.c.paused.is_(False),
@@ -152,8 +127,7 @@ _NEXT_TIMER = (
 
 
 def next_timer_deadline(connection: Connection | Session, after: datetime) -> Row[Any] | None:
-    """``(id, due_at)`` of the earliest pending, unpaused deadline due after ``after``
-    (one index range read, whatever the number of games)."""
+    """``(id, due_at)`` of the earliest pending, unpaused deadline due after ``after`` (one index read)."""
     return connection.execute(_NEXT_TIMER, {"after": after}).first()
 
 
@@ -161,13 +135,9 @@ def next_timer_deadline(connection: Connection | Session, after: datetime) -> Ro
 
 
 def insert_message(dialect: str, flush: bool):  # type: ignore[no-untyped-def]
-    """INSERT a message unless its (source, external id) is stored; RETURNING its id.
-
-    Without ``flush``, on Postgres, a message inserted also sets ``synchronous_commit``
-    off for its transaction (``set_config`` returned with its row, run only for a row
-    inserted): its commit does not wait for the flush to disk (see
-    :class:`~dealer.store.queries.delivery._without_flush_wait`;
-    :func:`dealer.shell.ingest.ingest` says when that is allowed)."""
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id. Without
+    ``flush``, on Postgres, its transaction's commit does not wait for the disk (ingest says
+    when that is allowed)."""
     insert = postgres_insert if dialect == "postgresql" else sqlite_insert
     returned = [_inbound.c.id]
     if dialect == "postgresql" and not flush:
@@ -182,8 +152,8 @@ def insert_message(dialect: str, flush: bool):  # type: ignore[no-untyped-def]
 INSERT_MESSAGE = _inbound.insert()
 
 FLUSH_COMMITTED = select(func.txid_current())
-"""Gives the transaction an id, so that its commit writes a record and waits for the flush
-to disk, which makes every transaction committed before it durable too (Postgres)."""
+"""Gives the transaction an id, so its commit waits for the flush and makes every earlier
+commit durable too (Postgres)."""
 
 CLAIM_MESSAGE = (
     select(
@@ -194,8 +164,7 @@ CLAIM_MESSAGE = (
     .where(_inbound.c.id == bindparam("id"), _inbound.c.status == "pending", step_lock_shared())
     .with_for_update(skip_locked=True)
 )
-"""A pending message, locked for processing (``id``), once the step lock is shared
-(:class:`step_lock_shared`: a single step); no row if another daemon has it."""
+"""A pending message locked for a single step (step lock shared); no row if another daemon has it."""
 
 def _claim_messages_of(ids: Any) -> Select[Any]:
     """:func:`claim_messages`, the messages chosen by the condition ``ids``."""
@@ -208,16 +177,12 @@ def _claim_messages_of(ids: Any) -> Select[Any]:
 
 @lru_cache(maxsize=64)
 def claim_messages(count: int) -> Direct:
-    """The pending ones of ``count`` messages (bound as ``m0``, ``m1``, ...), locked for
-    processing once the step lock is taken alone (:class:`step_lock_alone`: the group's
-    steps lock several games): one statement for a group
-    (:func:`dealer.shell.message_groups.process_messages`), one prebuilt per group size (a group
-    has up to 50 messages), run on the driver's cursor (:mod:`dealer.store.direct`)."""
+    """Lock the pending ones of ``count`` messages (``m0``, ``m1``, ...) once the step lock is
+    taken alone: one statement per group size."""
     return Direct(_claim_messages_of(_inbound.c.id.in_([bindparam(f"m{i}") for i in range(count)])))
 
 ClaimedMessage = row_type("ClaimedMessage", CLAIM_MESSAGE)
-"""A row of :data:`CLAIM_MESSAGE` or :func:`claim_messages` (the message's handling reads
-its fields again and again)."""
+"""A claimed message's row (its handling reads the fields again and again)."""
 
 
 RECORD_OUTCOME = (
@@ -268,8 +233,7 @@ DUE = Direct(_DUE)
 
 @dataclass
 class Due:
-    """What :func:`due_now` read: pending messages ``(id, sent_at)``, in the order they
-    count, and due deadlines ``(id, due_at, game_id)``, in the order they fire."""
+    """What :func:`due_now` read: pending messages and due deadlines, each in its order."""
 
     messages: list[tuple[int, datetime]]
     deadlines: list[tuple[int, datetime, str]]
@@ -279,9 +243,8 @@ def due_now(
     connection: Connection, now: datetime, skipped_messages: set[int], skipped_deadlines: set[int],
     messages: int, deadlines: int,
 ) -> Due:
-    """Up to ``messages`` pending messages and up to ``deadlines`` pending, unpaused
-    deadlines due by ``now``, those in the ``skipped`` sets left out, each earliest first:
-    one statement (each an index range read, whatever the number of games)."""
+    """Pending messages and due, unpaused deadlines (``skipped`` left out), earliest first, in
+    one statement of index range reads."""
     rows = DUE.rows(connection, {
         "now": now, "messages": messages + len(skipped_messages),
         "deadlines": deadlines + len(skipped_deadlines),
@@ -299,8 +262,7 @@ def due_now(
 
 
 def messages_sharing_id(connection: Connection, source: str, external_id: str, base: str) -> list[Row[Any]]:
-    """The stored messages from ``source`` with the id ``external_id``, and the conflicting
-    duplicates kept under it (``BASE#2``, ``BASE#3``...): what they say and who sent them."""
+    """The stored messages from ``source`` with this id, and the conflicting duplicates under it."""
     c = _inbound.c
     return list(connection.execute(
         select(c.external_id, c.sender, c.channel, c.game_hint, c.kind, c.target, c.emoji,

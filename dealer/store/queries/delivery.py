@@ -1,6 +1,5 @@
-"""The outbox: posts queued, claimed for delivery across destinations
-(:func:`claim_posts`), marked sent, failed or dropped, parked, and the parts of a post
-split for its platform."""
+"""The outbox: posts queued, claimed across destinations, marked sent, failed, dropped or
+parked, and the parts of a post split for its platform."""
 
 from __future__ import annotations
 
@@ -42,18 +41,13 @@ DELIVERED = (
         next_attempt_at=None,
     )
 )
-"""Mark a post sent, only if it is still pending (``post_id``, ``new_external_id``,
-``new_delivered_at``): a post is delivered once, whoever sent it."""
+"""Mark a post sent only if it is still pending: a post is delivered once, whoever sent it."""
 
 
 class _without_flush_wait(postgres_first):
-    """A condition, true, that lets the transaction of the statement it is in commit
-    without waiting for its WAL to reach the disk, on Postgres: ``SET LOCAL
-    synchronous_commit TO off`` in the statement's own round trip
-    (:class:`~dealer.store.queries.sql.postgres_first`). The commit is then visible at once but may be lost if the server crashes within a
-    fraction of a second; a later commit that waits for the flush (any other) makes it
-    durable too, the WAL being written in order. SQLite: a plain true (its WAL commits are
-    not flushed either, ``synchronous=NORMAL``)."""
+    """A true condition letting the transaction commit without waiting for the WAL flush on
+    Postgres (``SET LOCAL synchronous_commit TO off`` in the statement's round trip): any later
+    commit that waits makes it durable too, the WAL being written in order. SQLite: ``1``."""
 
     name = "without_flush_wait"
     inherit_cache = True
@@ -61,9 +55,7 @@ class _without_flush_wait(postgres_first):
 
 
 DELIVERED_UNFLUSHED = DELIVERED.where(_without_flush_wait())
-""":data:`DELIVERED`, and the transaction's commit does not wait for the flush to disk:
-for the marks of posts whose transport drops a repeat (:func:`dealer.shell.delivery.deliver`
-says why that keeps every guarantee)."""
+""":data:`DELIVERED` without the flush wait, for posts whose transport drops a repeat."""
 
 
 POST_NOT_DELIVERED = (
@@ -73,8 +65,7 @@ POST_NOT_DELIVERED = (
             status=bindparam("new_status"), next_attempt_at=bindparam("new_next_attempt_at"),
             failing_since=func.coalesce(_posts.c.failing_since, bindparam("new_failing_since")))
 )
-"""Count a failed attempt at a pending post (``post_id``, ``new_attempts``, ``new_error``,
-``new_status``, ``new_next_attempt_at``; ``new_failing_since`` if it had not failed yet)."""
+"""Count a failed attempt at a pending post (``new_failing_since`` at its first failure)."""
 
 UNPARK_DUE = (
     update(_posts)
@@ -82,8 +73,7 @@ UNPARK_DUE = (
            or_(_posts.c.next_attempt_at.is_(None), _posts.c.next_attempt_at <= bindparam("now")))
     .values(status="pending")
 )
-"""Put the parked posts due again at ``now`` back in the queue, their attempts and
-``failing_since`` kept (one parked before automatic retries has no next attempt: at once)."""
+"""Put the parked posts due again back in the queue, their attempts and ``failing_since`` kept."""
 
 POST_DROPPED = (
     update(_posts)
@@ -125,9 +115,7 @@ _LOCK_POSTS = (
     # left out of this claim (see claim_posts).
     .with_for_update(skip_locked=True, of=_posts)
 )
-"""Postgres: the chosen posts (``ids``) that are still pending, locked; the one whose id
-is ``first`` (the claim's first) carries the accounts of ``players`` (``accounts``:
-``[player, platform, account_id]`` each, or None for none)."""
+"""Postgres: the chosen posts still pending, locked; the ``first`` carries the ``players``' accounts."""
 
 
 _FIRST_PAGE = _WINDOW.cte("page").prefix_with("MATERIALIZED")
@@ -169,13 +157,9 @@ _FIRST_PAGE_LOCKED = (
     .select_from(_FIRST_PAGE.outerjoin(_FIRST_LOCKED, _FIRST_LOCKED.c.id == _FIRST_PAGE.c.id))
     .order_by(_FIRST_PAGE.c.id)
 )
-"""Postgres: a claim's first page (:data:`_WINDOW`, ``after`` 0: from the first pending
-post on, ``n`` posts), each post of it the claim may take (the first ``limit``, none waiting for its
-backoff at ``now``) locked in the same statement, if no other daemon holds it and it is
-still pending (its columns as ``locked_*``, else None), and the accounts of the page's
-recipients and mentions (``accounts``, on the first row: :class:`_FirstPage`): one round trip where a
-page, then a lock, took two. The page itself is read without a lock, so a post another
-daemon holds still holds its destination's later posts back."""
+"""Postgres: a claim's first page, the posts the claim may take locked in the same statement
+(if no other daemon holds them) and its players' accounts: one round trip. The page is
+read without a lock, so a post another daemon holds still holds its destination back."""
 
 FIRST_PAGE_LOCKED = Direct(_FIRST_PAGE_LOCKED)
 """:data:`_FIRST_PAGE_LOCKED`, run on the driver's cursor (:mod:`dealer.store.direct`)."""
@@ -188,16 +172,13 @@ LockedPost = row_type("LockedPost", _LOCK_POSTS)
 """A post :func:`claim_posts` took on Postgres (:data:`_LOCK_POSTS`)."""
 
 CLAIM_WINDOW = 200
-"""Pending posts read per page, after the first, while looking for posts to claim
-(:func:`claim_posts`)."""
+"""Pending posts read per page after the first, while looking for posts to claim."""
 
 
 @dataclass
 class Claim:
     """What :func:`claim_posts` took: the posts, locked, in publication order, whether they
-    were every post then sendable (``complete``: nothing is left to claim, until a post is
-    queued or a backoff ends), and the platform accounts of every player they are
-    addressed to or mention (``accounts``: player key -> platform -> account id)."""
+    were all then sendable (``complete``), and their players' accounts."""
 
     posts: list[PagePost] | list[LockedPost]
     complete: bool
@@ -206,37 +187,14 @@ class Claim:
 
 def claim_posts(connection: Connection, now: datetime, limit: int) -> Claim:
     """Up to ``limit`` posts to send in one transaction, in publication order, across
-    destinations (a destination is a channel and a PM's recipient), with the accounts of
-    their players.
+    destinations (a channel and a PM's recipient), with their players' accounts.
 
-    A post may be sent only when every earlier post of its destination is delivered (or
-    dropped): the pending posts are read in publication order, a page (see below) at
-    a time, and each destination contributes its posts from the
-    first one on, until one waits for its backoff (that one and the rest of its
-    destination wait). A destination with a parked post sends nothing: the page leaves
-    its posts out. On Postgres the posts it may take are locked (``FOR UPDATE SKIP
-    LOCKED``) and read again, with their players' accounts: if one is held by another
-    daemon or no longer pending, its destination keeps only the posts before it, so
-    another daemon's post in flight is passed over, not doubled or waited for, and no post
-    overtakes an earlier one. The first page's posts are locked by the statement that
-    reads the page (:data:`_FIRST_PAGE_LOCKED`: those of its first ``limit`` posts not
-    waiting for their backoff; the page itself is read without a lock, so that a post
-    another daemon holds still holds its destination back), those of later pages by one
-    more statement: a claim of one page is one statement. SQLite has one writer at a time:
-    the claim's transaction took the write lock when it began, so the pages' rows are the
-    posts as they are, and the accounts are read on their own: a claim of one page is two
-    statements (the page, then the accounts).
-
-    The first page holds one post more than ``limit``: when no destination waits (the
-    usual case) the claim reads only the posts it takes and the one that says whether
-    another claim would find any; the pages after it hold :data:`CLAIM_WINDOW` posts.
-    On SQLite a page's rows are whole posts, each column converted as it is read (the
-    times, the mentions' JSON): a first page of :data:`CLAIM_WINDOW` converted four
-    times the posts a batch takes.
-
-    Reading pages of plain rows replaces a per-post "no earlier post pending" probe,
-    which on Postgres cost a probe of every pending post per claim, and lets one
-    transaction (one commit) deliver the posts of many destinations.
+    The pending posts are read a page at a time; each destination gives its posts from its
+    first pending one on, until one waits for its backoff; a parked post holds its
+    destination. On Postgres the posts are locked (``SKIP LOCKED``) as the page is read: one
+    held elsewhere ends its destination's share, so no post overtakes an earlier one. The
+    first page holds ``limit`` + 1 posts, enough when no destination waits. Pages of plain
+    rows replace a per-post "no earlier post pending" probe.
     """
     sqlite = connection.dialect.name == "sqlite"
     blocked: set[tuple[str, str | None]] = set()
@@ -313,11 +271,8 @@ class _FirstPage:
     accounts: dict[str, dict[str, str]]
     """The accounts it read, by player key (:func:`~dealer.store.queries.platforms.by_player`)."""
     looked_up: set[str]
-    """The player keys whose accounts it read (all of them, if any): each name a post of
-    the page is addressed to or mentions, as written, and in lower case if it is ASCII
-    (Postgres's ``lower`` then is Python's). A player key is the name case folded and
-    normalised (:func:`dealer.text.player_key`): for most names one of these two; the
-    accounts of a key not among them are read apart (:func:`claim_posts`)."""
+    """The player keys whose accounts it read: each name as written, and lower-cased if ASCII;
+    a key not among them is read apart."""
 
     @classmethod
     def read(cls, connection: Connection, now: datetime, limit: int, size: int) -> _FirstPage:

@@ -1,5 +1,5 @@
-"""What the platforms' adapters keep: accounts linked to players, history cursors, the
-ids of webhook deliveries, mail threads and Discourse ids."""
+"""What the platforms' adapters keep: linked accounts, history cursors, webhook delivery
+ids, mail threads and Discourse ids."""
 
 from __future__ import annotations
 
@@ -53,11 +53,8 @@ _NAMESAKE_WITHOUT_DISCOURSE = select(_players.c.key).where(
 
 
 def player_of_sender(connection: Connection | Session, platform: str, account_id: str) -> str | None:
-    """The key of the player a message from an account is from: the player linked to it.
-
-    Interpretation (docs/DISCOURSE.md): a Discourse username linked to nobody is the player
-    of that name, as before accounts could be linked, unless that player has linked another
-    Discourse account: then a namesake is not them."""
+    """The key of the player linked to an account; a Discourse username linked to nobody is its
+    namesake, unless that player linked another Discourse account (docs/DISCOURSE.md)."""
     key = player_of_account(connection, platform, account_id)
     if key is None and platform == "discourse":
         key = connection.execute(_NAMESAKE_WITHOUT_DISCOURSE, {"key": player_key(account_id)}).scalar()
@@ -114,8 +111,7 @@ def cursors(connection: Connection | Session, source: str) -> dict[str, str]:
 
 
 def move_cursor(connection: Connection, source: str, place: str, position: str, now: datetime) -> None:
-    """Set how far ``source`` has read ``place``, never backwards (positions are numeric
-    ids that only grow: Discord snowflakes)."""
+    """Set how far ``source`` has read ``place``, never backwards (ids only grow)."""
     current = cursor(connection, source, place)
     if current is None:
         connection.execute(_cursors.insert().values(source=source, place=place, position=position, updated_at=now))
@@ -127,8 +123,7 @@ def move_cursor(connection: Connection, source: str, place: str, position: str, 
 
 
 def cursor_back(connection: Connection, source: str, place: str, position: str, now: datetime) -> None:
-    """Put a cursor back to ``position`` if it is past it (a message heard after it could
-    be stored while an earlier one could not: the catch-up must read from before it)."""
+    """Put a cursor back to ``position`` if past it: an earlier message failed to store."""
     current = cursor(connection, source, place)
     if current is not None and int(current) > int(position):
         connection.execute(
@@ -153,8 +148,7 @@ _TOLD = select(_posts.c.id).where(
 
 
 def already_told(connection: Connection | Session, recipient: str) -> bool:
-    """True when a private post to ``recipient`` was ever queued (an unlinked account is
-    told how to be added once). Read through the destination index."""
+    """Whether a private post to ``recipient`` was ever queued (an unlinked account is told once)."""
     return connection.execute(_TOLD, {"recipient": recipient}).first() is not None
 
 
@@ -175,11 +169,7 @@ def delivery_seen(connection: Connection, source: str, delivery_id: str) -> bool
 
 def record_delivery(connection: Connection, source: str, delivery_id: str, now: datetime,
                     forget_before: datetime) -> bool:
-    """Record a webhook delivery id; False when it was recorded already (a replay).
-
-    Ids received before ``forget_before`` are purged first: a delivery that old is refused
-    for its timestamp, so its id need not be kept.
-    """
+    """Record a webhook delivery id; False for a replay. Ids older than ``forget_before`` go."""
     connection.execute(delete(_webhook_deliveries).where(_webhook_deliveries.c.received_at < forget_before))
     insert = postgres_insert if connection.dialect.name == "postgresql" else sqlite_insert
     inserted = connection.execute(
@@ -206,9 +196,8 @@ LATEST_MAIL_FROM = (
     .order_by(_inbound.c.id.desc())
     .limit(1)
 )
-"""The raw text of the latest mail that carried a message of ``sender`` (from ``source``),
-not a quarantined one: a mail whose sender is not authenticated never decides where the
-player's posts go."""
+"""The raw text of the latest unquarantined mail of ``sender``: an unauthenticated mail never
+decides where posts go."""
 
 
 # -- Discourse (shell/discourse.py) ---------------------------------------------------------

@@ -1,8 +1,5 @@
-"""Routing: which game a message, an edit, a deletion or a reaction goes to.
-
-Games are read as Core rows with a Game's attributes (``id``, ``kind``, ``status``,
-``channel``, ``parent_id``) and without their state: the step that follows reads it,
-locked (:data:`dealer.store.queries.steps.LOCK_GAME`)."""
+"""Routing: which game a message, an edit, a deletion or a reaction goes to (games read
+without their state: the step reads it, locked)."""
 
 from __future__ import annotations
 
@@ -79,8 +76,7 @@ _GAME_OF_PLATFORM_POST = (
     ))
     .limit(1)
 )
-"""The game of one of dealer's posts by the id its platform gave it (a Discord message id,
-of the post or of any of its parts)."""
+"""The game of one of dealer's posts by its platform id (of the post or any of its parts)."""
 _REF_OF_PLATFORM_POST = _GAME_OF_PLATFORM_POST.with_only_columns(_posts.c.ref)
 _CHANNELS_OF_GAME = (
     select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
@@ -96,14 +92,12 @@ def game_by_id(session: Session, game_id: str) -> Row[Any] | None:
 
 
 def game_state_row(session: Session, game_id: str) -> Row[Any]:
-    """The game's ``kind`` and stored ``state``, as JSON text (``GameState.from_stored``
-    has pydantic parse it, as a step's locked read does)."""
+    """The game's ``kind`` and ``state`` as JSON text, parsed as a step's locked read does."""
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 
 def _players_with_games_of(keys: Any) -> Select[Any]:
-    """:func:`_players_with_games`, the players' keys matched by ``keys`` (a condition's
-    right side)."""
+    """:func:`_players_with_games`, the keys matched by ``keys``."""
     return (
         select(_players.c.key, _players.c.name, *GAME_REF)
         .select_from(_players)
@@ -116,8 +110,7 @@ def _players_with_games_of(keys: Any) -> Select[Any]:
 
 @lru_cache(maxsize=64)
 def _players_with_games(count: int) -> Select[Any]:
-    """The players of ``count`` keys (bound as ``k0``, ``k1``, ...) with their unfinished
-    games: one prebuilt statement per number of keys (a group has up to 50 senders)."""
+    """The players of ``count`` keys (``k0``, ``k1``, ...) with their unfinished games: one statement per count."""
     return _players_with_games_of(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
 
 
@@ -126,10 +119,8 @@ PlayerGame = row_type("PlayerGame", _players_with_games(1))
 
 
 def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[PlayerGame]]:
-    """Each player of ``keys`` that exists, by key: its rows (``key``, ``name``) with each
-    unfinished game it takes part in (the game's routing columns, as
-    :func:`player_games`), one row per game; one row whose ``id`` is None, alone, for
-    none. One statement for them all."""
+    """Each player of ``keys`` by key: one row per unfinished game (its routing columns), or
+    one row whose ``id`` is None; one statement for them all."""
     found: dict[str, list[PlayerGame]] = {}
     for row in map(PlayerGame._make, session.execute(
             _players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)})):
@@ -143,8 +134,7 @@ def _games_by_player(found: dict[str, list[PlayerGame]]) -> dict[str, list[Playe
 
 
 def _senders_locking_games(keys: Any) -> Select[Any]:
-    """:data:`SENDERS_LOCKING_GAMES`, the players' keys matched by ``keys`` (a condition's
-    right side)."""
+    """:data:`SENDERS_LOCKING_GAMES`, the keys matched by ``keys``."""
     senders = _players_with_games_of(keys).cte("senders")
     locked = (
         LOCKED_GAMES.where(_games.c.id.in_(select(senders.c.id).where(senders.c.id.is_not(None))))
@@ -161,42 +151,22 @@ def _senders_locking_games(keys: Any) -> Select[Any]:
 _SENDERS_LOCKING_GAMES = _senders_locking_games(
     _players.c.key == any_(bindparam("keys", type_=ARRAY(String))))
 SENDERS_LOCKING_GAMES = Direct(_SENDERS_LOCKING_GAMES)
-"""Postgres: the players of ``keys`` (an array) as :func:`players_with_games` reads them,
-each player's games locked and read as :data:`~dealer.store.queries.steps.LOCK_GAME` reads a game, in the order of
-their ids (the order :func:`~dealer.store.queries.steps.lock_games` locks them in): ``key``, ``name``, then the
-locked game's columns (None for a player in no unfinished game), one row per player and
-game: one statement whatever the number of keys, run on the driver's cursor
-(:mod:`dealer.store.direct`)."""
+"""Postgres: :func:`players_with_games` with each player's games locked and read as
+``LOCK_GAME`` does, in id order: one statement whatever the number of keys."""
 
 _SENDER_LOCKING_GAMES = _senders_locking_games(_players.c.key == bindparam("key", type_=String))
 SENDER_LOCKING_GAMES = Direct(_SENDER_LOCKING_GAMES)
-""":data:`SENDERS_LOCKING_GAMES` for one player (``key``, a plain parameter): the group
-of nearly every message (one sender), planned once.
-
-Postgres plans a prepared statement anew at each execution while the plan it would keep
-for every value (its generic plan) looks costlier than the plans made for the values
-given. It cannot know how many keys an array holds, guesses about ten, and so prices the
-generic plan of :data:`SENDERS_LOCKING_GAMES` (ten players, their games locked and read
-with all their subqueries) at eight times the plan for the one key given: that statement
-was planned at every execution, 0.6-0.9 ms of the server's time a one-message pass (more
-than its execution). A key compared with ``=`` is one row by the players' primary key
-for every value, so after its first five executions Postgres keeps the generic plan
-(``tests/integration/test_claim_plans.py`` checks it)."""
+""":data:`SENDERS_LOCKING_GAMES` for one ``key``, compared with ``=``: Postgres prices an
+array's generic plan at ten keys and planned it at every execution (0.6-0.9 ms a pass);
+this one it plans once (``test_claim_plans.py``)."""
 
 
 def senders_with_games_locked(
     connection: Connection, keys: Sequence[str]
 ) -> tuple[dict[str, list[PlayerGame]], list[LockedGame]]:
-    """Postgres: :func:`players_with_games` and :func:`~dealer.store.queries.steps.lock_games` of their games in one
-    statement, one round trip: a group of messages reads its senders, routing needs their
-    games, and nearly every step of the group goes to one of them
-    (:func:`dealer.shell.routing.read_senders_keeping_games`).
-
-    Returns the players as :func:`players_with_games` does (their games' routing columns
-    as the lock read them) and the locked games, each once. As :func:`dealer.shell.unit_of_work.lock_game`: where the
-    statement waited for another transaction's lock on a game, it read the rest (the
-    players, their games, and what is read beside each game) as it stood before that
-    transaction committed, and it is run again, now without waiting."""
+    """Postgres: the senders and their games locked and read in one round trip (nearly every
+    step of the group goes to one of them); run again if it waited for a game's lock, as
+    :func:`dealer.shell.unit_of_work.lock_game` is."""
     for _ in range(2):  # the second time only after waiting (see above)
         rows = (SENDER_LOCKING_GAMES.rows(connection, {"key": keys[0]}) if len(keys) == 1 else
                 SENDERS_LOCKING_GAMES.rows(connection, {"keys": list(keys)}))
@@ -223,13 +193,8 @@ def games_on_channel(session: Session, channel: str) -> list[Row[Any]]:
 
 
 def game_of_target(session: Session, source: str, target: str) -> str | None:
-    """The game an edit, deletion or reaction goes to: that of the message it targets.
-
-    ``target`` is first read as a player's message (its inbox id from the same source: the
-    game it was applied to), then as one of dealer's posts (the outbox post's ``id``, as
-    the directory publisher writes it: the game that posted it). None when neither knows a
-    game.
-    """
+    """The game an edit, deletion or reaction goes to: a player's message's (same source), else
+    one of dealer's posts' (its outbox id); None when neither knows one."""
     game_id = session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).scalar()
     if game_id is not None:
         return game_id
@@ -242,10 +207,7 @@ def game_of_target(session: Session, source: str, target: str) -> str | None:
 
 
 def post_ref(session: Session, source: str, target: str) -> str | None:
-    """The name the rules gave the post ``target`` (a reaction's target), when the target is
-    one of dealer's posts and not a player's message; else None. A post is found by its
-    platform id (a Discord message id, of the post or any of its parts) or by its outbox id,
-    in the order :func:`game_of_target` reads them."""
+    """The name the rules gave the post a reaction targets (by platform or outbox id); else None."""
     if session.execute(_GAME_OF_MESSAGE, {"source": source, "external_id": target}).first():
         return None  # a player's message of that id comes first (game_of_target)
     found = session.execute(_REF_OF_PLATFORM_POST, {"external_id": target}).first()
@@ -259,8 +221,7 @@ def post_ref(session: Session, source: str, target: str) -> str | None:
 def first_messages(
     session: Session, game_id: str, since: datetime, until: datetime
 ) -> dict[str, datetime]:
-    """Each sender's first text message to game ``game_id`` or one of its matches, sent
-    from ``since`` to ``until`` (both included): ``{sender: sent_at}``."""
+    """Each sender's first text message to the game or its matches in [``since``, ``until``]."""
     rows = session.execute(_FIRST_MESSAGES, {"game_id": game_id, "since": since, "until": until})
     found = {sender: as_utc(first) for sender, first in rows}
     # A platform stores its sender as the account (``discord:ID``): the rules know players
@@ -278,8 +239,7 @@ def first_messages(
 
 
 def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str, str]:
-    """``platform:id`` -> the name of the player its messages are from, for those that are
-    a player's (:func:`~dealer.store.queries.platforms.player_of_sender`)."""
+    """``platform:id`` -> the name of the player its messages are from, for a player's."""
     wanted = [tuple(a.split(":", 1)) for a in accounts]
     rows = session.execute(
         select(Account.platform, Account.account_id, Player.name)
@@ -316,8 +276,7 @@ _GAME_START = (
 
 
 def game_began(session: Session, game_id: str, created_at: datetime) -> datetime:
-    """When a game's own time begins: its creation, or the start it was given when that
-    is earlier (``dealer game new --start`` may date a game back)."""
+    """When a game's own time begins: its creation, or an earlier start it was given."""
     data = session.execute(_GAME_START, {"game_id": game_id}).scalar()
     start = data.get("start") if isinstance(data, dict) else None
     return min(created_at, parse_time(start)) if isinstance(start, str) else created_at

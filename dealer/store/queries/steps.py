@@ -1,6 +1,5 @@
-"""What a step reads and writes: its game's row, locked, with everything read beside it
-in the same statement (:data:`LOCK_GAME`), then its new state, seeds, draws, events,
-deadlines and ledger changes."""
+"""What a step reads and writes: its game's row locked with all it reads beside it
+(:data:`LOCK_GAME`), then its state, seeds, draws, events, deadlines and ledger changes."""
 
 from __future__ import annotations
 
@@ -49,9 +48,7 @@ CURRENCIES = ("chips", "vertebrae")
 _CURRENCY_NAMES = [sql_text(item) for item in CURRENCIES]
 _NEAR_SCOPES = (func.coalesce(_games.c.parent_id.concat(sql_text("/")), sql_text("")),
                 _games.c.id.concat(sql_text("/")))
-"""The prefixes of the accounts a step of a game most likely reads (see
-:data:`LOCK_GAME`): its parent's scope, or the global one for a game with no parent, and
-its own scope (a Hall cycle's)."""
+"""The account prefixes a step most likely reads: its parent's (else global) scope and its own."""
 
 
 _member_holdings = _holdings.alias("member_holdings")
@@ -82,8 +79,7 @@ _OWN_BALANCES = (
 _seen = _games.alias("seen")
 
 _LOCKED_COLUMNS = [column for column in _games.c if column.key not in ("state", "settings")]
-"""What a step reads of its game's row: every column but the settings (they are in the
-state too) and the state, which it reads as text (:data:`LOCK_GAME`)."""
+"""The game's columns a step reads: all but the settings (in the state too); the state as text."""
 
 LOCKED_GAMES = (
     select(
@@ -108,54 +104,32 @@ LOCKED_GAMES = (
     )))
     .with_for_update(of=_games)
 )
-""":data:`LOCK_GAME` before it chooses its games: add the condition that does
-(:func:`lock_games`; routing's :data:`~dealer.store.queries.routing.SENDERS_LOCKING_GAMES`)."""
+""":data:`LOCK_GAME` before it chooses its games."""
 
 _LOCK_GAME = LOCKED_GAMES.where(_games.c.id == bindparam("id"))
 LOCK_GAME = lambda_stmt(lambda: _LOCK_GAME)
-"""The game's row, locked for the step (``id``), its ``state`` as JSON text (parsed by
-pydantic straight from the text: half the cost of ``json.loads`` and validating the
-dict), with ``paused``: whether an active
-``pause`` override holds it (the deadlines the step creates are created paused), and its
-newest epoch's ``epoch``, ``server_seed``, ``client_seeds``, ``counter`` and
-``revealed_at`` (its fair source; ``epoch`` is None if it has none), and ``pending``, its
-pending deadlines (:func:`pending_of_locked`): what every step reads of its game, in one
-statement. Beside them, the currencies of the accounts its step most likely reads
-(:func:`balances_of_locked`): those of each player in ``game_players`` and of the house,
-the void and the game's pool, in the parent's scope (the global one for a game with no
-parent) and in the game's own scope; a step whose accounts they do not cover reads its
-currencies with a statement of its own (:func:`dealer.shell.steps.ledger_snapshot`).
+"""The game's row locked for the step, with its state as JSON text (pydantic parses it at
+half the cost), its pause, its newest epoch, its pending deadlines and the currencies of
+the accounts its step most likely reads: what every step reads, in one statement.
 
-On Postgres a statement that waited for the row's lock returns the row as the transaction
-it waited for left it, but reads everything beside it (the epoch, the pause, the
-deadlines, the balances) as it stood when the statement began. ``seen_seq`` is the row's
-``next_event_seq`` as it stood then: where it differs from ``next_event_seq`` (every step
-and every admin event moves it), the rest was read from before that transaction and the
-statement is run again (:func:`dealer.shell.unit_of_work.lock_game`), now without waiting.
-
-It runs as a lambda statement: SQLAlchemy finds its compiled form by the lambda's code,
-not by hashing the statement's whole structure on every execution, as it does for a
-plain statement (a nested tuple of hundreds of elements here: about 50,000 instructions
-a step). The lambda names the statement as a global, which SQLAlchemy leaves out of the
-key."""
+On Postgres a statement that waited for the lock read all but the row as it stood before;
+``seen_seq`` differing from ``next_event_seq`` says so, and it is run again. A lambda
+statement: SQLAlchemy keys its cache on the lambda's code, not on hashing the whole
+structure (about 50,000 instructions a step)."""
 
 LockedGame = row_type("LockedGame", _LOCK_GAME)
-"""A row of :data:`LOCK_GAME` (:func:`dealer.shell.unit_of_work.lock_game` reads dozens of its
-fields a step)."""
+"""A row of :data:`LOCK_GAME`, whose fields a step reads dozens of times."""
 
 
 @lru_cache(maxsize=64)
 def lock_games(count: int) -> Select[Any]:
-    """:data:`LOCK_GAME` for ``count`` games at once (bound as ``g0``, ``g1``, ...), their
-    rows locked in the order of their ids: a group of messages reads the games of its
-    senders with one statement (:meth:`dealer.shell.unit_of_work.UnitOfWork.lock_games`)."""
+    """:data:`LOCK_GAME` for ``count`` games (``g0``, ``g1``, ...), locked in id order."""
     return (LOCKED_GAMES.where(_games.c.id.in_([bindparam(f"g{i}") for i in range(count)]))
             .order_by(_games.c.id))
 
 
 def pending_of_locked(game: LockedGame) -> list[tuple[int, str, datetime, bool, str | None]]:
-    """The pending deadlines read with a game's locked row (:data:`LOCK_GAME`): ``(id,
-    name, due_at, paused, error)`` each."""
+    """The pending deadlines read with a locked game: ``(id, name, due_at, paused, error)``."""
     return [(deadline_id, name, as_utc(datetime.fromisoformat(due_at)), bool(paused), error)
             for deadline_id, name, due_at, paused, error in game.pending or ()]
 
@@ -171,9 +145,7 @@ class LockedBalances:
 
     def covers(self, game_id: str, parent_id: str | None, scope: str | None,
                accounts: Iterable[str]) -> bool:
-        """Whether every account of ``accounts`` (in ledger ``scope``) was read: the scope
-        is the parent's (global for no parent) or the game's own, and each account is a
-        member's, the house, the void or the game's pool."""
+        """Whether every account of ``accounts`` (in ``scope``) was read with the game."""
         if scope not in (game_id, parent_id):
             return False
         mark = "" if scope is None else scope + "/"
@@ -249,12 +221,8 @@ HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).whe
 
 @lru_cache(maxsize=32)
 def currency_holdings(accounts: int) -> Select[Any]:
-    """The currencies held by ``accounts`` accounts, bound as ``a0``, ``a1``, ...
-
-    One prebuilt statement per number of accounts (a step has a handful): an ``expanding``
-    parameter would have SQLAlchemy render the statement's text again on every call. The
-    currencies too are bound one by one (the same SQL): a plain list of values is an
-    expanding parameter, expanded again on every call."""
+    """The currencies held by ``accounts`` accounts (``a0``, ``a1``, ...): one prebuilt statement
+    per count, as an expanding parameter is rendered again on every call."""
     return select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
         _holdings.c.account.in_([bindparam(f"a{i}") for i in range(accounts)]),
         _holdings.c.item.in_([bindparam(f"currency{i}", item) for i, item in enumerate(CURRENCIES)]),

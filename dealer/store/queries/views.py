@@ -1,6 +1,4 @@
-"""The reads of the read views (:mod:`dealer.views`) and of the status page: games,
-their histories, seeds and deadlines, the listings of the inbox and the outbox. A list
-view reads a fixed number of queries, never one per row."""
+"""The reads of the read views and the status page; a list reads a fixed number of queries."""
 
 from __future__ import annotations
 
@@ -138,8 +136,7 @@ def epoch_draws(session: Session, game_id: str, epoch: int) -> list[Draw]:
 # -- the status page -----------------------------------------------------------------------
 
 def child_games(session: Session, parent_id: str) -> Sequence[Row[Any]]:
-    """``id, kind, status, created_at`` of the games opened inside ``parent_id`` (its
-    Exoptosis matches), oldest first."""
+    """The games opened inside ``parent_id`` (its matches), oldest first."""
     return session.execute(
         select(_games.c.id, _games.c.kind, _games.c.status, _games.c.created_at)
         .where(_games.c.parent_id == parent_id).order_by(_games.c.created_at, _games.c.id)
@@ -169,8 +166,7 @@ def events_of_types(session: Session, game_ids: list[str], types: Sequence[str])
 def events_newest_first(
     session: Session, game_ids: list[str], types: Sequence[str], batch: int = 1000
 ) -> Iterator[Row[Any]]:
-    """``game_id, seq, at, type, data`` of the events of the types named in the games named,
-    newest first, read ``batch`` rows at a time (the caller may stop early)."""
+    """The events of these types in these games, newest first, ``batch`` rows at a time."""
     if not game_ids:
         return
     query = (
@@ -199,8 +195,7 @@ def revealed_seeds(session: Session, game_id: str) -> list[Seed]:
 
 
 def change_mark(session: Session) -> str:
-    """A short text that changes whenever any game's state, history or deadlines change
-    (the status page polls it): the latest update and the total of event counters."""
+    """A short text that changes whenever any game changes (the status page polls it)."""
     row = session.execute(
         select(func.max(_games.c.updated_at), func.sum(_games.c.next_event_seq), func.count())
         .select_from(_games)
