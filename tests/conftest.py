@@ -140,7 +140,7 @@ def _migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("template") / "dealer.db"
     engine = make_engine(f"sqlite:///{path}")
     migrate(engine)
-    assert head_revision(engine)
+    assert head_revision()
     engine.dispose()
     return path
 

@@ -68,3 +68,31 @@ def test_players_of_an_older_store_get_their_look_alike_keys(empty_database_url:
         assert {k for k, in connection.execute(text("SELECT key FROM player_look_alikes WHERE player = 'carol'"))} \
             == look_alike_keys("Carol")
     engine.dispose()
+
+
+def test_the_schema_check_reads_the_revisions_as_alembic_does(empty_database_url: str) -> None:
+    """The daemon's start checks the schema without loading Alembic (dealer.store.db
+    reads the migration files and the version table itself): both answers agree with
+    Alembic's own, at an empty store, an older revision and the newest."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from dealer.store.db import alembic_config, current_revision, head_revision
+
+    engine = make_engine(empty_database_url)
+    config = alembic_config(engine)
+    assert head_revision() == ScriptDirectory.from_config(config).get_current_head()
+
+    def alembic_current() -> str | None:
+        with engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+
+    assert current_revision(engine) is None and alembic_current() is None
+    command.upgrade(config, "0011")
+    assert current_revision(engine) == alembic_current() == "0011"
+    with pytest.raises(SchemaOutOfDate, match="has schema revision 0011"):
+        check_schema(engine)
+    migrate(engine)
+    assert current_revision(engine) == alembic_current() == head_revision()
+    check_schema(engine)
+    engine.dispose()
