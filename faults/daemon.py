@@ -21,7 +21,13 @@ publisher writes is also recorded as one line ``PID POST-ID KEY`` appended to FI
 place, and ``PID - committed`` once a delivery transaction (a batch of posts marked
 delivered) has committed. The directory outbox itself cannot show a post sent twice (a
 re-send rewrites the same file); the send log does, and says which process sent it and
-whether its batch was committed.
+whether its batch was committed. With ``FAULTRUN_PASS_LOG=FILE``, the life's pid is
+appended to FILE after each turn of its loop (a pass over, its timer set): the lives that
+completed a pass.
+
+With ``"exec": true`` in the request, the child does not run dealer in the forked image:
+it execs this script anew (``--life LOG``), which imports dealer as ``dealer run`` does under
+a supervisor, and then runs the life the same way. A crash loop's lives so pay their start.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import apscheduler.schedulers.background  # noqa: F401  (what `dealer run` impor
 import apscheduler.triggers.date  # noqa: F401
 
 import dealer.cli
+import dealer.shell.timers
 import dealer.games.hall  # noqa: F401  (what the first step imports: every built-in ruleset)
 import dealer.games.races  # noqa: F401
 import dealer.games.roulette  # noqa: F401
@@ -70,6 +77,18 @@ def record_sends(path: str) -> None:
     dealer.shell.delivery.fault = fault_and_record  # type: ignore[assignment]
 
 
+def record_passes(path: str) -> None:
+    """Append this process's pid to ``path`` after each turn of the daemon's loop."""
+    log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    one_turn = dealer.shell.timers.one_turn
+
+    def turn_and_record(*args, **kwargs):  # type: ignore[no-untyped-def]
+        one_turn(*args, **kwargs)
+        os.write(log, f"{os.getpid()}\n".encode())
+
+    dealer.shell.timers.one_turn = turn_and_record  # type: ignore[assignment]
+
+
 def life(env: dict[str, str], log: str) -> int:
     """In the child: become the daemon; return its exit code."""
     quiet = os.open(os.devnull, os.O_RDONLY)
@@ -82,6 +101,8 @@ def life(env: dict[str, str], log: str) -> int:
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID`: where is this life now
     if env.get("FAULTRUN_SEND_LOG"):
         record_sends(env["FAULTRUN_SEND_LOG"])
+    if env.get("FAULTRUN_PASS_LOG"):
+        record_passes(env["FAULTRUN_PASS_LOG"])
     try:
         dealer.cli.main(["run"], prog_name="dealer")
         return 0
@@ -123,9 +144,14 @@ def serve() -> None:
             request = json.loads(line)
             pid = os.fork()
             if pid == 0:
+                if request.get("exec"):
+                    os.execve(sys.executable, [sys.executable, __file__, "--life", request["log"]],
+                              request["env"])
                 os._exit(life(request["env"], request["log"]))
             os.write(1, f"spawned {pid}\n".encode())
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--life"]:  # a life exec'd by the server: its environment is set
+        os._exit(life(dict(os.environ), sys.argv[2]))
     serve()

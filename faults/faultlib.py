@@ -96,7 +96,12 @@ class Attack:
     random_share: float = 0.5
     """Share of the lives killed at a random moment (the others at a named point)."""
     longest_random_life: float = 1.0
-    """A life killed at random lives up to this many seconds (uniformly)."""
+    """A life killed at random lives up to this many seconds (uniformly) ..."""
+    shortest_random_life: float = 0.0
+    """... and at least this many."""
+    exec_lives: bool = False
+    """Each life a new program (``exec``: it imports dealer, as under a supervisor) rather
+    than a fork of the fork server, which imported dealer once."""
     named_life_limit: float = 2.5
     """A life planned for a named point that has not reached it by then is killed anyway."""
     disconnect_every: float | None = None
@@ -153,6 +158,10 @@ class Figures:
     rounds_resolved: int = 0
     games_finished: int = 0
     deadlocks: int = 0
+    killed_with_pass: int = 0
+    """Lives killed during the attack that had completed at least one pass."""
+    killed_passes: int = 0
+    """Passes completed by the lives killed during the attack."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -172,6 +181,8 @@ class Figures:
             f"duration: {self.duration:.1f} s; daemon lives: {self.lives}",
             f"kills: {self.kills} (named {sum(self.kills_named.values())}, random {self.kills_random})",
             f"  named: {named or 'none'}",
+            f"killed lives that completed a pass: {self.killed_with_pass} of {self.kills} "
+            f"({self.killed_passes} passes in all)",
             f"exits on their own: {self.exits}" + (f" ({reasons})" if reasons else ""),
             f"forced disconnects: {self.disconnects}",
             f"messages: {self.messages} ({outcomes or 'none stored'})",
@@ -307,8 +318,9 @@ class Disconnector(threading.Thread):
 class ForkServer:
     """``faults/daemon.py``: forks the daemon's lives and tells how each ended."""
 
-    def __init__(self) -> None:
+    def __init__(self, exec_lives: bool = False) -> None:
         env = {key: value for key, value in os.environ.items() if not key.startswith("DEALER_")}
+        self.exec_lives = exec_lives
         self.process = subprocess.Popen(
             [sys.executable, str(LAUNCHER)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         )
@@ -333,7 +345,8 @@ class ForkServer:
         """Start a life; return its pid."""
         assert self.process.stdin is not None
         with self.changed:
-            self.process.stdin.write(json.dumps({"env": env, "log": str(log)}).encode() + b"\n")
+            request = {"env": env, "log": str(log), "exec": self.exec_lives}
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
             self.process.stdin.flush()
             if not self.changed.wait_for(lambda: self.spawned, timeout=30):
                 raise RuntimeError("the fork server does not answer")
@@ -399,7 +412,8 @@ class Replica:
                       f"{len(self.lives) + 1}, plan {plan} ===\n")
         life = Life(self.index, self.server.spawn(env, self.log), plan)
         if plan == "random":
-            life.kill_at = time.monotonic() + self.rng.uniform(0.0, self.attack.longest_random_life)
+            life.kill_at = time.monotonic() + self.rng.uniform(
+                self.attack.shortest_random_life, self.attack.longest_random_life)
         elif plan != "clean":
             life.kill_at = time.monotonic() + self.attack.named_life_limit
         self.current = life
@@ -499,13 +513,14 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
                       backend=make_url(attack.database_url).get_backend_name())
     # Enough rounds for the games to outlast the attack: a random life lasts half the
     # longest on average, a named one about half its limit.
-    mean_life = (attack.random_share * attack.longest_random_life / 2
+    mean_life = (attack.random_share * (attack.shortest_random_life + attack.longest_random_life) / 2
                  + (1 - attack.random_share) * attack.named_life_limit / 2)
     expected = attack.kills / attack.replicas * (mean_life + 0.1) + 10
     rounds = attack.rounds or max(2, min(100, math.ceil(expected / attack.round_length)))
     table = set_up(engine, attack, rounds)
     send_log = root / "sends.log"
-    server = ForkServer()
+    pass_log = root / "passes.log"
+    server = ForkServer(exec_lives=attack.exec_lives)
     replicas = []
     for index in range(attack.replicas):
         home = root / f"replica-{index}"
@@ -521,7 +536,14 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
             "DEALER_DEADLINE_OVERRIDES": "",
             "PGAPPNAME": APPLICATION,
             "FAULTRUN_SEND_LOG": str(send_log),
+            "FAULTRUN_PASS_LOG": str(pass_log),
         })
+        if attack.exec_lives:
+            # An installed dealer has its modules compiled (pip writes the .pyc files): so
+            # do the exec'd lives, into a folder of the run's, even where the environment
+            # says not to.
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
         replicas.append(Replica(index, attack, env, root / f"replica-{index}.log", server,
                                 random.Random(rng.random())))
     feeder = Feeder(inbox, table, attack.message_rate, rng.randrange(2**32))
@@ -569,12 +591,22 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
     figures.duration = time.monotonic() - began
     lives = [life for replica in replicas for life in replica.lives]
     figures.lives = len(lives)
+    _count_passes(pass_log, lives, figures)
     for replica in replicas:
         figures.exit_reasons.update(_exit_reasons(replica.log, replica.lives))
         figures.deadlocks += _count(replica.log, "deadlock detected")
     audit(engine, root, feeder.written, table, lives, settled, figures)
     engine.dispose()
     return figures
+
+
+def _count_passes(pass_log: Path, lives: list[Life], figures: Figures) -> None:
+    """How many lives killed during the attack completed a pass, and how many passes they
+    completed (``faults/daemon.py`` writes a life's pid to ``pass_log`` after each)."""
+    passes = Counter(pass_log.read_text(encoding="utf-8").split()) if pass_log.exists() else Counter()
+    killed = [str(life.pid) for life in lives if life.end in ("named", "random")]
+    figures.killed_with_pass = sum(1 for pid in killed if passes[pid])
+    figures.killed_passes = sum(passes[pid] for pid in killed)
 
 
 def _count(log: Path, needle: str) -> int:

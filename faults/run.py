@@ -4,6 +4,8 @@
     .venv/bin/python faults/run.py --kills 60                        # a quick run
     .venv/bin/python faults/run.py --replicas 2 \\
         --database-url postgresql://postgres@127.0.0.1:5432/dealer_faults   # two replicas
+    .venv/bin/python faults/run.py --kills 150 --kill-after 0.1-1.5 --exec \
+        --disconnect-every 0 --database-url postgresql://...       # a crash loop
 
 What a run does and checks: ``faults/faultlib.py``; how to read the figures:
 docs/OPERATING.md ("Fault-injection run"). The figures go to stdout, progress to stderr;
@@ -49,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
                         "then is killed anyway (default 5 s)")
     parser.add_argument("--random-share", type=float, default=0.5,
                         help="share of lives killed at random rather than at a named point")
+    parser.add_argument("--kill-after", metavar="LOW-HIGH",
+                        help="a crash loop: every life killed at random, LOW to HIGH seconds "
+                        "after its start (sets --random-share 1)")
+    parser.add_argument("--exec", action="store_true",
+                        help="each life a new program that imports dealer (as a supervisor "
+                        "starts it), not a fork of a process that imported it once")
     parser.add_argument("--disconnect-every", type=float, default=2.0,
                         help="Postgres: cut the daemons' connections about this often, in s "
                         "(default 2; 0: never)")
@@ -57,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="the harness's seed (default: drawn)")
     parser.add_argument("--keep", action="store_true", help="keep the files and the schema")
     args = parser.parse_args(argv)
+    shortest = 0.0
+    if args.kill_after:
+        try:
+            low, high = (float(part) for part in args.kill_after.split("-"))
+        except ValueError:
+            parser.error("--kill-after takes LOW-HIGH, in seconds (0.1-1.5)")
+        shortest, args.longest_random_life, args.random_share = low, high, 1.0
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
 
     root = Path(tempfile.mkdtemp(prefix="dealer-faults-"))
@@ -80,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             database_url=url, root=root, kills=args.kills, replicas=args.replicas,
             games=args.games, round_length=args.round_length, message_rate=args.rate,
             random_share=args.random_share, longest_random_life=args.longest_random_life,
+            shortest_random_life=shortest, exec_lives=args.exec,
             named_life_limit=args.named_life_limit, drain_limit=args.drain_limit,
             disconnect_every=args.disconnect_every or None, seed=seed,
         )
