@@ -88,9 +88,11 @@ def deliver(
     unrecorded: dict[str, str | None] | None = None,
     park_after: timedelta = timedelta(0),
     batches: int | None = None,
+    first_batch: int | None = None,
 ) -> int:
     """Send every post due at ``now`` until none is left or ``stopping()``; return how many
-    were delivered (``report`` counts the rest; ``batches`` caps the batches sent)."""
+    were delivered (``report`` counts the rest; ``batches`` caps the batches sent; with
+    ``first_batch`` the first holds that many posts, each next one twice as many)."""
     if unrecorded is None:
         unrecorded = {}
     done = 0
@@ -98,9 +100,10 @@ def deliver(
         if batches is not None and done >= batches:
             report.more = True
             break
+        size = DELIVERY_BATCH if first_batch is None else min(DELIVERY_BATCH, first_batch << min(done, 16))
         done += 1
         with engine.begin() as connection:
-            claim = Q.claim_posts(connection, now, DELIVERY_BATCH)
+            claim = Q.claim_posts(connection, now, size)
             rows = claim.posts
             if not rows:
                 return report.delivered

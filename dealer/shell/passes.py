@@ -57,6 +57,10 @@ MESSAGE_GROUP = 50
 """Messages applied in one transaction by :func:`process_messages`."""
 DEADLINE_GROUP = 50
 """Due deadlines fired in one transaction by :func:`fire_deadlines`."""
+FIRST_GROUP = 5
+"""In ``dealer run``, the size of a daemon's first group of messages or deadlines and of
+its first delivery batch after its start; each next one is twice the last, up to the full
+size: 5, 10, 20, 40, 50 (:func:`grown`)."""
 OVERRIDES_RECHECK = 60.0
 """Seconds during which overrides read unchanged are not applied to the store again."""
 PARKED_RECHECK = 60.0
@@ -93,7 +97,11 @@ class Dealer:
         self.clock = clock
         self.wake = threading.Event()
         self.stopping = False
-        self.reload_requested = True
+        self.reload_requested = False
+        """SIGHUP asks for the settings to be read again (they were just read: not at start)."""
+        self.bounded_groups = 0
+        """Groups (and delivery batches) this daemon's bounded passes have had room for: the
+        first ones of a life are small (:data:`FIRST_GROUP`)."""
         self.override_error: str | None = None
         """The overrides' error last reported (one is reported once, not every pass)."""
         self.overrides_in_store: tuple[list[OverrideSpec], float] | None = None
@@ -115,9 +123,11 @@ class Dealer:
 
         With ``groups`` the pass is bounded (``dealer run``'s): at most that many groups of
         messages or deadlines, then at most that many delivery batches, each committed as
-        it goes; ``report.more`` says work is left for the next pass. A daemon killed soon
-        after each start (a crash loop) so still completes passes and advances on every
-        front, posts included. Without it (``--once``, tests) the pass does everything due.
+        it goes; ``report.more`` says work is left for the next pass. The first groups and
+        batches of the daemon's life are small and grow (:data:`FIRST_GROUP`: 5, 10, 20,
+        40, then full). A daemon killed soon after each start (a crash loop) so commits
+        early, completes passes and advances on every front, posts included. Without it
+        (``--once``, tests) the pass does everything due, in full groups.
         """
         now = now or self.clock()
         started = time.monotonic()
@@ -135,10 +145,13 @@ class Dealer:
             self.acknowledge(unflushed, flushed=False)
             unflushed.clear()
         applied = report.messages + report.deadlines
-        self.process_due(now, report, groups)
+        first = None if groups is None else grown(FIRST_GROUP, self.bounded_groups, MESSAGE_GROUP)
+        self.process_due(now, report, groups, first)
         if unflushed:
             self.acknowledge(unflushed, flushed=report.messages + report.deadlines > applied)
-        self.deliver(report, batches=groups)
+        self.deliver(report, batches=groups, first_batch=first)
+        if groups is not None:
+            self.bounded_groups += groups
         METRICS.pass_took(time.monotonic() - started)
         return report
 
@@ -196,14 +209,16 @@ class Dealer:
         for handle in handles:
             ingest.acknowledge(self.inbox, handle)
 
-    def process_due(self, now: datetime, report: PassReport | None = None, groups: int | None = None) -> None:
+    def process_due(self, now: datetime, report: PassReport | None = None, groups: int | None = None,
+                    first: int | None = None) -> None:
         """Process stored messages and due deadlines, earliest first (:func:`process_due`)."""
-        process_due(self, now, report, groups)
+        process_due(self, now, report, groups, first)
 
-    def deliver(self, report: PassReport | None = None, batches: int | None = None) -> int:
+    def deliver(self, report: PassReport | None = None, batches: int | None = None,
+                first_batch: int | None = None) -> int:
         """Send queued posts in order (:func:`dealer.shell.delivery.deliver`; at most
-        ``batches`` batches), then count the parked posts: logged when the count changes,
-        exposed as a metric."""
+        ``batches`` batches, the first of ``first_batch`` posts), then count the parked
+        posts: logged when the count changes, exposed as a metric."""
         report = report or PassReport()
         now = report.now or self.clock()
         if self.parked_seen:  # parked posts due again are retried on their own
@@ -214,6 +229,7 @@ class Dealer:
             now=now, clock=self.clock, stopping=lambda: self.stopping,
             unrecorded=self.unrecorded_sends,
             park_after=timedelta(hours=self.settings.publish_park_after), batches=batches,
+            first_batch=first_batch,
         )
         if not (report.failed or self.parked_seen
                 or time.monotonic() - self.parked_checked >= PARKED_RECHECK):
@@ -256,10 +272,18 @@ class Dealer:
 # -- messages and deadlines, in time order ---------------------------------------------------
 
 
+def grown(first: int, done: int, full: int) -> int:
+    """The size of a group after ``done`` others, the first of ``first``, each twice the
+    last, at most ``full``."""
+    return min(full, first << min(done, 16))
+
+
 def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None,
-                groups: int | None = None) -> None:
+                groups: int | None = None, first: int | None = None) -> None:
     """Process stored messages and due deadlines, earliest first, until none is left (or,
-    with ``groups``, that many groups are done: ``report.more``).
+    with ``groups``, that many groups are done: ``report.more``). With ``first`` the first
+    group holds at most that many, each next one twice as many, up to the full group
+    (:func:`grown`).
 
     A message sent at or before a deadline is handled before it. Messages are read in
     batches, due deadlines too, both with one statement; both are read again after each
@@ -270,22 +294,23 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None,
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
     done = 0
     while not dealer.stopping:
-        if groups is not None and done >= groups:
-            report.more = True  # each group is committed: the next pass goes on from here
-            return
-        done += 1
         with dealer.reader.connect() as connection:
             found = Q.due_now(connection, now, skipped_messages, skipped_deadlines,
                               MESSAGE_BATCH, DEADLINE_GROUP)
         messages, deadlines = found.messages, found.deadlines
         if not messages and not deadlines:
             return
+        if groups is not None and done >= groups:
+            report.more = True  # each group is committed: the next pass goes on from here
+            return
+        size = MESSAGE_GROUP if first is None else grown(first, done, MESSAGE_GROUP)
+        done += 1
         if deadlines and (not messages or deadlines[0][1] < messages[0][1]):
-            group = deadline_group(deadlines, messages[0][1] if messages else None)
+            group = deadline_group(deadlines[:size], messages[0][1] if messages else None)
             skipped_deadlines |= fire_deadlines(dealer, group, report)
             continue
         due = [m for m in messages if not deadlines or m[1] <= deadlines[0][1]]
-        group = due[:MESSAGE_GROUP]
+        group = due[:size]
         settled = process_messages(dealer, group, now, skipped_messages, skipped_deadlines, report)
         if settled and not deadlines and len(group) == len(messages) < MESSAGE_BATCH:
             # Every pending message was in the group and none moved a deadline, with none

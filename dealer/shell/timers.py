@@ -94,10 +94,38 @@ def keep_trying(
         return result
 
 
+class Timers:
+    """APScheduler's scheduler, its thread started when the first timer is set: after the
+    first pass that leaves no work behind, never before the first commit of a daemon's life
+    (which a crash-looping daemon would pay for in every life). What :func:`sync_timers`
+    asks of a scheduler."""
+
+    def __init__(self) -> None:
+        self.scheduler: Any = None
+
+    def get_job(self, ident: str) -> Any:
+        return None if self.scheduler is None else self.scheduler.get_job(ident)
+
+    def add_job(self, *args: Any, **kwargs: Any) -> Any:
+        if self.scheduler is None:
+            from apscheduler.schedulers.background import BackgroundScheduler
+
+            self.scheduler = BackgroundScheduler(
+                timezone=timezone.utc,
+                # Never drop a timer missed while the process was busy or asleep:
+                # APScheduler's default grace of 1 s would silently skip it.
+                job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
+            )
+            self.scheduler.start()
+        return self.scheduler.add_job(*args, **kwargs)
+
+    def shutdown(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=False)
+
+
 def run_forever(dealer: Dealer) -> None:
     """Run passes until SIGTERM/SIGINT; SIGHUP re-reads the overrides."""
-    from apscheduler.schedulers.background import BackgroundScheduler
-
     install_signals(dealer)
     try:
         keep_trying(dealer, dealer.check)
@@ -106,18 +134,12 @@ def run_forever(dealer: Dealer) -> None:
             log.info("dealer stopped before the store could be reached")
             return
         raise
-    scheduler = BackgroundScheduler(
-        timezone=timezone.utc,
-        # Never drop a timer missed while the process was busy or asleep: APScheduler's
-        # default grace of 1 s would silently skip it.
-        job_defaults={"misfire_grace_time": None, "coalesce": True, "max_instances": 1},
-    )
-    scheduler.start()
+    timers = Timers()
     log.info("dealer running; store %s", dealer.engine.url.render_as_string(hide_password=True))
     try:
         while not dealer.stopping:
             try:
-                keep_trying(dealer, lambda: one_turn(dealer, scheduler), any_error=True)
+                keep_trying(dealer, lambda: one_turn(dealer, timers), any_error=True)
             except Exception:
                 if dealer.stopping:
                     break
@@ -125,7 +147,7 @@ def run_forever(dealer: Dealer) -> None:
             dealer.wake.wait(timeout=dealer.settings.poll_interval)
             dealer.wake.clear()
     finally:
-        scheduler.shutdown(wait=False)
+        timers.shutdown()
         log.info("dealer stopped")
 
 
@@ -138,13 +160,16 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
     # while work is left: each is short, so a daemon that keeps being killed soon after
     # its start still completes passes and delivers.
     report = dealer.run_pass(groups=PASS_GROUPS)
-    if report.more:
-        dealer.wake.set()
     if not report.ok:
         log.error("pass: %s", report.line())
     elif report.ingested or report.deadlines or report.delivered or report.overrides:
         log.info("pass: %s", report.line())
-    sync_timers(scheduler, dealer.reader, dealer.wake, after=report.now)
+    if report.more:
+        # The next pass runs at once and takes every deadline due by then: no timer is
+        # needed (nor read) until the work is done.
+        dealer.wake.set()
+    else:
+        sync_timers(scheduler, dealer.reader, dealer.wake, after=report.now)
     fault("after-timers")
 
 

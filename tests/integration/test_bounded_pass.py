@@ -5,8 +5,11 @@ completed one pass in 150 lives on Postgres: a pass ran every due message and de
 the backlog before it delivered anything, so no life reached its end and no post went out
 until the attack stopped. ``dealer run``'s pass now does at most ``PASS_GROUPS`` groups of
 messages or deadlines, then as many delivery batches, and the loop runs the next pass at
-once while work is left. Here each "life" is a fresh daemon on the same store that runs
-one bounded pass and is then abandoned, as a killed process would be.
+once while work is left. A daemon's first groups (and delivery batches) are small and
+grow (5, 10, 20, 40, then 50), and its scheduler's thread is started only once a pass
+leaves no work behind, so that its first commit comes early. Here each "life" is a fresh
+daemon on the same store that runs one bounded pass and is then abandoned, as a killed
+process would be.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from datetime import datetime, timedelta, timezone
 from sqlalchemy import func, select
 
 from dealer.shell.admin import add_player, create_game
-from dealer.shell.passes import MESSAGE_GROUP, Dealer
-from dealer.shell.timers import PASS_GROUPS, one_turn
+from dealer.shell.passes import FIRST_GROUP, Dealer
+from dealer.shell.timers import PASS_GROUPS, Timers, one_turn
 from dealer.store.models import Inbound, Post
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -48,14 +51,15 @@ def test_each_life_of_a_crash_loop_completes_a_bounded_pass_and_advances(harness
         report = life.run_pass(T0 + timedelta(minutes=1), groups=PASS_GROUPS)
         pending, delivered = counts(life)
         life.dispose()
-        # Each life's pass ends; what it did is committed, and posts go out in every life.
-        assert report.messages <= PASS_GROUPS * MESSAGE_GROUP
+        # Each life's pass ends, after its first two groups (5 and 10 messages); what it did
+        # is committed, and posts go out in every life.
+        assert report.messages <= FIRST_GROUP + 2 * FIRST_GROUP
         assert delivered > delivered_before or not report.more
         delivered_before = delivered
         if not report.more:
             break
-        assert lives < 20, "the backlog does not drain"
-    assert pending == 0 and lives >= BACKLOG // (PASS_GROUPS * MESSAGE_GROUP)
+        assert lives < 30, "the backlog does not drain"
+    assert pending == 0 and lives >= BACKLOG // (FIRST_GROUP + 2 * FIRST_GROUP)
     # Every message applied once: the tally is the backlog.
     from dealer.views import game_view
 
@@ -104,3 +108,71 @@ def test_the_loop_runs_the_next_pass_at_once_while_work_is_left(harness) -> None
             break
         assert turns < 20
     assert turns > 1 and counts(dealer)[0] == 0
+
+
+def test_a_daemons_first_groups_are_small_and_grow(harness) -> None:  # type: ignore[no-untyped-def]
+    with harness.session() as session:
+        add_player(session, "alice", T0)
+        add_player(session, "bob", T0)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
+    for number in range(BACKLOG):
+        harness.send("alice" if number % 2 else "bob", "add 1", T0 + timedelta(seconds=1), game="t1")
+    life = Dealer(harness.settings)
+    applied, delivered = [], []
+    while True:
+        report = life.run_pass(T0 + timedelta(minutes=1), groups=PASS_GROUPS)
+        applied.append(report.messages)
+        delivered.append(report.delivered)
+        if not report.more:
+            break
+    life.dispose()
+    # Groups of 5 and 10, then 20 and 40, then full groups of 50; the delivery batches of
+    # each pass as large as its groups (each message queues one reply; the opening post
+    # of the game goes first).
+    assert applied == [15, 60, 100, 100, 25]
+    assert delivered == [15, 60, 100, 100, 26]
+    assert sum(delivered) == counts(harness.dealer)[1]
+    assert counts(harness.dealer)[0] == 0
+
+
+def test_a_daemons_first_deadline_groups_are_small_too(harness) -> None:  # type: ignore[no-untyped-def]
+    with harness.session() as session:
+        add_player(session, "alice", T0)
+        add_player(session, "bob", T0)
+        for number in range(40):
+            create_game(session, "tally", f"t{number}", T0, players=["alice", "bob"],
+                        settings={"length": "1h"})
+    life = Dealer(harness.settings)
+    fired = []
+    while True:
+        report = life.run_pass(T0 + timedelta(hours=2), groups=PASS_GROUPS)
+        fired.append(report.deadlines)
+        if not report.more:
+            break
+    life.dispose()
+    assert fired[:2] == [5 + 10, 20 + 5] and sum(fired) == 40
+    # A pass without a bound (`dealer run --once`) fires in full groups from the start.
+    harness.send("alice", "add 1", T0 + timedelta(hours=2), game="t0")
+    assert harness.run(T0 + timedelta(hours=3)).more is False
+
+
+def test_the_timers_thread_is_started_only_once_a_pass_leaves_no_work(harness) -> None:  # type: ignore[no-untyped-def]
+    with harness.session() as session:
+        add_player(session, "alice", T0)
+        add_player(session, "bob", T0)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
+    for number in range(40):
+        harness.send("alice", "add 1", T0 + timedelta(seconds=1), game="t1")
+    dealer = harness.dealer
+    dealer.clock = lambda: T0 + timedelta(minutes=1)
+    timers = Timers()
+    try:
+        one_turn(dealer, timers)  # 5 + 10 messages: work is left, no timer is read or set
+        assert timers.scheduler is None and dealer.wake.is_set()
+        dealer.wake.clear()
+        one_turn(dealer, timers)  # the other 25: the close of t1 gets its timer
+        assert not dealer.wake.is_set() and counts(dealer)[0] == 0
+        # (The close is due in the past of the real clock: the timer wakes the loop at once.)
+        assert timers.scheduler is not None and timers.scheduler.running
+    finally:
+        timers.shutdown()
