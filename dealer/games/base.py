@@ -307,6 +307,14 @@ class Rules(ABC):
     open_to_all: ClassVar[bool] = False
     """True when a player not yet in the game may send it commands (join, sit, bet)."""
 
+    def settings_of(self, settings: GameSettings | dict[str, Any] | None) -> Any:
+        """This ruleset's settings from its model, another settings model or a mapping."""
+        if isinstance(settings, self.Settings):
+            return settings
+        if isinstance(settings, BaseModel):
+            settings = settings.model_dump()
+        return self.Settings.model_validate(settings or {})
+
     @abstractmethod
     def start(
         self, ctx: Context, players: list[str], settings: GameSettings, start: datetime

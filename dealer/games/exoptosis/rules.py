@@ -38,8 +38,7 @@ class Exoptosis(Rules):
             raise Rejected("a player is listed twice", rule="GH-10")
         if len(players) < 2:
             raise Rejected("a match needs at least 2 participants", rule="GH-10")
-        match_settings = settings if isinstance(settings, ExoptosisSettings) \
-            else ExoptosisSettings.model_validate(settings or {})
+        match_settings = self.settings_of(settings)
         state = ExoptosisState(settings=match_settings, seats=[Seat(name=p) for p in players])
         closes = start + match_settings.setup_window
         ctx.set_deadline("setup", closes)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
-from pydantic import BaseModel
 
 from dealer.clock import format_utc
 from dealer.games import register
@@ -54,7 +53,7 @@ class Hall(Rules):
         """Open a cycle; the players given are joined at the opening (``phase-1``)."""
         if len({name.casefold() for name in players}) != len(players):
             raise Rejected("a player is listed twice", rule="GH-6")
-        hall_settings = _settings(settings)
+        hall_settings = self.settings_of(settings)
         # GH-6 (interpretation): players listed at creation are joined at the opening without
         # having acted, so they are inactive in phase 2 unless they act in phase 1.
         state = HallState(settings=hall_settings, opens_at=start, judge=hall_settings.judge,
@@ -230,12 +229,3 @@ class Hall(Rules):
             governance.lapse(ctx, state)  # open votes lapse with the cycle
         phases.refresh_chips(ctx, state)
         fights.refresh_cards(ctx, state)
-
-
-def _settings(settings: Any) -> HallSettings:
-    """The Hall's settings from whatever the shell passes (the model, a dict, or nothing)."""
-    if isinstance(settings, HallSettings):
-        return settings
-    if isinstance(settings, BaseModel):
-        return HallSettings.model_validate(settings.model_dump())
-    return HallSettings.model_validate(settings or {})

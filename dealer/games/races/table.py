@@ -69,8 +69,7 @@ class OffToTheRaces(Rules):
     ) -> RacesState:
         """Open the table at ``start`` (now or later); seat ``players`` if any are given."""
         start = as_utc(start)
-        if not isinstance(settings, RacesSettings):
-            settings = RacesSettings.model_validate(settings.model_dump())
+        settings = self.settings_of(settings)
         state = RacesState(
             settings=settings, phase="pending", opens_at=start,
             phases=[PhaseMark(phase="pending", started_at=min(ctx.now, start))],

@@ -66,7 +66,7 @@ class StationaryRoulette(Rules):
         self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
     ) -> RouletteState:
         """Create the game; it is ``pending`` until ``start`` if that lies in the future."""
-        settings = _roulette_settings(settings)
+        settings = self.settings_of(settings)
         start = as_utc(start)
         if len(players) != PLAYERS or len(set(players)) != PLAYERS:
             raise Rejected(
@@ -474,15 +474,6 @@ class StationaryRoulette(Rules):
     ) -> SealedCheck:
         """Every receipt and colour commitment, against the revealed seed (docs/FAIRNESS.md)."""
         return sealed.check_sealed(game_id, server_seed, events)
-
-
-def _roulette_settings(settings: Any) -> RouletteSettings:
-    """Accept this game's settings model, another settings model or a plain mapping."""
-    if isinstance(settings, RouletteSettings):
-        return settings
-    if isinstance(settings, dict):
-        return RouletteSettings.model_validate(settings)
-    return RouletteSettings.model_validate(settings.model_dump())
 
 
 def _half(value: float) -> float | int:
