@@ -270,6 +270,15 @@ class Context:
         self.deadline_changes[name] = None
         self.deadlines.pop(name, None)
 
+    def take_due(self, name: str) -> bool:
+        """Whether deadline ``name`` is due at this very instant; if so it is cancelled, for the
+        step to do first what it would (the shell hands a message over before a deadline of
+        its instant fires, and a phase runs from its start, inclusive)."""
+        if self.deadlines.get(name) != self.now:
+            return False
+        self.cancel_deadline(name)
+        return True
+
     def open_child(
         self,
         kind: str,

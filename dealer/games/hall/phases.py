@@ -60,10 +60,8 @@ def require_running(state: HallState, now: datetime) -> None:
 def open_if_due(ctx: Context, state: HallState) -> bool:
     """Open the Hall if its opening is due at this instant (docs/HALL.md, 1: a message sent then
     counts in phase 1); whether it did."""
-    first = deadline_name(1)
-    if state.status != "pending" or ctx.deadlines.get(first) != ctx.now:
+    if state.status != "pending" or not ctx.take_due(deadline_name(1)):
         return False
-    ctx.cancel_deadline(first)
     open_first_phase(ctx, state, ctx.now)
     return True
 

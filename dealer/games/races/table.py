@@ -87,12 +87,8 @@ class OffToTheRaces(Rules):
         """Apply ``actor``'s command at ``ctx.now`` to a copy of ``state``."""
         if isinstance(command, Receipts):  # changes nothing: answered at any time
             return _receipts(ctx, state, actor)
-        if state.phase == "pending" and ctx.deadlines.get(OPEN) == ctx.now:
-            # A message sent at the opening instant counts (OR-1, interpretation: a phase
-            # runs from its start, inclusive). The shell hands a message over before a
-            # deadline of its very instant fires, so the table opens here first, as that
-            # deadline would.
-            ctx.cancel_deadline(OPEN)
+        if state.phase == "pending" and ctx.take_due(OPEN):
+            # OR-1 (interpretation): a message sent at the opening instant counts.
             state = self.on_deadline(ctx, state, OPEN)
         _check_timing(state, ctx.now)
         handler = _HANDLERS.get(type(command))

@@ -111,12 +111,8 @@ class StationaryRoulette(Rules):
         """Accept (or reject) one player's command sent at ``ctx.now``."""
         if actor not in state.players:
             raise Rejected(f"{actor} is not playing in this game", rule="SR-1")
-        if state.status == "pending" and ctx.deadlines.get(START) == ctx.now:
-            # A message sent at the start counts (I-11: a phase runs from its start,
-            # inclusive). The shell hands a message over before a deadline of its very
-            # instant fires, so the game starts here first, as that deadline would.
-            ctx.cancel_deadline(START)
-            self.begin_phase(ctx, state, 0, ctx.now)
+        if state.status == "pending" and ctx.take_due(START):
+            self.begin_phase(ctx, state, 0, ctx.now)  # I-11: a message sent at the start counts
         if isinstance(command, Reminders):
             self.set_reminders(ctx, state, actor, command.on)
             return state
