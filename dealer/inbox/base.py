@@ -21,8 +21,7 @@ class Unreadable(Exception):
 
 
 class Incomplete(Unreadable):
-    """Text that is not (yet) complete JSON: a file still being written reads like this
-    (and so does broken JSON; the directory inbox waits a few seconds before telling)."""
+    """Text that is not (yet) complete JSON, as a file still being written reads."""
 
 
 class InboxMessage(BaseModel):
@@ -42,8 +41,7 @@ class InboxMessage(BaseModel):
     removed: bool = False
     """For a reaction: true when the reaction is taken back."""
     sender_name: str | None = Field(default=None, max_length=200)
-    """The display name a platform showed for the sender (kept in the raw message; a
-    message is attributed by ``sender``, the account, never by this name)."""
+    """The display name a platform showed; a message is attributed by ``sender``, never by it."""
 
     @field_validator("sent_at", mode="before")
     @classmethod
@@ -99,11 +97,7 @@ class InboxMessage(BaseModel):
 
     @classmethod
     def from_json(cls, text: str) -> "InboxMessage":
-        """Parse a message; raise :class:`Unreadable` saying exactly what is wrong.
-
-        Whatever the text holds, nothing but :class:`Unreadable` comes out: deeply nested
-        brackets (a RecursionError in the parser) included.
-        """
+        """Parse a message; whatever the text holds, only :class:`Unreadable` comes out (deep nesting too)."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -139,10 +133,8 @@ def _shown(value: Any) -> str:
 
 @dataclass(frozen=True)
 class SenderCheck:
-    """What a transport that cannot vouch for its senders (e-mail) found of one message:
-    whether its sender is authenticated, how (or why not), and the pass phrase the message
-    carried (cut out of its body and raw text; held in memory only, to be checked against
-    the player's stored hash)."""
+    """What a transport that cannot vouch for its senders (e-mail) found: whether the sender is
+    authenticated, how, and the pass phrase carried (in memory only)."""
 
     authenticated: bool
     how: str
@@ -157,8 +149,7 @@ class Delivery:
     raw: str
     message: InboxMessage
     check: SenderCheck | None = None
-    """For a transport whose senders are checked (e-mail); None: the transport vouches for
-    the sender (a platform's account, the host's own directory)."""
+    """None: the transport vouches for the sender (a platform account, the host's directory)."""
 
 
 class Inbox(ABC):
@@ -168,12 +159,8 @@ class Inbox(ABC):
 
     @abstractmethod
     def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Any, str]]:
-        """Yield each waiting message, or ``(handle, why)`` for one that cannot be read.
-
-        ``now`` is the pass's time (an adapter may leave a message still arriving for a
-        later pass). The same message may be yielded again until :meth:`done` is called
-        for it. Whatever a single message holds, fetching goes on to the next one.
-        """
+        """Yield each waiting message, or ``(handle, why)`` for an unreadable one, until :meth:`done`
+        is called for it; one message never stops the fetch."""
 
     @abstractmethod
     def done(self, handle: Any) -> None:

@@ -1,24 +1,10 @@
-"""The directory inbox (DESIGN.md): one JSON file per message.
+"""The directory inbox: one JSON file per message, moved to ``processed/`` once stored or to
+``rejected/`` with a ``.why`` (README, "The inbox and the outbox").
 
-A stored message's file moves to ``processed/``; an unreadable one to ``rejected/`` with a
-``.why`` file beside it. Nothing is deleted.
-
-Files are read in the order they arrived: by modification time (to the nanosecond the file
-system keeps), then by name. The daemon stores them in that order, so the store's ingest
-order (the row id) follows arrival and breaks ties between messages sent in the same
-microsecond. File systems stamp files with a clock that may tick only every few
-milliseconds, so two files written within one tick share a time: their names then decide,
-and ``dealer submit`` names its files after the moment it writes them (to the nanosecond).
-
-What a producer must do, and what is refused:
-
-- Write the file under a hidden or non-``.json`` name, then rename it (``dealer submit``
-  does). A file that is not complete JSON yet and was modified within the last
-  :data:`WRITE_GRACE` (by the pass's clock) is taken to be still being written: it is left
-  for a later pass. Once older, it is rejected like any unreadable file.
-- A symbolic link is refused (moved to ``rejected/`` as a link, never followed): it could
-  point at any file the daemon can read, which would then be quoted back to its sender.
-- Any error reading one file rejects that file with why; the next file is read all the same.
+Files are read by modification time, then name (``dealer submit`` names them to the
+nanosecond), so the ingest order follows arrival within a clock tick. A file not yet
+complete JSON and modified within :data:`WRITE_GRACE` is left for a later pass; a symbolic
+link is refused, never followed (it could be quoted back to its sender).
 """
 
 from __future__ import annotations
@@ -52,10 +38,7 @@ class DirectoryInbox(Inbox):
             folder.mkdir(parents=True, exist_ok=True)
 
     def waiting(self) -> list[Path]:
-        """The message files waiting, in arrival order: modification time, then name.
-
-        Hidden files (a writer's temporary ``.NAME.tmp``) and folders are not messages.
-        """
+        """The message files waiting, in arrival order; hidden files and folders are not messages."""
         found: list[tuple[int, str, Path]] = []
         with os.scandir(self.path) as entries:
             for entry in entries:
@@ -73,8 +56,7 @@ class DirectoryInbox(Inbox):
         return [path for _, _, path in found]
 
     def fetch(self, now: datetime | None = None) -> Iterator[Delivery | tuple[Path, str]]:
-        """Yield every message file in arrival order (see :meth:`waiting`); one still being
-        written at ``now`` is skipped (see the module's notes)."""
+        """Yield every message file in arrival order, skipping one still being written at ``now``."""
         for file in self.waiting():
             try:
                 item = self._read(file, now)
@@ -116,8 +98,7 @@ class DirectoryInbox(Inbox):
 
     @staticmethod
     def _still_written(info: os.stat_result, now: datetime | None) -> bool:
-        """Whether the file changed within :data:`WRITE_GRACE` of ``now`` (either way: a
-        clock behind the file system's must not make a fresh file look old)."""
+        """Whether the file changed within :data:`WRITE_GRACE` of ``now``, either way (a clock behind)."""
         if now is None:
             return False
         changed = datetime.fromtimestamp(info.st_mtime_ns / 1e9, timezone.utc)
@@ -135,8 +116,7 @@ class DirectoryInbox(Inbox):
 
 
 def _read_no_follow(file: Path, limit: int) -> bytes:
-    """At most ``limit`` bytes of the file, refusing a symbolic link put in its place
-    after it was listed (and never blocking on a FIFO put there)."""
+    """At most ``limit`` bytes, refusing a link put in the file's place (never blocking on a FIFO)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     descriptor = os.open(file, flags)
     try:
@@ -155,8 +135,7 @@ def _read_no_follow(file: Path, limit: int) -> bytes:
 
 
 def _move(file: Path, folder: Path) -> str | None:
-    """Move ``file`` into ``folder`` under a name not taken there; where it went, or None
-    if it was gone (taken by another daemon meanwhile)."""
+    """Move ``file`` into ``folder`` under a free name; None if another daemon took it."""
     # os.path on strings, and the target returned as one (no Path for each message
     # stored): pathlib's joins, checks and objects cost more than the rename itself.
     target = os.path.join(folder, file.name)

@@ -1,30 +1,7 @@
-"""Discourse's outgoing webhooks read as inbound messages (pure: no network, no store).
-
-Discourse signs each webhook delivery with ``X-Discourse-Event-Signature: sha256=HEX``, the
-HMAC-SHA256 of the raw body keyed with the webhook's secret (:func:`signature`), names the
-event in ``X-Discourse-Event`` (``post_created``, ``post_edited``, ``post_destroyed``,
-``post_liked``...) and its delivery in ``X-Discourse-Event-Id``. A post event's body is
-``{"post": {...}}`` with the post's ``id``, ``username``, ``user_id``, ``raw``, ``topic_id``,
-``topic_archetype`` (``private_message`` for a PM), ``post_number``, ``created_at``,
-``updated_at`` and ``deleted_at``; a like's is ``{"like": {"post": {...}, "user": {...}}}``.
-
-What each becomes (:func:`message_from_event`):
-
-- ``post_created`` in a topic a channel is mapped to (``DEALER_DISCOURSE_TOPICS``), or in a
-  PM: a message, id ``post/ID``, in that channel (``pm`` for a PM), sent at ``created_at``;
-- ``post_edited``: an edit of ``post/ID`` with its new raw text, id
-  ``post/ID/edit/UPDATED_AT`` (each version is its own event), sent at ``updated_at``;
-- ``post_destroyed``: a deletion of ``post/ID``, sent at ``deleted_at``;
-- ``post_liked``: a 👍 reaction to ``post/ID`` by the user who liked it. Interpretation: a
-  like is Discourse's own reaction and reads as the 👍 vote (GH-20); Discourse sends no
-  webhook when a like is taken back, so an unlike is not seen (docs/DISCOURSE.md).
-
-Posts by dealer's own user (``DEALER_DISCOURSE_USERNAME``), posts in other topics and other
-events are not messages (None). The sender is the Discourse account, ``discourse:USERNAME``
-(:func:`account_of`): the player linked to it (``dealer player link NAME
-discourse:USERNAME``), or, linked to nobody, the player of that name
-(``dealer.store.queries.player_of_sender``).
-"""
+"""Discourse's outgoing webhooks read as inbound messages (pure; docs/DISCOURSE.md):
+``post_created`` in a mapped topic or a PM, ``post_edited``, ``post_destroyed`` and
+``post_liked`` (the 👍 vote, GH-20; an unlike sends no webhook). dealer's own posts, other
+topics and other events are none; the sender is ``discourse:USERNAME``."""
 
 from __future__ import annotations
 
@@ -55,8 +32,7 @@ def message_from_event(
     event: str, payload: Mapping[str, Any], topics: Mapping[int, str], own_username: str,
     received: datetime,
 ) -> InboxMessage | None:
-    """The inbound message a webhook event carries, or None when it is none of dealer's
-    business. Raises :class:`Unreadable` for a payload of the wrong shape."""
+    """The message a webhook event carries, or None; :class:`Unreadable` for a wrong shape."""
     try:
         if event in POST_EVENTS:
             return _post_event(event, payload["post"], topics, own_username, received)
@@ -115,8 +91,7 @@ def _like(post: Mapping[str, Any], user: Mapping[str, Any], topics: Mapping[int,
 
 
 def account_of(username: str) -> str:
-    """The sender a Discourse user's messages are stored as: ``discourse:USERNAME``, the
-    username in lower case (Discourse's usernames are unique whatever their case)."""
+    """``discourse:USERNAME`` in lower case (Discourse's usernames are unique whatever the case)."""
     return f"discourse:{username.lower()}"
 
 
@@ -132,8 +107,7 @@ def _time(value: Any, received: datetime) -> datetime:
 
 
 def parse_topics(setting: str) -> dict[int, str]:
-    """``#proposals=12;#the-raceway=34`` as {12: "#proposals", 34: "#the-raceway"}; raise
-    ``ValueError`` saying which entry is wrong."""
+    """``#proposals=12;#the-raceway=34`` as {12: "#proposals", ...}; ``ValueError`` names a wrong entry."""
     topics: dict[int, str] = {}
     for entry in (part.strip() for part in setting.replace("\n", ";").split(";")):
         if not entry:

@@ -1,24 +1,10 @@
-"""The IMAP inbox: each unread mail in a folder becomes an inbound message (dealer-moderator[email]).
+"""The IMAP inbox: each unseen mail in a folder becomes an inbound message (dealer-moderator[email]).
 
-A pass reads the folder's unseen mails without marking them (``BODY.PEEK[]``), turns each
-into a message (:func:`dealer.inbox.mail.read_mail`), and flags a mail ``\\Seen`` only
-once its message is stored (:meth:`ImapInbox.done`): a crash in between leaves it unseen,
-and reading it again is a duplicate. A mail dealer cannot read is flagged ``\\Seen`` and
-``$DealerRejected`` (never deleted: the host finds it with that keyword) and the reason is
-logged. Between passes :meth:`ImapInbox.wait` waits with IMAP IDLE where the server offers
-it, so a new mail wakes the daemon at once; elsewhere the daemon polls.
-
-The message's raw text kept in the store is its JSON with an ``"email"`` field beside
-it (the mail's ``Message-ID``, address and subject, and whether and how its sender was
-authenticated): the SMTP publisher threads the reply to it (``In-Reply-To``) and answers
-the address it came from. The mail's own bytes are not stored: they stay in the mailbox,
-flagged ``\\Seen``. A pass phrase line (``passphrase WORDS``) is cut out of the body before
-the message is made, so neither the stored body nor the stored JSON holds it; the phrase
-rides along in memory (:class:`~dealer.inbox.base.SenderCheck`) for ingest to check.
-
-Every mail's sender is checked (:mod:`dealer.inbox.mailauth`). A host may turn the check
-off for a closed setup (``DEALER_EMAIL_AUTH=off``, ``check_senders=False``), but not for a
-forwarder's mails: a forwarder speaks for every player, so its mails are always checked.
+A mail is read without marking it and flagged ``\\Seen`` only once its message is stored,
+so a crash in between reads it again as a duplicate; an unreadable one is flagged
+``$DealerRejected``, never deleted. A pass phrase line is cut out before the message is
+made, never stored. A forwarder's mails are checked even with ``DEALER_EMAIL_AUTH=off``:
+a forwarder speaks for every player.
 """
 
 from __future__ import annotations
@@ -42,8 +28,7 @@ FETCH_BATCH = 50
 
 
 class ImapInbox(Inbox):
-    """An IMAP folder as an inbox. ``security`` is ``tls`` (IMAPS, port 993), ``starttls``
-    (port 143, upgraded) or ``none`` (a local test server only)."""
+    """An IMAP folder as an inbox; ``security`` is ``tls``, ``starttls`` or ``none`` (local tests only)."""
 
     source = "email"
 
@@ -169,9 +154,7 @@ class ImapInbox(Inbox):
 
     def _checked(self, raw: bytes, message: InboxMessage,
                  thread: dict[str, Any]) -> tuple[InboxMessage, SenderCheck | None]:
-        """The message without its pass phrase line, and what was found of its sender (also
-        noted in ``thread``, which is stored). The phrase is cut even with the check off: it
-        is never stored."""
+        """The message without its pass phrase line (cut even with the check off), and its sender's check."""
         taken = take_passphrase(message.body)
         if taken.phrase is not None:
             message = message.model_copy(update={"body": taken.body})
@@ -200,8 +183,7 @@ class ImapInbox(Inbox):
         return bool(self._call(lambda c: b"IDLE" in c.capabilities()))
 
     def wait(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a new mail with IMAP IDLE; True when the server
-        said something changed. Without IDLE, return False at once (the daemon polls)."""
+        """Wait up to ``timeout`` with IMAP IDLE; True when something changed, False at once without IDLE."""
         def idle(client: Any) -> bool:
             if b"IDLE" not in client.capabilities():
                 return False

@@ -1,22 +1,6 @@
-"""Reading an e-mail as an inbound message (pure: no network, no store).
-
-Two kinds of mail reach dealer's mailbox:
-
-- a player's own mail: its sender is the mail's ``From:`` address, written
-  ``email:ADDRESS`` (the identity a player links with ``dealer player link NAME
-  email:ADDRESS``), and it counts at its ``Date:``;
-- a forwarded PM, from an address the host trusts as a forwarder
-  (``DEALER_EMAIL_FORWARDERS``): the sender is the ``From:`` line of the forwarded PM (the
-  forum name, as ``dealer submit --from`` takes it) and it counts at the PM's own date line
-  when it has one (``Date:`` or ``Sent:``), else at the mail's ``Date:``.
-
-Interpretations (docs/EMAIL.md): a forwarded PM's date line without a zone is read in
-``DEALER_EMAIL_TIMEZONE`` (default UTC), the forwarder's clock; a mail from a forwarder
-with no forwarded PM in it is the forwarder's own mail (``email:ADDRESS``); a trusted
-address is compared ignoring case. The body kept is the PM's (or the mail's) own text:
-quoted history (``>`` lines, an ``On ... wrote:`` line and what follows it, an
-``-----Original Message-----`` block) and a signature (after a ``-- `` line) are stripped.
-"""
+"""Reading an e-mail as an inbound message (pure): a player's own mail (``email:ADDRESS``, at
+its ``Date:``) or a PM forwarded by a trusted forwarder (its ``From:`` line's name, at its
+own date line); quoted history and signature stripped (docs/EMAIL.md)."""
 
 from __future__ import annotations
 
@@ -86,11 +70,8 @@ def parse_mail(raw: bytes) -> Mail:
 
 
 def _mail_date(message: EmailMessage) -> datetime | None:
-    """The mail's ``Date:`` in UTC; None when it has none or it cannot be read (the mail
-    then counts when it arrived, docs/EMAIL.md). Raise :class:`Unreadable` for a date at
-    the very edge of the calendar (``31 Dec 9999 23:59:59 -0500``): it names a moment no
-    store keeps, so the mail is set aside with why, as the directory inbox does a
-    ``sent_at`` off the calendar, instead of stopping the pass."""
+    """The mail's ``Date:`` in UTC, None when unreadable (it counts when it arrived);
+    :class:`Unreadable` for a date at the calendar's edge, which no store keeps."""
     if not message.get("Date"):
         return None
     value = str(message["Date"])
@@ -139,10 +120,8 @@ _HEADER = re.compile(r"^\s*\*?(from|date|sent|subject|to|cc)\*?\s*:\s*(.*)$", re
 
 
 def find_forwarded(text: str, zone: tzinfo = timezone.utc) -> ForwardedPM | None:
-    """The PM forwarded in ``text``: a block of header lines (``From:`` among them, and
-    ``Date:``/``Sent:``, ``Subject:``, ``To:``) after a forward marker (``---------- Forwarded
-    message ---------``, ``Begin forwarded message:``) or at the very top of the text (a PM
-    pasted as it is), then its body. None when there is none."""
+    """The PM forwarded in ``text``: header lines (``From:`` among them) after a forward marker
+    or at the top, then its body; None when there is none."""
     lines = text.split("\n")
     starts = [i + 1 for i, line in enumerate(lines) if _FORWARD_MARK.match(line)]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -181,8 +160,7 @@ def _header_block(lines: list[str], start: int, zone: tzinfo) -> ForwardedPM | N
 
 
 def _display_name(value: str) -> str:
-    """A forum name from a ``From:`` value: ``alice``, ``"Thunder Bob" <tb@x.org>`` or
-    ``Thunder Bob [mailto:tb@x.org]`` give ``alice`` and ``Thunder Bob``."""
+    """A forum name from a ``From:`` value (``"Thunder Bob" <tb@x.org>`` gives ``Thunder Bob``)."""
     value = re.sub(r"\[mailto:[^\]]*\]", "", value).strip()
     if "<" in value:
         name = value[:value.index("<")].strip()
@@ -206,11 +184,7 @@ _DATE_FORMATS = (
 
 
 def parse_date(value: str, zone: tzinfo = timezone.utc) -> datetime | None:
-    """A forwarded PM's date line as a UTC time, or None when it cannot be read.
-
-    RFC 2822 (``Tue, 01 Dec 2026 10:00:00 +0000``), ISO 8601 and the forms mail clients and
-    forums print are read; a time without a zone is in ``zone`` (the forwarder's).
-    """
+    """A forwarded PM's date line as UTC (RFC 2822, ISO 8601, clients' forms; no zone: ``zone``), or None."""
     value = value.strip()
     candidates: list[datetime] = []
     try:
@@ -241,9 +215,7 @@ _WROTE = re.compile(r"^\s*(on\b.*\bwrote:|.*\bwrote:\s*$|-{2,}\s*original messag
 
 
 def strip_reply(text: str) -> str:
-    """``text`` without quoted history and signature: ``>`` lines go, and so does
-    everything from an ``On ... wrote:`` line, an ``-----Original Message-----`` line, or a
-    signature delimiter (``-- `` alone on its line) on."""
+    """``text`` without ``>`` lines and what follows ``On ... wrote:``, ``-----Original Message-----`` or ``-- ``."""
     kept: list[str] = []
     for line in text.split("\n"):
         if line.rstrip() in ("--", "-- ") or line == "-- " or _WROTE.match(line):
@@ -256,11 +228,8 @@ def strip_reply(text: str) -> str:
 
 def read_mail(raw: bytes, received: datetime, forwarders: frozenset[str] = frozenset(),
               zone: tzinfo = timezone.utc) -> tuple[InboxMessage, dict[str, Any]]:
-    """The inbound message a mail carries, and what of the mail a reply needs (its id,
-    address and subject: kept beside the message in the stored raw text).
-
-    Raises :class:`Unreadable` for a mail dealer cannot read.
-    """
+    """The message a mail carries, with the mail's id, address and subject a reply needs;
+    :class:`Unreadable` for a mail dealer cannot read."""
     mail = parse_mail(raw)
     forwarded = find_forwarded(mail.text, zone) if mail.address in forwarders else None
     if forwarded is not None:

@@ -1,25 +1,7 @@
-"""Who really sent a mail: its ``From:`` domain authenticated, or not (dealer-moderator[email]).
-
-A ``From:`` line is typed by the sender, so a mail counts as from its address only when it
-is authenticated for that address's domain (docs/EMAIL.md):
-
-1. by the host's own mail server's verdict: an ``Authentication-Results`` header (RFC 8601)
-   whose authserv-id is ``DEALER_EMAIL_AUTHSERV_ID``. Headers of that name with any other
-   id were added by someone else and are ignored (the host's server removes incoming ones
-   that carry its own id, as RFC 8601 section 5 asks). It authenticates with DMARC ``pass``
-   for the ``From:`` domain, or DKIM ``pass`` by a domain aligned with it;
-2. where the host's server gave no DKIM or DMARC verdict (or no authserv-id is set), by
-   dealer verifying the mail's DKIM signatures itself (dkimpy), with the keys' DNS lookups
-   cached and a timeout (:class:`CachedDns`).
-
-*Interpretations.* A signing domain is aligned with the ``From:`` domain when it is that
-domain or a parent of it (``example.org`` signs for ``alice@mail.example.org``; not the
-other way round, and no public-suffix list is consulted, so this is stricter than DMARC's
-relaxed alignment). A signature with a body length (``l=``) authenticates nothing: text
-added after the signed length would pass. A signature whose ``h=`` leaves out ``From`` does
-not either. A DNS lookup that times out is not cached and fails the check: the mail is
-quarantined, and the host can release it.
-"""
+"""Who really sent a mail: its ``From:`` domain authenticated by the host's mail server's
+``Authentication-Results`` (its own authserv-id only) or by dealer verifying DKIM itself
+(dealer-moderator[email]; docs/EMAIL.md gives the interpretations: alignment to a parent
+domain, ``l=`` and a ``h=`` without ``From`` authenticate nothing, a DNS timeout fails)."""
 
 from __future__ import annotations
 
@@ -48,13 +30,11 @@ class Verdict:
 
 
 class DnsTimeout(Exception):
-    """A DNS lookup got no answer: it timed out, or no server could answer (a temporary
-    failure, unlike a name that does not exist)."""
+    """A DNS lookup got no answer (a temporary failure, unlike a name that does not exist)."""
 
 
 def resolve_txt(name: bytes, timeout: float = DNS_TIMEOUT) -> bytes | None:
-    """A DKIM key's TXT record by DNS (dnspython), its strings joined; None when the name
-    has none. Raises :class:`DnsTimeout` when no answer came in time."""
+    """A DKIM key's TXT record, its strings joined; None when there is none; :class:`DnsTimeout`."""
     import dns.exception
     import dns.resolver
 
@@ -71,11 +51,8 @@ def resolve_txt(name: bytes, timeout: float = DNS_TIMEOUT) -> bytes | None:
 
 
 class CachedDns:
-    """A DNS function for dkimpy that keeps each answer :data:`DNS_CACHE_SECONDS` and
-    bounds each lookup by :data:`DNS_TIMEOUT`; ``lookup`` is the real one (a stub in tests).
-
-    A timeout is raised to dkimpy as its own ``DnsTimeoutError`` (the signature then fails)
-    and remembered in :attr:`timeouts` so the verdict can say why; it is not cached."""
+    """A DNS function for dkimpy that caches each answer and bounds each lookup; a timeout fails
+    the signature, is not cached, and is remembered in :attr:`timeouts` for the verdict."""
 
     def __init__(self, lookup: DnsFunc = resolve_txt, *, timeout: float = DNS_TIMEOUT,
                  keep_seconds: float = DNS_CACHE_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
@@ -121,8 +98,7 @@ class MailAuthenticator:
         return self.dkim_verdict(raw, domain)
 
     def dkim_verdict(self, raw: bytes, domain: str) -> Verdict:
-        """Verify each DKIM signature of ``raw``; authenticated by the first that verifies
-        for a domain aligned with ``domain``."""
+        """Authenticated by the first DKIM signature of ``raw`` that verifies for an aligned domain."""
         import dkim
 
         count = sum(1 for name, _ in _headers(raw) if name == "dkim-signature")
@@ -162,15 +138,13 @@ def _signed_headers(fields: dict[bytes, bytes]) -> list[bytes]:
 
 
 def aligned(signing: str, domain: str) -> bool:
-    """Whether a signing domain is aligned with the ``From:`` domain: the same domain or a
-    parent of it (see the module's interpretations)."""
+    """Whether a signing domain is the ``From:`` domain or a parent of it (stricter than DMARC's relaxed alignment)."""
     signing, domain = signing.strip(".").lower(), domain.strip(".").lower()
     return bool(signing) and (domain == signing or domain.endswith("." + signing))
 
 
 def server_verdict(raw: bytes, domain: str, authserv_id: str) -> Verdict | None:
-    """The host's mail server's verdict from its ``Authentication-Results`` headers, or None
-    when none of them (authserv-id ``authserv_id``) holds a DKIM or DMARC result."""
+    """The host's mail server's DKIM or DMARC verdict for ``authserv_id``, or None."""
     import authres
 
     results: list[Any] = []
