@@ -20,9 +20,7 @@ AUTH_OFF_WARNING = (
 
 
 def open_inbox(spec: str, max_bytes: int = 65536, settings: Any = None) -> Inbox:
-    """The inbox named by a setting: ``dir:PATH``, ``imap:HOST[:PORT]`` (its login and
-    options from ``settings``, a :class:`~dealer.settings.Settings`), or ``memory`` for
-    tests and the demo."""
+    """The inbox a setting names: ``dir:PATH``, ``imap:HOST[:PORT]`` or ``memory``."""
     kind, _, arg = spec.partition(":")
     if kind == "imap":
         return _imap(arg, max_bytes, settings)

@@ -9,9 +9,7 @@ from dealer.publish.base import DeliveryFailed, Publisher
 
 
 def open_publisher(spec: str, settings: Any = None) -> Publisher:
-    """The publisher named by a setting: ``dir:PATH``, ``stdout``, ``email`` (or
-    ``email:LIST_ADDRESS``: public posts there) and ``discourse`` (their servers, logins and
-    addresses from ``settings``), or ``memory``."""
+    """The publisher a setting names: ``dir:PATH``, ``stdout``, ``email[:LIST_ADDRESS]``, ``discourse`` or ``memory``."""
     kind, _, arg = spec.partition(":")
     if kind == "email":
         return _email(arg, settings)

@@ -1,12 +1,7 @@
 """The publisher port. An adapter implements :meth:`Publisher.send`; the base class and the
-outbox give it retries and idempotency (every post carries a stable key).
-
-The delivery policy every transport shares lives here, not in the daemon:
-:class:`TokenBucket` (a transport's own rate, and the "retry after" of a ``429`` honoured
-for every later request), :class:`DeliveryFailed` with its ``retry_after`` (the outbox then
-waits at least that long), and the parts of a post split to its destination's limit, each
-recorded as it goes out (:attr:`OutgoingPost.record_part`).
-"""
+outbox give it retries and idempotency, and the delivery policy every transport shares
+lives here: :class:`TokenBucket`, :class:`DeliveryFailed` with its ``retry_after``, and the
+parts of a split post recorded as each goes out."""
 
 from __future__ import annotations
 
@@ -21,11 +16,8 @@ from dealer.formats import render_for, to_plain
 
 
 class DeliveryFailed(Exception):
-    """The post could not be delivered this time; it will be tried again.
-
-    ``retry_after`` (seconds) is the transport's own "retry after" (a rate limit, HTTP 429):
-    the post is not tried again sooner, and such a refusal never parks it.
-    """
+    """The post could not be delivered this time; ``retry_after`` (a rate limit) is waited out
+    first, and such a refusal never parks the post."""
 
     def __init__(self, *args: object, retry_after: float | None = None) -> None:
         super().__init__(*args)
@@ -34,16 +26,9 @@ class DeliveryFailed(Exception):
 
 @dataclass(frozen=True)
 class OutgoingPost:
-    """A post as a publisher sees it.
-
-    ``accounts`` holds the linked platform accounts (player -> platform -> account id) of
-    the recipient and of the players in ``mentions`` (those the post means to ping), read
-    by the shell in the claim's transaction. ``parts_sent`` are the parts of a split post
-    already delivered (by index, with their platform ids): a re-send skips them.
-    ``record_part(index, external_id)`` records a part as soon as it is out, in the claim's
-    own transaction (any store write during a send must use that connection: another one
-    would wait on the claim's locks).
-    """
+    """A post as a publisher sees it, with its players' linked ``accounts`` and the
+    ``parts_sent`` a re-send skips. ``record_part`` writes in the claim's own transaction
+    (another connection would wait on the claim's locks)."""
 
     id: int
     key: str
@@ -71,27 +56,20 @@ class Publisher(ABC):
         """Deliver ``post`` and return its external id; raise :class:`DeliveryFailed`."""
 
     def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
-        """Whether sending ``post`` again, with its key, shows nothing twice where it goes
-        (to a routed ``destination`` when given). A transport that cannot drop a repeat
-        (a Discord webhook, Discourse, mail) says False: delivery then commits right after
-        sending such a post, so that a crash can send at most that one post twice, not a
-        whole batch (:mod:`dealer.shell.delivery`)."""
+        """Whether sending ``post`` again with its key shows nothing twice; False (a webhook,
+        Discourse, mail) makes delivery commit right after sending it."""
         return True
 
     def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
-        """Deliver ``post`` to a routed ``destination`` (a :class:`dealer.routes.Destination`)
-        in the format ``fmt``. A transport that serves one place (a folder, stdout) only needs
-        the body in that format: this default renders it and calls :meth:`send`. In plain
-        text the subject loses its escapes too (it is stored escaped: it may quote a line)."""
+        """Deliver ``post`` to a routed ``destination`` in format ``fmt``; by default render it and
+        :meth:`send` (in plain text the subject, stored escaped, loses its escapes too)."""
         subject = to_plain(post.subject) if fmt == "plain" and post.subject else post.subject
         return self.send(replace(post, subject=subject, body=render_for(fmt, post.body)))
 
 
 class TokenBucket:
-    """A rate of ``rate`` requests per second with bursts of ``burst``, and a pause: after
-    a ``429`` (or a transport saying its quota is spent) no request goes before the pause
-    ends. Thread-safe; ``clock`` (seconds, monotonic) and ``sleep`` can be replaced (tests
-    run the fake's clock, never real time)."""
+    """``rate`` requests a second with bursts of ``burst``, and a pause after a ``429``;
+    thread-safe, with a replaceable ``clock`` and ``sleep`` (tests never wait)."""
 
     def __init__(self, rate: float, burst: float | None = None, *,
                  clock: Callable[[], float] = time.monotonic,
@@ -119,9 +97,8 @@ class TokenBucket:
             return max(pause, short)
 
     def take(self, max_wait: float) -> None:
-        """Take one token, waiting (``sleep``) at most ``max_wait`` seconds for it; a longer
-        wait raises :class:`DeliveryFailed` with its ``retry_after`` (the post is put back and
-        tried after it, without holding its claim)."""
+        """Take one token, waiting at most ``max_wait``; a longer wait raises :class:`DeliveryFailed`
+        with its ``retry_after``, so the claim is not held."""
         while True:
             wait = self.wait_time()
             if wait <= 0:

@@ -31,10 +31,8 @@ class DirectoryPublisher(Publisher):
         self.remove_orphans()
 
     def remove_orphans(self, now: float | None = None) -> list[str]:
-        """Remove the temporary files a writer killed mid-write left (``.NAME.PID.TID.tmp``
-        older than :data:`ORPHAN_AGE`: a write takes milliseconds, so one that old is no
-        other daemon's write in progress); return their names. Its post is still pending
-        and is written again whole. Run when the publisher is made (the daemon's start)."""
+        """Remove the temporary files of a writer killed mid-write (older than :data:`ORPHAN_AGE`:
+        no write in progress); return their names. Their posts are written again."""
         now = time.time() if now is None else now
         removed = []
         with os.scandir(self.folder) as entries:
@@ -82,10 +80,8 @@ class DirectoryPublisher(Publisher):
 
 
 def _file_bytes(post: OutgoingPost) -> bytes:
-    """The post's file, in UTF-8: its fields as ``json.dumps(..., ensure_ascii=False,
-    indent=2)`` writes them, character for character, and a newline. Built here because an
-    indent makes ``json.dumps`` use its pure-Python encoder (twice the cost); each short
-    string is encoded by the C function that encoder uses, the body by :func:`_long_text`."""
+    """The post's file as ``json.dumps(..., ensure_ascii=False, indent=2)`` writes it, and a
+    newline, built here: an indent makes ``json.dumps`` use its pure-Python encoder."""
     head = (
         f'{{\n  "id": {post.id},\n  "key": {encode_basestring(post.key)},\n'
         f'  "channel": {encode_basestring(post.channel)},\n  "recipient": {_text(post.recipient)},\n'
@@ -97,21 +93,13 @@ def _file_bytes(post: OutgoingPost) -> bytes:
 
 
 _OTHER_CONTROLS = bytes(0x0A if code < 0x20 else code for code in range(256))
-"""A ``bytes.translate`` table that changes only the control characters other than the
-newline (``json`` writes each as an escape of its own: ``\\t``, ``\\u001f``...): a text
-without one comes back unchanged, the very object (no copy; were it a copy, every body
-would go to the encoder: slower, the same bytes)."""
+"""Changes only the control characters but the newline: a text without one comes back as the very object."""
 
 
 def _long_text(text: str) -> bytes:
-    """``encode_basestring(text).encode("utf-8")``, in a fraction of its time for a post's
-    body (a round result: about 2,000 characters, some of them not ASCII, which makes that
-    encoder read the text character by character, twice). In UTF-8 every byte of a
-    character beyond ASCII is 0x80 or more, so the characters ``json`` escapes (the quote,
-    the backslash, the control characters) are single bytes no other character contains:
-    the text's bytes with the quote, the backslash and the newline replaced are what the
-    encoder writes, unless another control character is there (rare: a tab), and then the
-    encoder itself writes it."""
+    """``encode_basestring(text).encode("utf-8")`` in a fraction of its time for a long body:
+    in UTF-8 the characters ``json`` escapes are single bytes no other character contains, so
+    replacing the quote, backslash and newline suffices unless another control character is there."""
     data = text.encode("utf-8")
     if data.translate(_OTHER_CONTROLS) is not data:
         return encode_basestring(text).encode("utf-8")
@@ -123,8 +111,7 @@ def _text(value: str | None) -> str:
 
 
 def _write(path: str, payload: bytes) -> None:
-    """Create ``path`` (mode 0666 less the umask) holding ``payload``: an unbuffered write
-    on the descriptor, which a file object's buffer would only copy first."""
+    """Create ``path`` holding ``payload`` with one unbuffered write."""
     descriptor = os.open(path, _CREATE, 0o666)
     try:
         view = memoryview(payload)

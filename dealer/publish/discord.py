@@ -1,33 +1,11 @@
-"""Discord out: posts through Discord's REST API (httpx), with its rate limits honoured.
+"""Discord out: posts through Discord's REST API v10 (httpx; dealer-moderator[discord],
+docs/DISCORD.md), by a bot token or a webhook URL.
 
-Needs ``pip install 'dealer-moderator[discord]'``. A bot token (``DEALER_DISCORD_TOKEN``) posts in
-routed channels and sends DMs to linked players; a webhook URL
-(``DEALER_DISCORD_WEBHOOK_URL``, route ``discord:webhook``) posts publicly in its own
-channel without a bot. The endpoints used (Discord's documented REST API v10):
-
-- ``POST /channels/{id}/messages``: a channel post (or a DM channel's);
-- ``POST /users/@me/channels`` with ``recipient_id``: open the DM channel of a user;
-- ``POST {webhook}?wait=true``: a webhook post (``wait`` returns the message and its id);
-- ``GET /channels/{id}/messages?after=ID&limit=100``: history, for the catch-up;
-- ``GET /users/@me``: who the token is (``dealer discord check``);
-- ``POST /webhooks/{app}/{token}``: the reply to a slash command, as its ephemeral
-  follow-up (:attr:`DiscordPublisher.follow_up` finds the interaction; no nonce there).
-
-Each message carries ``allowed_mentions`` that ping exactly the linked players the post
-means to ping (``<@id>`` of each, on the post's last line) and nobody else: no
-``@everyone``, no role, no other user, whatever the text holds. A bot's message carries a
-``nonce`` made from the post's key and part with ``enforce_nonce``, so Discord itself drops
-a re-send of the same part within its nonce window (a webhook has no nonce: a crash between
-a webhook's answer and the commit can post that part twice).
-
-Rate limits: a token bucket of ``DEALER_DISCORD_RATE`` requests per second for the whole
-bot (Discord allows 50), and one pause per route bucket read from Discord's headers
-(``X-RateLimit-Remaining: 0`` with ``X-RateLimit-Reset-After``): the next request to that
-channel waits for the reset instead of meeting a ``429``. A ``429`` still met pauses the
-route (or everything, when ``global``) for its ``retry_after`` (body) or ``Retry-After``
-(header). A wait of up to :data:`MAX_WAIT` seconds is waited out in place; a longer one
-gives the post back to the outbox with that ``retry_after`` (tried again after it, never
-parked for it).
+Each message pings exactly the linked players the post means to ping (``allowed_mentions``)
+and nobody else, whatever its text holds. A bot's message carries an enforced ``nonce`` from
+the post's key, so Discord drops a re-send; a webhook's cannot. Rate limits: a token bucket
+for the whole bot and a pause per route bucket from Discord's headers; a wait over
+:data:`MAX_WAIT` gives the post back to the outbox with its ``retry_after``.
 """
 
 from __future__ import annotations
@@ -61,8 +39,7 @@ def nonce(key: str, part: int) -> str:
 
 
 class DiscordRest:
-    """Discord's REST API with its rate limits: every request waits for the bot's token
-    bucket and its route's pause, and a ``429`` pauses what it names."""
+    """Discord's REST API with its rate limits: the bot's bucket, each route's pause, a ``429``'s."""
 
     def __init__(
         self, token: str = "", *, api_url: str = API, rate: float = 45.0,
@@ -94,9 +71,8 @@ class DiscordRest:
             return self.routes[key]
 
     def request(self, method: str, url: str, route: str, **kwargs: Any) -> Any:
-        """Send one request (``url`` absolute, or a path under the API), honouring the
-        limits; return the JSON answer. Raise :class:`DeliveryFailed` (with
-        ``retry_after`` for a long rate limit) or :class:`DiscordError` for a refusal."""
+        """Send one request (an absolute ``url`` or a path) within the limits; return its JSON, or
+        raise :class:`DeliveryFailed` or :class:`DiscordError`."""
         if not url.startswith("http"):
             url = self.api_url + url
         bucket = self._route(route)
@@ -169,8 +145,7 @@ class DiscordRest:
         return self.request("POST", url, "webhook", params={"wait": "true"}, json=payload)
 
     def history(self, channel_id: str, after: str) -> list[dict[str, Any]]:
-        """Every message of a channel after the message id ``after``, oldest first
-        (``GET /channels/{id}/messages?after=...&limit=100``, page by page)."""
+        """Every message of a channel after the message id ``after``, oldest first."""
         found: list[dict[str, Any]] = []
         while True:
             page = self.request("GET", f"/channels/{channel_id}/messages", f"channel/{channel_id}/history",
@@ -229,8 +204,7 @@ class DiscordPublisher(Publisher):
         raise DeliveryFailed("a Discord post needs a route (DEALER_ROUTES)")
 
     def dedupes(self, post: OutgoingPost, destination: Any = None) -> bool:
-        """A bot's message carries a nonce Discord enforces (a repeat within its window is
-        dropped); a webhook's cannot: a repeat is a second message."""
+        """A bot's message carries a nonce Discord enforces; a webhook's repeat is a second message."""
         if destination is not None and getattr(destination, "arg", "") == "webhook":
             return False
         return self._interaction(post, destination) is None
@@ -241,9 +215,8 @@ class DiscordPublisher(Publisher):
         return self.follow_up(post)
 
     def send_to(self, post: OutgoingPost, destination: Any, fmt: str) -> str:
-        """Send ``post`` to ``destination`` (``discord:channel/ID``, ``discord:dm``,
-        ``discord:webhook``), split at 2,000 characters, each part once; return the
-        Discord id of its first message."""
+        """Send ``post`` to a ``discord:`` destination split at 2,000 characters, each part once;
+        return the id of its first message."""
         pings = _pings(post)
         text = to_discord(post.body)
         if pings:

@@ -1,22 +1,7 @@
-"""The Discourse publisher: posts through Discourse's API (dealer-moderator[discourse], httpx).
-
-- A public post is a reply in its channel's topic (``DEALER_DISCOURSE_TOPICS`` maps each
-  game channel to a topic id): ``POST /posts.json`` with ``topic_id`` and ``raw``.
-- A private post is a PM to the player's Discourse user: ``POST /posts.json`` with
-  ``archetype: private_message``, ``target_recipients`` and a title; a reply to a
-  player's PM goes into that PM's topic instead (the shell's :attr:`thread` hook finds it).
-
-Every request carries ``Api-Key`` and ``Api-Username``. Discourse's rate limits are
-honoured: a ``429`` raises :class:`~dealer.publish.base.DeliveryFailed` with its
-``retry_after`` (the ``Retry-After`` header, else the body's ``extras.wait_seconds``), and
-the outbox does not try again sooner. Any other refusal (5xx, a 422 naming what Discourse
-did not accept, a network error) is a failed attempt: tried again, parked after
-``DEALER_PUBLISH_RETRIES``.
-
-Discourse takes no idempotency key: a post whose "delivered" mark is lost to a crash right
-after Discourse took it is posted again on the retry (the outbox makes that window as
-small as one post; docs/DISCOURSE.md).
-"""
+"""The Discourse publisher (dealer-moderator[discourse], httpx; docs/DISCOURSE.md): a public
+post replies in its channel's topic, a private one is a PM, or goes into the PM topic it
+answers. A ``429`` is waited out (its ``retry_after``); Discourse takes no idempotency key,
+so delivery commits right after each post."""
 
 from __future__ import annotations
 
@@ -102,9 +87,8 @@ class DiscoursePublisher(Publisher):
         return {"title": title, "raw": raw, "archetype": "private_message", "target_recipients": username}
 
     def username_of(self, post: OutgoingPost) -> str | None:
-        """The Discourse user a private post goes to: the recipient's linked Discourse
-        account, the account itself when the recipient is one (``discourse:alice_w``, a
-        reply to a sender linked to no player), else the player's name (``usernames``)."""
+        """The Discourse user a private post goes to: the linked account, the recipient when it is
+        one, else the player's name."""
         recipient = post.recipient or ""
         if recipient.startswith("discourse:"):
             return recipient.split(":", 1)[1]

@@ -1,10 +1,5 @@
-"""The routing publisher: each post to the transport its channel is routed to, in the
-format of that destination (``DEALER_ROUTES``; :mod:`dealer.routes`).
-
-Several transports run at once: one publisher per transport (each ``dir:PATH`` is its own),
-made when first needed. The outbox's order and retries stay per destination (channel and
-recipient) as the delivery keeps them; a transport's refusal is the post's.
-"""
+"""The routing publisher: each post to its channel's transport, in that destination's format
+(``DEALER_ROUTES``), one publisher per transport made when first needed."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ class RoutingPublisher(Publisher):
         self.transports: dict[str, Publisher] = {}
 
     def for_each_transport(self, prepare: Callable[[Publisher], None]) -> None:
-        """Run ``prepare`` on every transport this publisher makes from now on (the shell
-        gives an SMTP or Discourse transport what it reads of the store)."""
+        """Run ``prepare`` on every transport made from now on (the shell's store reads)."""
         make = self.make
 
         def made(destination: Destination) -> Publisher:
@@ -69,8 +63,7 @@ def make_transport(
     destination: Destination, *, base: Path, discord: Callable[[], Publisher] | None = None,
     email: Callable[[], Publisher] | None = None, discourse: Callable[[], Publisher] | None = None,
 ) -> Publisher:
-    """The publisher of one destination's transport; a ``dir:`` path relative to ``base``.
-    ``discord`` makes the Discord publisher (only called when a route leads there)."""
+    """The publisher of one destination's transport; a ``dir:`` path relative to ``base``."""
     if destination.kind == "dir":
         from dealer.publish.directory import DirectoryPublisher
 

@@ -1,21 +1,7 @@
-"""The SMTP publisher: each post one plain-text mail (smtplib, standard library).
-
-A post's mail has the post's subject and body as plain text, and a ``Message-ID`` derived
-from the post's key (:func:`message_id`): a post sent again after a crash is the same mail
-for every client and server that drops duplicates by id. Where it goes comes from an
-:class:`Addressing` (the shell gives one that reads the store, :mod:`dealer.shell.mailing`):
-
-- a public post goes to the list address (``DEALER_EMAIL_LIST``);
-- a private reply to a message that came by mail goes back to the address it came from,
-  with ``In-Reply-To`` and ``References`` naming that mail, so the player's (or the
-  forwarding dealer's) mail client threads it;
-- another private post goes to the player's address (``email:ADDRESS`` as recipient, or
-  the address the shell finds for the player).
-
-A refusal the server means as temporary (a 4xx reply, a dropped connection, a timeout) and
-a missing address raise :class:`~dealer.publish.base.DeliveryFailed`: the post is tried
-again later and parked after ``DEALER_PUBLISH_RETRIES`` attempts, never lost.
-"""
+"""The SMTP publisher: each post one plain-text mail (smtplib), its ``Message-ID`` from the
+post's key; public posts to the list, a reply threaded to the mail it answers, another PM
+to the player's address (:mod:`dealer.shell.mailing`). A temporary refusal or a missing
+address raises :class:`DeliveryFailed`: never lost."""
 
 from __future__ import annotations
 
@@ -52,8 +38,7 @@ def message_id(key: str, domain: str) -> str:
 
 
 def simple_addressing(list_address: str | None) -> Callable[[OutgoingPost], Addressing | None]:
-    """Addressing without a store: public posts to ``list_address``, a post to
-    ``email:ADDRESS`` there; any other recipient has no address."""
+    """Addressing without a store: public posts to ``list_address``, ``email:ADDRESS`` there; no other."""
     def address(post: OutgoingPost) -> Addressing | None:
         if post.recipient is None:
             return Addressing(list_address) if list_address else None
@@ -66,11 +51,7 @@ def simple_addressing(list_address: str | None) -> Callable[[OutgoingPost], Addr
 
 @dataclass
 class SmtpPublisher(Publisher):
-    """Sends each post as one mail through an SMTP server.
-
-    ``security``: ``starttls`` (port 587, upgraded), ``tls`` (port 465) or ``none`` (a
-    local relay or a test server).
-    """
+    """Sends each post as one mail; ``security`` is ``starttls``, ``tls`` or ``none`` (a local relay)."""
 
     host: str
     port: int | None = None
@@ -112,8 +93,7 @@ class SmtpPublisher(Publisher):
     """Mails are plain text: dealer's markup dropped, player text shown as written."""
 
     def compose(self, post: OutgoingPost, list_address: str | None = None) -> EmailMessage:
-        """The mail of ``post`` (its body already in this format): plain text, its subject,
-        threaded when it is a reply; a public post to ``list_address`` when given."""
+        """The mail of ``post``: plain text, its subject, threaded when it is a reply."""
         where = Addressing(list_address) if list_address and post.recipient is None else self.address(post)
         mail = EmailMessage()
         mail["From"] = self.sender
@@ -142,8 +122,7 @@ class SmtpPublisher(Publisher):
         return mail
 
     def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
-        """False: a mail sent twice arrives twice (its ``Message-ID`` only lets a reader's
-        client tell the copies for one)."""
+        """False: a mail sent twice arrives twice (its ``Message-ID`` only lets a client tell)."""
         return False
 
     def send(self, post: OutgoingPost) -> str:
