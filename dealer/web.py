@@ -1,15 +1,6 @@
-"""``dealer serve``: the read-only status page (Starlette, served by uvicorn).
-
-Every page and JSON answer is read through :mod:`dealer.views` (the module the CLI prints
-from), in one read-only transaction per request; nothing here writes. The HTML comes from
-the Jinja templates under ``templates/web/`` (autoescaped: every player-chosen text is
-data), the script and style sheet from ``templates/web/static/`` (no external CDN). The
-page works without JavaScript; with it, deadlines show a live countdown and the viewer's own
-time, the page refreshes itself when the store changes (it polls ``/api/changes``), and
-the browser recomputes every revealed draw and receipt (docs/WEB.md).
-
-Needs the extra ``dealer-moderator[web]`` (starlette, uvicorn); the daemon does not.
-"""
+"""``dealer serve``: the read-only status page (Starlette, uvicorn; dealer-moderator[web]),
+read through :mod:`dealer.views` one read-only transaction a request, from the autoescaped
+templates under ``templates/web/`` (docs/WEB.md)."""
 
 from __future__ import annotations
 
@@ -41,8 +32,7 @@ def _environment(poll_seconds: float) -> Environment:
 
 
 def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECONDS) -> Any:
-    """The ASGI app over the store that ``sessions`` open; an open page polls for changes
-    every ``poll_seconds``."""
+    """The ASGI app over the store; an open page polls for changes every ``poll_seconds``."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -56,8 +46,7 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
             return fn(session)
 
     def read_page(fn: Callable[[Session], Any]) -> tuple[Any, str]:
-        """A page's data and the change mark it was read at (in one transaction): the page
-        polls against that mark, so a change made while it loads is not missed."""
+        """A page's data and the change mark it was read at, in one transaction: no change is missed."""
         with sessions.begin() as session:
             return fn(session), views.change_mark(session)
 

@@ -1,16 +1,6 @@
-"""Read views: what the CLI prints and the status page shows, read from the store.
-
-Nothing here writes. Each view is a plain dict (JSON as printed by ``--json``); the admin
-writes live in :mod:`dealer.shell.admin`.
-
-- :mod:`~dealer.views.admin`: the admin's views (``dealer player show``, ``game show``,
-  ``game list``, ``inbox list``, ``outbox list``);
-- :mod:`~dealer.views.status`: the status page's (``dealer serve``), which show only what
-  is public (WEB-1 to WEB-4).
-
-Callers write ``from dealer.views import game_view`` or ``views.front_page``: this module
-names the public views of both, so a caller need not know which module holds a view.
-"""
+"""Read views: what the CLI prints (:mod:`~dealer.views.admin`) and the status page shows
+(:mod:`~dealer.views.status`, public only), as plain dicts; nothing here writes. This module
+names the public views of both."""
 
 from __future__ import annotations
 

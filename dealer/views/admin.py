@@ -1,10 +1,5 @@
-"""The admin's read views: what the CLI prints (``dealer player show``, ``game show``,
-``game list``, ``inbox list``, ``outbox list``), read from the store.
-
-Nothing here writes. Each view is a plain dict (JSON as printed by ``--json``); the admin
-writes live in :mod:`dealer.shell.admin`. A view of many rows asks the store a fixed number
-of queries, never one per row (:func:`list_games` reads every game with three).
-"""
+"""The admin's read views (what the CLI prints), as plain dicts; a view of many rows asks a
+fixed number of queries, never one per row."""
 
 from __future__ import annotations
 
@@ -24,13 +19,11 @@ from dealer.text import player_key
 
 
 class NotFound(ValueError):
-    """A view of a player, game or inventory that does not exist; the message says how to
-    find the right one."""
+    """A view of a player, game or inventory that does not exist; the message says how to find it."""
 
 
 def find_player(session: Session, name: str) -> Player:
-    """The player called ``name`` (matched as :func:`~dealer.text.player_key` says), or
-    :class:`NotFound`."""
+    """The player called ``name`` (as :func:`~dealer.text.player_key` matches), or :class:`NotFound`."""
     player = session.get(Player, player_key(name))
     if player is None:
         raise NotFound(f'there is no player {name!r}; add one with `dealer player add "{name}"`')
@@ -44,9 +37,7 @@ def game_state(game: Game) -> tuple[Rules, GameState]:
 
 
 def ledger_scope(session: Session, game_id: str) -> str | None:
-    """The ledger scope of game ``game_id``'s accounts (its parent's for a child game).
-
-    One query per level; the step engine, the replay and the views all use this one."""
+    """The ledger scope of the game's accounts (its parent's for a child game), for steps, replay and views."""
     row = session.execute(Q.SCOPE_OF, {"game_id": game_id}).one()
     rules = rules_for(row.kind)
     state = rules.State.from_stored(row.state) if row.state else None
@@ -57,8 +48,7 @@ def ledger_scope(session: Session, game_id: str) -> str | None:
 def own_inventories(
     session: Session, game_id: str, command: str, lock: bool = False
 ) -> tuple[Game, L.Scope]:
-    """The game ``game_id`` (its row locked with ``lock``) and its ledger scope, for
-    ``--game``; only a game whose inventories are its own (a Hall cycle, GH-1) has one."""
+    """The game (locked with ``lock``) and its scope, for ``--game``: only a Hall cycle's inventories are its own (GH-1)."""
     game = session.get(Game, game_id, with_for_update=lock)
     if game is None:
         raise NotFound(f"there is no game {game_id!r}; `dealer game list` shows them")
@@ -74,11 +64,8 @@ def own_inventories(
 
 
 def player_view(session: Session, name: str, game_id: str | None = None) -> dict[str, Any]:
-    """``dealer player show``: the player's wallet, cards, packs and games.
-
-    With ``game_id``, the player's inventory in that Hall cycle instead (GH-1), with the same
-    keys plus ``game`` and ``member`` (whether the player has joined the cycle).
-    """
+    """``dealer player show``: wallet, cards, packs and games, or with ``game_id`` the inventory
+    in that Hall cycle (GH-1), plus ``game`` and ``member``."""
     player = find_player(session, name)
     account = L.player(player.name)
     extra: dict[str, Any] = {}
@@ -105,9 +92,7 @@ def player_view(session: Session, name: str, game_id: str | None = None) -> dict
 
 
 def game_view(session: Session, game_id: str) -> dict[str, Any]:
-    """``dealer game show``: status, players, scores, winner, deadlines, history and the
-    fairness record (``seeds``; ``sealed``: each resolved round's full commitments, salts,
-    receipts and sealed texts, for a game that seals submissions)."""
+    """``dealer game show``: status, players, scores, winner, deadlines, history and the fairness record."""
     game = session.get(Game, game_id)
     if game is None:
         raise NotFound(f"there is no game {game_id!r}")
@@ -167,8 +152,7 @@ def game_view(session: Session, game_id: str) -> dict[str, Any]:
 
 
 def list_games(session: Session) -> list[dict[str, Any]]:
-    """``dealer game list``: every game, newest first, with its status, players and next
-    deadline. Three queries, however many games there are."""
+    """``dealer game list``: every game, newest first, in three queries."""
     players = Q.players_by_game(session)
     next_deadline = Q.next_deadline_by_game(session)
     rows = []
@@ -187,8 +171,7 @@ def list_games(session: Session) -> list[dict[str, Any]]:
 
 
 def settings_help(kind: str) -> list[dict[str, str]]:
-    """Each setting of ``kind``: its ``name``, ``default`` (as ``--set`` writes it), the
-    ``rule`` it sets and what it ``means`` (from the field descriptions, "SR-1: ...")."""
+    """Each setting of ``kind``: ``name``, ``default``, the ``rule`` and what it ``means`` (its description)."""
     try:
         rules = rules_for(kind)
     except KeyError as exc:
@@ -232,9 +215,7 @@ def message_view(inbound: Inbound) -> dict[str, Any]:
 
 def list_messages(session: Session, *, failed: bool = False, limit: int = 20,
                   quarantined: bool = False) -> list[dict[str, Any]]:
-    """``dealer inbox list``: the newest stored messages (only the failed ones with
-    ``failed``, only the quarantined ones, each with why in ``error``, with
-    ``quarantined``), newest first."""
+    """``dealer inbox list``: the newest stored messages (only the failed or quarantined ones, with why)."""
     if quarantined:
         return [message_view(m) for m in Q.quarantined_messages(session, limit)]
     return [message_view(m) for m in Q.newest_messages(session, failed=failed, limit=limit)]
@@ -260,8 +241,7 @@ def post_view(post: Post) -> dict[str, Any]:
 
 
 def list_posts(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
-    """``dealer outbox list``: the newest posts (only the parked ones with ``failed``),
-    newest first."""
+    """``dealer outbox list``: the newest posts (only the parked ones with ``failed``)."""
     return [post_view(p) for p in Q.outbox_posts(session, failed=failed, limit=limit)]
 
 

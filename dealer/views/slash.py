@@ -28,8 +28,7 @@ def player_of(session: Session, sender: str) -> str | None:
 
 def game_for(session: Session, kind: str, channel: str | None, player: str | None,
              named: str | None = None) -> Game | None:
-    """The game of ``kind`` an interaction is for: the one named, the channel's, else the
-    player's one unfinished game of that kind."""
+    """The game of ``kind`` an interaction is for: the one named, the channel's, else the player's one."""
     if named:
         return session.get(Game, named)
     ids = [g.id for g in Q.games_on_channel(session, channel) if g.kind == kind] if channel else []

@@ -1,22 +1,6 @@
-"""The status page's views (``dealer serve``): what a player may see, read from the store.
-
-The page and its JSON never show what is not yet public (docs/WEB.md, "Nothing private"):
-
-- WEB-1: no private message and no player's command text (history events `command`,
-  `message` are never read here), no error text of a deadline;
-- WEB-2: a seed's server seed and client seeds only once revealed (GH-40: the client
-  seeds are revealed with it), a roulette's sealed submissions only once their round is
-  resolved (SR-6, SR-7: the fairness record holds resolved rounds only);
-- WEB-3: an Exoptosis hand only once the hands are revealed (GH-10: chosen privately,
-  public when all have chosen);
-- WEB-4: what a Hall member did (packs, purchases, gifts, trades, joins) only once the
-  phase it happened in is over: the rules answer those privately and announce them in the
-  phase summary (GH-1, GH-4, GH-5, GH-7). A cycle's chips per member are its standings
-  (`scores` of `game show --json`) and shown live; its open trade offers are private.
-
-Each view starts from the admin's (:mod:`dealer.views.admin`) and takes out what is not
-public yet.
-"""
+"""The status page's views: the admin's, less what is not public yet (docs/WEB.md, "Nothing
+private", WEB-1 to WEB-4: no private text, seeds and sealed submissions once revealed,
+hands once revealed, a Hall member's acts once their phase is over)."""
 
 from __future__ import annotations
 
@@ -58,14 +42,12 @@ def public_game_view(session: Session, game_id: str) -> dict[str, Any]:
 
 
 def public_player_view(session: Session, name: str) -> dict[str, Any]:
-    """``/api/players/NAME``: :func:`player_view` (the same keys: the wallet, which the
-    contract makes public, and the games)."""
+    """``/api/players/NAME``: :func:`player_view` (the wallet is public by contract)."""
     return player_view(session, name)
 
 
 def front_page(session: Session, others_limit: int = 50) -> dict[str, Any]:
-    """``/``: every running game (soonest deadline first), then the newest ``others_limit``
-    pending and finished ones (``older``: how many more there are)."""
+    """``/``: the running games, soonest deadline first, then the newest ``others_limit`` others."""
     games = list_games(session)
     titles = {kind: rules_for(kind).title for kind in {g["kind"] for g in games}}
     for g in games:
@@ -80,9 +62,8 @@ def front_page(session: Session, others_limit: int = 50) -> dict[str, Any]:
 
 
 def game_page(session: Session, game_id: str, epoch: int | None = None) -> dict[str, Any]:
-    """``/games/ID``: the public view, the picture of its kind, its matches and parent,
-    and the fairness record the browser checks (the revealed seeds, every draw of one
-    epoch, ``epoch`` or the latest revealed, and a roulette's sealed submissions)."""
+    """``/games/ID``: the public view, its kind's picture, its matches and parent, and the
+    fairness record the browser checks."""
     view = public_game_view(session, game_id)
     game = session.get(Game, game_id)
     assert game is not None
@@ -112,8 +93,7 @@ def game_page(session: Session, game_id: str, epoch: int | None = None) -> dict[
 
 
 def _roulette_page(session: Session, game_id: str, view: dict[str, Any]) -> dict[str, Any]:
-    """Each resolved round (layouts, bets, points), and each player's points and chips
-    after every round, from the game's stored events (SR-8 to SR-11)."""
+    """Each resolved round and each player's points and chips after it (SR-8 to SR-11)."""
     events = Q.events_of_types(
         session, [game_id],
         ["game.created", "round.resolved", "preparation.missed", "game.finished"])
@@ -167,9 +147,7 @@ def _roulette_page(session: Session, game_id: str, view: dict[str, Any]) -> dict
 
 
 def _active_roulettes(state: Any) -> list[dict[str, Any]]:
-    """The current round's roulettes as their round-start post announced them (SR-7): the
-    preparer, the bettor, the colour commitment and, with ``layout_public``, the layout;
-    never the winning colour (it is sealed until the round is resolved)."""
+    """The current round's roulettes as announced (SR-7); never the sealed winning colour."""
     from dealer.games.roulette.posts import roulette_card
 
     if state.status != "running" or state.phase < 1:
@@ -179,8 +157,7 @@ def _active_roulettes(state: Any) -> list[dict[str, Any]]:
 
 
 def _chart(series: list[dict[str, Any]], players: list[str]) -> dict[str, Any]:
-    """SVG polylines (points and chips by round) in a 0..100 box, scaled to the largest
-    figure; the template draws them (no script needed)."""
+    """SVG polylines (points and chips by round) in a 0..100 box: no script needed."""
     out: dict[str, Any] = {"rounds": len(series) - 1 if series else 0, "lines": []}
     if not series:
         return out
@@ -200,8 +177,7 @@ _RACE_ACTIONS = ("seating.closed", "race.action", "lap.action", "table.finished"
 
 
 def _races_page(session: Session, game_id: str, view: dict[str, Any]) -> dict[str, Any]:
-    """The field, each horse's position after every race action (OR-7 to OR-9) and the
-    payout (OR-10, OR-11)."""
+    """The field, each horse's position after every race action (OR-7 to OR-9) and the payout (OR-10, OR-11)."""
     detail = view["detail"]
     horses = [h["name"] for h in detail["horses"]]
     actions = []
@@ -225,8 +201,7 @@ def _races_page(session: Session, game_id: str, view: dict[str, Any]) -> dict[st
 
 
 def _hall_page(state: Any, view: dict[str, Any]) -> dict[str, Any]:
-    """The cycle's phase, members (chips, activity) and open duel challenges (public,
-    GH-19); WEB-4: no offer and no inventory beyond the chips."""
+    """The cycle's phase, members and open duels (GH-19); WEB-4: no offer nor inventory beyond chips."""
     return {
         "phase": state.phase,
         "phase_ends_at": iso(state.phase_ends_at) if state.phase_ends_at else None,
@@ -246,8 +221,7 @@ def _hall_page(state: Any, view: dict[str, Any]) -> dict[str, Any]:
 
 
 def _exoptosis_page(state: Any) -> dict[str, Any]:
-    """The table: each seat's stake, its hand once revealed (WEB-3, GH-10), the turn, the
-    last card played (GH-13) and the pool (GH-11, GH-16)."""
+    """Each seat's stake, its hand once revealed (WEB-3), the turn, last card and pool (GH-11 to GH-16)."""
     revealed = state.phase != "setup"
     seats = []
     for seat in state.seats:
@@ -269,8 +243,7 @@ def _exoptosis_page(state: Any) -> dict[str, Any]:
 
 
 def _fairness(session: Session, game_id: str, view: dict[str, Any], epoch: int | None) -> dict[str, Any]:
-    """The revealed seeds, the draws of one revealed epoch (``epoch``, else the latest), and
-    the sealed submissions of resolved roulette rounds: what the browser recomputes."""
+    """The revealed seeds, one epoch's draws, and resolved rounds' sealed submissions."""
     seeds = Q.revealed_seeds(session, game_id)
     epochs = [s.epoch for s in seeds]
     chosen = next((s for s in seeds if s.epoch == epoch), seeds[-1] if seeds else None)
@@ -364,11 +337,8 @@ _HALL_PRIVATE_UNTIL_SUMMARY = {"joined", "bought", "pack_opened", "gift", "trade
 
 
 def player_page(session: Session, name: str, limit: int = 100) -> dict[str, Any]:
-    """``/players/NAME``: the public player view, the player's games and its newest public
-    actions in every game (at most ``limit``; ``more`` says whether older ones exist).
-
-    The history is read newest first in batches and stops once ``limit`` actions are found,
-    so a player of a Hall of hundreds of phases costs what a new one costs."""
+    """``/players/NAME``: the public view, games and at most ``limit`` newest public actions,
+    read newest first in batches: a long Hall costs what a new one does."""
     view = public_player_view(session, name)
     player = view["name"]
     rows = Q.game_rows(session, view["games"])
