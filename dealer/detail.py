@@ -1,6 +1,5 @@
-"""How much a post says: brief (the default: the headline, what was understood, what is due,
-the rest one ``receipts`` or status page away) or full (``DEALER_POST_DETAIL``, or a
-route's ``|detail=``). Set by the shell with its settings (:func:`set_post_detail`)."""
+"""How much a post says: brief (the default) or full (``DEALER_POST_DETAIL``, a route's
+``|detail=``), set by the shell (:func:`set_post_detail`)."""
 
 from __future__ import annotations
 

@@ -1,30 +1,9 @@
-"""A local fake of the parts of Discord dealer uses, for the tests and ``bench/``: no test
-reaches the internet. Needs dealer-moderator[discord] (aiohttp comes with discord.py).
+"""A local fake of the parts of Discord dealer uses (REST API v10 with its rate limits and
+``429``, the gateway with resumes, interactions and commands), on 127.0.0.1 in a thread,
+for the tests and ``bench/``: no test reaches the internet. Needs dealer-moderator[discord].
 
-:class:`FakeDiscord` serves, on 127.0.0.1 in a thread of its own:
-
-- the REST endpoints dealer calls (API v10): ``GET /users/@me``,
-  ``GET /oauth2/applications/@me``, ``GET /gateway`` and ``/gateway/bot``,
-  ``GET /channels/{id}``, ``POST /channels/{id}/messages`` (with ``nonce`` /
-  ``enforce_nonce``), ``GET /channels/{id}/messages?after=&limit=``,
-  ``POST /users/@me/channels``, ``POST /webhooks/{id}/{token}?wait=true``; each channel
-  (and the webhook) has a rate limit of ``limit`` requests per ``window`` seconds, with
-  Discord's headers (``X-RateLimit-Limit``, ``-Remaining``, ``-Reset-After``, ``-Bucket``)
-  and its ``429`` (body ``{"message", "retry_after", "global"}`` and ``Retry-After``);
-- the gateway (a websocket): HELLO, IDENTIFY -> READY, RESUME -> the missed dispatches
-  then RESUMED (or INVALID_SESSION once :meth:`invalidate` was called), heartbeats and
-  their ACKs; dispatches are Discord's documented payloads (MESSAGE_CREATE,
-  MESSAGE_UPDATE, MESSAGE_DELETE, MESSAGE_REACTION_ADD, MESSAGE_REACTION_REMOVE,
-  INTERACTION_CREATE);
-- interactions (:meth:`user_invokes`): ``POST /interactions/{id}/{token}/callback`` (one
-  answer each, within 3 s of real time, else Discord's errors), the follow-ups
-  ``POST /webhooks/{app}/{token}`` (while the token lives: 15 minutes of ``now``), and the
-  commands, ``GET``/``PUT /applications/{app}[/guilds/{guild}]/commands``.
-
-Time: ``clock`` (seconds) drives the rate-limit windows, ``now`` (a datetime) the ids of
-new messages; both can be the test's controlled clock. :meth:`user_says` and friends act as
-a Discord user: the message goes into the channel's history and is dispatched to a
-connected gateway (or kept for a resume while disconnected, as Discord does).
+``clock`` (seconds) drives the rate-limit windows and ``now`` the new ids: both can be the
+test's controlled clock. :meth:`user_says` and friends act as a Discord user.
 """
 
 from __future__ import annotations
@@ -242,8 +221,7 @@ class FakeDiscord:
     def user_invokes(self, channel_id: int | None, user_id: int, command: str, sub: str,
                      options: dict[str, Any] | None = None, *, focused: str | None = None,
                      dm: bool = False) -> dict[str, Any]:
-        """A user runs ``/command sub`` with ``options`` (an autocomplete when ``focused``
-        names the option being typed) in a channel, or in the DM with the bot."""
+        """A user runs ``/command sub`` with ``options`` (an autocomplete when ``focused``) in a channel or DM."""
         if dm:
             channel_id = self._dm_channel(user_id)
         assert channel_id is not None
@@ -348,8 +326,7 @@ class FakeDiscord:
                 pass
 
     def drop(self, code: int = 4000) -> None:
-        """Close the gateway connection (a resumable close code by default); what is said
-        until the client resumes is kept and replayed on RESUME."""
+        """Close the gateway connection (resumable by default); what is said meanwhile is replayed on RESUME."""
         with self._lock:
             ws, self.ws = self.ws, None
         self.connected.clear()
@@ -364,8 +341,7 @@ class FakeDiscord:
         self.gate.set()
 
     def invalidate(self) -> None:
-        """The next RESUME is refused (INVALID_SESSION): the client identifies anew, and
-        what was said meanwhile is lost to the gateway (only the history has it)."""
+        """The next RESUME is refused: the client identifies anew, and what was said is lost to the gateway."""
         self._invalidate = True
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
@@ -534,9 +510,7 @@ class FakeDiscord:
         return _json(message, headers=headers)
 
     def pinged(self, message: dict[str, Any]) -> list[str]:
-        """Whom a posted message would notify, as Discord decides it: only what its
-        ``allowed_mentions`` allows (parse nothing: only the listed users, and only
-        those its text mentions)."""
+        """Whom a posted message would notify: only the listed users its text mentions (``allowed_mentions``)."""
         allowed = message.get("allowed_mentions")
         text = message["content"]
         import re

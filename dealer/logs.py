@@ -31,8 +31,7 @@ def context(**fields: Any) -> "_Context":
 
 
 class _Context:
-    """The block :func:`context` opens: a plain class, since delivery opens one per post and a
-    generator-based one costs several times as much."""
+    """The block :func:`context` opens: a plain class, as delivery opens one a post."""
 
     __slots__ = ("fields", "token")
 
@@ -102,9 +101,8 @@ REPEAT_WINDOW = 60.0
 
 
 class RepeatFilter(logging.Filter):
-    """At most :data:`REPEATS_SHOWN` lines of one kind (logger, level, template) per
-    :data:`REPEAT_WINDOW` seconds, then a count of those left out: an error repeated in a
-    tight loop must not fill the disk the store needs."""
+    """At most :data:`REPEATS_SHOWN` lines of one kind per :data:`REPEAT_WINDOW`, then a count:
+    an error in a tight loop must not fill the disk the store needs."""
 
     KINDS = 1000
     """Kinds remembered at most (the oldest window is forgotten first)."""

@@ -1,9 +1,5 @@
-"""``dealer replay ID``: rebuild a game from its history and compare it with the store.
-
-Each step's input is run again through the same pure functions as the shell's
-(:func:`dealer.records.perform`, :func:`dealer.records.collect`), with the deadlines
-followed from the history itself; every event must come out as stored, and the final
-state, deadlines and fair source must match (docs/HISTORY.md). Posts are not rendered."""
+"""``dealer replay ID``: rebuild a game from its history through the shell's pure functions
+and compare every event, the state, deadlines and fair source with the store (docs/HISTORY.md)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""The ``dealer`` command (DESIGN.md, "CLI"); ``dealer --help`` lists every subcommand.
-
-One module per command group, each declaring its commands with click; this package
-composes them under ``main`` (the console script ``dealer = "dealer.cli:main"``):
-
-- ``daemon``: ``run``, ``serve``, ``demo``
-- ``operating``: ``migrate``, ``health``, ``routes``
-- ``game``: ``game new|list|show``
-- ``player``: ``player add|link|unlink|show``, ``grant``
-- ``inbox``: ``submit``, ``inbox list|retry``
-- ``outbox``: ``outbox list|retry``
-- ``deadline``: ``deadline extend|now|at|pause|resume|list``
-- ``discord``: ``discord``, ``discord check``
-- ``fairness``: ``verify``, ``replay``, ``fairness-script``
-
-``common`` holds what they share: the settings, the store, and one-line errors.
-"""
+"""The ``dealer`` command (DESIGN.md, "CLI"): one module per command group, composed here
+under ``main``; ``common`` holds what they share. ``dealer --help`` lists every subcommand."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""What the command groups share: the settings, the store, and one-line errors.
-
-Each helper turns what can go wrong (a bad setting, a store out of reach, an admin
-refusal) into one clear line naming its cause, so every command reports it the same way.
-"""
+"""What the command groups share: the settings, the store, and one-line errors naming their cause."""
 
 from __future__ import annotations
 
@@ -109,8 +105,7 @@ def _json(view: Any, as_json: bool) -> bool:
 
 
 def _admin(fn: Callable[..., Any]) -> Any:
-    """Run ``fn(session)`` in one transaction; an AdminError (or a view's NotFound) becomes
-    a clean CLI error."""
+    """Run ``fn(session)`` in one transaction; an AdminError or NotFound becomes a clean CLI error."""
     from dealer.shell.admin import AdminError
     from dealer.shell.failures import NotRetried
     from dealer.shell.steps import GameHeld
