@@ -77,10 +77,11 @@ class Interactions:
         assert asked is not None
         user, channel = _user(data), _channel(data, self.link.table)
         game = asked.game
-        if game is None and channel != "pm":
+        if game is None:  # the channel's game of that kind, else the player's one
             with session_factory(self.link.engine)() as session:
-                found = game_for(session, asked.kind, channel, None)
-                game = found.id if found is not None and found.kind == asked.kind else None
+                found = game_for(session, asked.kind, None if channel == "pm" else channel,
+                                 player_of(session, f"discord:{user['id']}"))
+                game = found.id if found is not None else None
         message = InboxMessage(
             id=str(data["id"]), sender=f"discord:{user['id']}", channel="pm", game=game,
             sender_name=user.get("global_name") or user.get("username"), body=asked.line(),

@@ -212,6 +212,26 @@ def test_commands_in_a_dm_and_in_an_unrouted_channel(table) -> None:  # type: ig
     (follow_up,) = t.fake.follow_ups(data)
     assert "ccepted" in follow_up["content"] and "Not accepted" not in follow_up["content"]
 
+    # In a race too, a /roulette command still finds the player's one roulette; in two
+    # roulettes, the game option names one.
+    t.admin(lambda s: create_game(s, "races", "derby", T0))
+    invoke(t, ALICE, "races", "sit", T0 + timedelta(minutes=4), channel=ACTIONS)
+    t.run(T0 + timedelta(minutes=4))
+    receipts = t.fake.user_invokes(None, ALICE, "roulette", "receipts", {}, dm=True)
+    _answered(t, receipts)
+    t.stored(receipts["id"])
+    t.admin(lambda s: create_game(s, "roulette", "r2", T0 + timedelta(minutes=5), players=["alice", "bob"]))
+    t.now = T0 + timedelta(minutes=6)
+    several = t.fake.user_invokes(None, ALICE, "roulette", "receipts", {}, dm=True)
+    named = t.fake.user_invokes(None, ALICE, "roulette", "receipts", {"game": "r2"}, dm=True)
+    for data in (several, named):
+        _answered(t, data)
+        t.stored(data["id"])
+    t.run(T0 + timedelta(minutes=7))
+    assert "r1" in t.fake.follow_ups(receipts)[0]["content"]
+    assert "several games" in t.fake.follow_ups(several)[0]["content"]
+    assert "r2" in t.fake.follow_ups(named)[0]["content"]
+
 
 def test_each_interaction_is_deferred_within_3_s_while_a_deadline_burst_runs(table) -> None:  # type: ignore[no-untyped-def]
     t = table()

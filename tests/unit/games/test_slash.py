@@ -36,14 +36,15 @@ def test_the_payload_keeps_discords_documented_limits() -> None:
 
 
 def test_check_names_each_broken_limit() -> None:
-    bad = [{"name": "Roulette", "type": 1, "description": "x" * 101, "options": [
+    bad = [{"name": "Roulette", "type": 1, "description": "x" * 4001, "options": [
         {"type": 3, "name": "b", "description": "b", "required": False},
         {"type": 3, "name": "a", "description": "a", "required": True,
          "choices": [{"name": str(i), "value": str(i)} for i in range(26)]},
     ] + [{"type": 3, "name": f"o{i}", "description": "o"} for i in range(24)]}] * 101
     problems = " ".join(check(bad))
     for words in ("101 commands", "is not 1-32", "1-100 characters", "26 options",
-                  "more than 25 choices", "required option after an optional", "two commands"):
+                  "more than 25 choices", "required option after an optional", "two commands",
+                  "more than 4000 characters"):
         assert words in problems
 
 
