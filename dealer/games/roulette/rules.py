@@ -187,11 +187,7 @@ class StationaryRoulette(Rules):
             )
         entry = self.seal(ctx, state, actor, "prepare", command.gold, command.silver,
                           command.black, command.colour)
-        replaced = state.preparations.get(actor)
-        state.preparations[actor] = entry  # SR-6: the later valid submission replaces it
-        if replaced is not None:
-            state.replaced.append(replaced)
-        self.confirm(ctx, state, actor, entry, replaced)
+        self.file(ctx, state, actor, entry, state.preparations)
 
     def accept_bet(self, ctx: Context, state: RouletteState, actor: str, command: Bet) -> None:
         """SR-3, SR-5, SR-6, SR-10: put a valid bet on file, replacing an earlier one."""
@@ -217,11 +213,7 @@ class StationaryRoulette(Rules):
             allowed = self.examples(state, actor, "bet")
             raise Rejected("; ".join(problems), rule="SR-5", allowed=allowed)
         entry = self.seal(ctx, state, actor, "bet", command.gold, command.silver, command.black)
-        replaced = state.bets.get(actor)
-        state.bets[actor] = entry  # SR-6
-        if replaced is not None:
-            state.replaced.append(replaced)
-        self.confirm(ctx, state, actor, entry, replaced)
+        self.file(ctx, state, actor, entry, state.bets)
 
     def seal(
         self, ctx: Context, state: RouletteState, actor: str, kind: str,
@@ -245,10 +237,16 @@ class StationaryRoulette(Rules):
             receipt=entry.receipt, sent_at=_iso(ctx.now)))
         return entry
 
-    def confirm(
-        self, ctx: Context, state: RouletteState, actor: str, entry: Sealed, replaced: Sealed | None
+    def file(
+        self, ctx: Context, state: RouletteState, actor: str, entry: Sealed,
+        on_file: dict[str, Sealed],
     ) -> None:
-        """SR-6: the private confirmation, with the receipt and what is now on file."""
+        """SR-6: the later valid submission replaces the earlier one; a private confirmation
+        gives its receipt and what is now on file."""
+        replaced = on_file.get(actor)
+        on_file[actor] = entry
+        if replaced is not None:
+            state.replaced.append(replaced)
         ctx.reply(actor, "confirmation", TEMPLATE.format("confirmation"),
                   f"{state.game}: {'preparation' if entry.kind == 'prepare' else 'bet'} accepted",
                   closes_now=state.settings.early_close and not self.anything_owed(state),
