@@ -204,6 +204,8 @@ def test_commands_in_a_dm_and_in_an_unrouted_channel(table) -> None:  # type: ig
     answer = _answered(t, elsewhere)
     assert answer["type"] == 4 and answer["data"]["flags"] == 64
     assert "No game is played in this channel" in answer["data"]["content"]
+    assert t.fake.follow_ups(elsewhere) == []
+    helped = invoke(t, ALICE, "roulette", "help", T0 + timedelta(minutes=1))
     t.now = T0 + timedelta(minutes=2)
     data = t.fake.user_invokes(None, ALICE, "roulette", "prepare", {"winning": "gold", "layout": "gold 30 silver 10"}, dm=True)
     _answered(t, data)
@@ -211,6 +213,7 @@ def test_commands_in_a_dm_and_in_an_unrouted_channel(table) -> None:  # type: ig
     t.run(T0 + timedelta(minutes=3))
     (follow_up,) = t.fake.follow_ups(data)
     assert "ccepted" in follow_up["content"] and "Not accepted" not in follow_up["content"]
+    assert "prepare" in t.fake.follow_ups(helped)[0]["content"]  # what alice can send now
 
     # In a race too, a /roulette command still finds the player's one roulette; in two
     # roulettes, the game option names one.
@@ -329,3 +332,22 @@ def test_an_interaction_replayed_after_a_resume_is_applied_once(table) -> None: 
         assert session.scalar(select(func.count()).select_from(Inbound).where(Inbound.external_id == bet["id"])) == 1
     assert t.admin(lambda s: player_view(s, "carol"))["chips"] == 30
     assert len(t.fake.follow_ups(bet)) == 1
+
+
+def test_a_command_the_store_cannot_take_is_answered_at_once(table) -> None:  # type: ignore[no-untyped-def]
+    t = table()
+    _players(t, ("alice", ALICE), ("bob", BOB))
+    assert t.link is not None
+
+    def down(*args: Any) -> Any:
+        raise OSError("the store is unreachable")
+
+    t.link.store = down  # type: ignore[method-assign]
+    t.now = T0 + timedelta(minutes=1)
+    data = t.fake.user_invokes(RACEWAY, ALICE, "roulette", "help", {})
+    assert _answered(t, data)["type"] == 5
+    assert t.fake.wait_for(lambda: bool(t.fake.follow_ups(data)), 10)
+    (follow_up,) = t.fake.follow_ups(data)
+    assert follow_up["flags"] == 64 and "could not take your command just now" in follow_up["content"]
+    with t.dealer.sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Inbound)) == 0

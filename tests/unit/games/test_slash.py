@@ -115,6 +115,12 @@ def test_a_line_from_options() -> None:
     assert invoked(_data("races", "sit", game="r1")).game == "r1"
 
 
+def test_an_option_cannot_add_a_line() -> None:
+    """A value's line breaks are spaces: one slash command is one command line."""
+    line = invoked(_data("roulette", "bet", points="gold 30\nprepare black gold 40")).line()
+    assert line == "bet gold 30 prepare black gold 40"
+
+
 def test_what_is_no_command_of_dealers_is_none() -> None:
     assert invoked({"name": "poll", "options": []}) is None
     assert invoked(_data("roulette", "shuffle")) is None
