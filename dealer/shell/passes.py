@@ -1,26 +1,10 @@
-"""The pass: overrides, ingest, messages and deadlines in time order, then delivery.
+"""The pass: overrides, ingest, messages and deadlines in time order (a message sent at or
+before a deadline counts for it), then delivery; ``dealer run --once`` is one pass.
 
-One *pass* does, in order: apply the admin overrides, store every new inbox message raw
-(:mod:`dealer.shell.ingest`), process stored messages and due deadlines interleaved by time
-(a message sent at or before a deadline counts for it, even if it was read later), and
-deliver queued posts (:mod:`dealer.shell.delivery`). ``dealer run --once`` is one pass;
-``dealer run`` repeats it (:mod:`dealer.shell.timers`). Each message and each deadline is
-one step (:mod:`dealer.shell.steps`); consecutive ones share a transaction
-(:mod:`dealer.shell.message_groups`, :mod:`dealer.shell.deadline_groups`).
-
-What dealer cannot handle is never silent. A message whose handling crashes (a missing
-template, a bug) is logged with its traceback, stored ``failed`` with its error, and its
-sender gets one private "could not handle" reply; ``dealer inbox retry`` puts it back to
-pending once the cause is fixed. A deadline whose step crashes is logged, keeps its error
-on its row and stays pending: it is retried on every pass, and until it fires its game is
-held (messages and later deadlines of that game wait, pending). Either makes the pass's
-report not ``ok``, so ``dealer run --once`` exits non-zero.
-
-Only an error in dealer's own code does that. A database error that passes (a lost
-connection, a lock timeout, a deadlock, a serialization failure:
-:func:`dealer.store.transient.is_transient`) rolls back the step, leaves the message or
-the deadline pending with nothing recorded against it, and ends the pass by raising: the
-daemon waits for the store and runs the pass again (:mod:`dealer.shell.timers`).
+What dealer cannot handle is never silent: a crashed message is stored ``failed`` and its
+sender told; a crashed deadline keeps its error, stays pending and holds its game; either
+makes the report not ``ok``. A passing database error (:func:`is_transient`) leaves the
+work pending and ends the pass by raising: the loop waits for the store and runs it again.
 """
 
 from __future__ import annotations
@@ -58,17 +42,14 @@ MESSAGE_GROUP = 50
 DEADLINE_GROUP = 50
 """Due deadlines fired in one transaction by :func:`fire_deadlines`."""
 FIRST_GROUP = 5
-"""In ``dealer run``, the size of a daemon's first group of messages or deadlines and of
-its first delivery batch after its start; each next one is twice the last, up to the full
-size: 5, 10, 20, 40, 50 (:func:`grown`)."""
+"""``dealer run``'s first group and batch size after a start, doubled each time up to the full size."""
 OVERRIDES_RECHECK = 60.0
 """Seconds during which overrides read unchanged are not applied to the store again."""
 PARKED_RECHECK = 60.0
 """Seconds between two counts of the parked posts while none is parked."""
 
 class Dealer:
-    """The daemon: the store, the inbox and the publisher, and one method per stage of the
-    pass. Each stage lives in its own module; this class only holds what they share."""
+    """The daemon: the store, the inbox and the publisher, and one method per stage of the pass."""
 
     def __init__(
         self,
@@ -121,14 +102,9 @@ class Dealer:
     def run_pass(self, now: datetime | None = None, *, groups: int | None = None) -> PassReport:
         """Overrides, ingest, messages and deadlines in time order, then delivery.
 
-        With ``groups`` the pass is bounded (``dealer run``'s): at most that many groups of
-        messages or deadlines, then at most that many delivery batches, each committed as
-        it goes; ``report.more`` says work is left for the next pass. The first groups and
-        batches of the daemon's life are small and grow (:data:`FIRST_GROUP`: 5, 10, 20,
-        40, then full). A daemon killed soon after each start (a crash loop) so commits
-        early, completes passes and advances on every front, posts included. Without it
-        (``--once``, tests) the pass does everything due, in full groups.
-        """
+        With ``groups`` (``dealer run``) the pass is bounded to that many groups and batches, each
+        committed as it goes, the first of a daemon's life small (:data:`FIRST_GROUP`): a daemon
+        killed soon after each start still advances, posts included. ``report.more`` says work is left."""
         now = now or self.clock()
         started = time.monotonic()
         report = PassReport(now=now)
@@ -156,10 +132,8 @@ class Dealer:
         return report
 
     def apply_overrides(self, now: datetime) -> list[str]:
-        """Apply ``DEALER_DEADLINE_OVERRIDES`` and the overrides file (read afresh on every
-        pass). A malformed one changes nothing and is reported once (again only when the
-        error changes), never fatal; a database error that passes is raised (the loop
-        waits for the store)."""
+        """Apply the overrides (the file read afresh); a malformed one changes nothing and is reported
+        once, never fatal; a passing database error is raised."""
         try:
             specs = read_overrides(self.settings.deadline_overrides, self.settings.overrides_file)
             applied = self.overrides_in_store
@@ -191,18 +165,12 @@ class Dealer:
 
     def ingest(self, now: datetime, report: PassReport | None = None,
                unflushed: list[Any] | None = None) -> int:
-        """Store every waiting inbox message raw (:func:`dealer.shell.ingest.ingest`; with
-        ``unflushed``, not yet flushed to disk nor acknowledged: see :meth:`acknowledge`)."""
+        """Store every waiting inbox message raw (with ``unflushed``, not yet acknowledged)."""
         return ingest.ingest(self.inbox, self.engine, now, report or PassReport(), unflushed)
 
     def acknowledge(self, handles: list[Any], *, flushed: bool) -> None:
-        """Acknowledge to the inbox the messages :meth:`ingest` stored without waiting for
-        the flush to disk, once that flush is done: ``flushed`` if a transaction that
-        wrote (a message applied, a deadline fired) has committed since, waiting for its
-        own flush, which covers every commit before it; else a transaction that writes
-        nothing but its commit is made for them. Until then they stay in the inbox, which
-        gives them again should the process die (they are then found stored, or stored
-        again if the server lost them)."""
+        """Acknowledge the messages stored without waiting for the flush once a later commit has
+        waited for it (``flushed``), else after an empty commit: until then the inbox keeps them."""
         if not flushed:
             with self.engine.begin() as connection:
                 connection.execute(Q.FLUSH_COMMITTED)
@@ -216,9 +184,7 @@ class Dealer:
 
     def deliver(self, report: PassReport | None = None, batches: int | None = None,
                 first_batch: int | None = None) -> int:
-        """Send queued posts in order (:func:`dealer.shell.delivery.deliver`; at most
-        ``batches`` batches, the first of ``first_batch`` posts), then count the parked
-        posts: logged when the count changes, exposed as a metric."""
+        """Send queued posts in order, then count the parked posts (logged when it changes, a metric)."""
         report = report or PassReport()
         now = report.now or self.clock()
         if self.parked_seen:  # parked posts due again are retried on their own
@@ -252,8 +218,7 @@ class Dealer:
         return delivered
 
     def dispose(self) -> None:
-        """Close the connections of both of the daemon's pools (its engine's and its
-        reader's): after the store went away, or at the end."""
+        """Close the connections of both of the daemon's pools."""
         self.engine.dispose()
         self.reader.dispose()
 
@@ -273,22 +238,14 @@ class Dealer:
 
 
 def grown(first: int, done: int, full: int) -> int:
-    """The size of a group after ``done`` others, the first of ``first``, each twice the
-    last, at most ``full``."""
+    """The size of a group after ``done`` others: ``first``, doubled each time, at most ``full``."""
     return min(full, first << min(done, 16))
 
 
 def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None,
                 groups: int | None = None, first: int | None = None) -> None:
-    """Process stored messages and due deadlines, earliest first, until none is left (or,
-    with ``groups``, that many groups are done: ``report.more``). With ``first`` the first
-    group holds at most that many, each next one twice as many, up to the full group
-    (:func:`grown`).
-
-    A message sent at or before a deadline is handled before it. Messages are read in
-    batches, due deadlines too, both with one statement; both are read again after each
-    group, as a step may have moved a deadline.
-    """
+    """Process stored messages and due deadlines, earliest first, until none is left (or
+    ``groups`` are done); both are read again after each group, as a step may move a deadline."""
     report = report or PassReport()
     skipped_messages: set[int] = set()  # taken by another daemon
     skipped_deadlines: set[int] = set()  # taken by another daemon, or failing
@@ -322,11 +279,8 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None,
 def deadline_group(
     deadlines: list[tuple[int, datetime, str]], next_message: datetime | None
 ) -> list[tuple[int, datetime, str]]:
-    """The due deadlines to fire together: the longest run, earliest first, due before the
-    next pending message (a message sent at or before a deadline goes first), with at most
-    one deadline per game. A game's second deadline waits for the next group, which reads
-    it again after the first one's step (that step may have moved or cancelled it), and the
-    order of due times is kept across games too."""
+    """The due deadlines to fire together: earliest first, due before the next message, one per
+    game (a game's second waits: the first's step may move it)."""
     group: list[tuple[int, datetime, str]] = []
     games: set[str] = set()
     for deadline in deadlines:

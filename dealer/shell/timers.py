@@ -1,18 +1,6 @@
-"""The long-running daemon: timers, signals, and the loop of passes.
-
-``dealer run`` repeats the pass (:class:`~dealer.shell.passes.Dealer`), woken by APScheduler
-timers that mirror the pending deadline rows, by the inbox poll interval, and by SIGHUP
-(which also re-reads the deadline overrides). SIGTERM and SIGINT stop it after the step in
-progress.
-
-Nothing a pass raises stops the loop. While the database is unreachable (a disconnect, a
-restart, a failover: :func:`dealer.store.transient.is_transient`) the daemon logs each
-attempt, waits with a growing backoff (:data:`BACKOFF`, at most :data:`MAX_BACKOFF`) and
-tries again; the pass left what it had not committed pending, so nothing is lost or
-marked failed. Any other error of a pass is logged with its traceback and retried the
-same way. ``dealer run --once`` waits for the store too, a bounded number of times
-(:data:`ONCE_ATTEMPTS`), then exits non-zero.
-"""
+"""The long-running daemon: timers, signals, and the loop of passes, woken by one APScheduler
+timer, the poll interval and SIGHUP; SIGTERM and SIGINT stop it after the step in progress.
+Nothing a pass raises stops the loop: it is logged and retried after a growing backoff."""
 
 from __future__ import annotations
 
@@ -52,13 +40,8 @@ def backoff(failures: int) -> float:
 def keep_trying(
     dealer: Dealer, work: Callable[[], T], *, attempts: int | None = None, any_error: bool = False
 ) -> T:
-    """``work()``, run again after a backoff while the store is unreachable.
-
-    Each failed attempt is logged with the wait before the next. With ``attempts`` the
-    last failure is raised as :class:`StoreUnavailable`; with ``any_error`` every error is
-    retried so (the daemon's loop), else only a passing database error is. Raises at once
-    if the daemon is asked to stop meanwhile.
-    """
+    """``work()``, retried after a backoff while the store is unreachable (``any_error``: every
+    error); ``attempts`` bounds it (:class:`StoreUnavailable`). Raises at once if asked to stop."""
     failures = 0
     while True:
         try:
@@ -95,10 +78,8 @@ def keep_trying(
 
 
 class Timers:
-    """APScheduler's scheduler, its thread started when the first timer is set: after the
-    first pass that leaves no work behind, never before the first commit of a daemon's life
-    (which a crash-looping daemon would pay for in every life). What :func:`sync_timers`
-    asks of a scheduler."""
+    """APScheduler's scheduler, its thread started with the first timer, after the first pass
+    that leaves no work: a crash-looping daemon never pays for it before its first commit."""
 
     def __init__(self) -> None:
         self.scheduler: Any = None
@@ -181,20 +162,9 @@ def sync_timers(
     scheduler: Any, reader: Engine, wake: threading.Event,
     after: datetime | None = None,
 ) -> int:
-    """Make ``scheduler`` hold one timer, set at the earliest pending, unpaused deadline,
-    that sets ``wake``; return how many timers it holds (1, or 0 with nothing pending).
-
-    One timer is enough: it only wakes the loop, and the pass it runs fires every deadline
-    due by then, after which this is called again and sets the timer at the next one. It
-    costs one index read whatever the number of games (a timer per pending deadline meant
-    re-reading all of them after every pass). A deadline another daemon, an override or an
-    admin command moves earlier is seen at the next poll (``DEALER_POLL_INTERVAL``), as
-    before.
-
-    With ``after`` (the time of the pass just run), deadlines due by then get no timer:
-    that pass saw them due, so one still pending failed or is held, and the next poll
-    retries it. A timer would wake the loop at once, again and again.
-    """
+    """Make ``scheduler`` hold one timer at the earliest pending, unpaused deadline; return how
+    many it holds. One index read whatever the number of games; an earlier move is seen at the
+    next poll. Deadlines due by ``after`` (failed or held) get none: it would wake the loop again and again."""
     from apscheduler.triggers.date import DateTrigger
 
     with reader.connect() as connection:
@@ -214,8 +184,7 @@ _DAWN = datetime(1, 1, 2, tzinfo=timezone.utc)
 
 
 def install_signals(dealer: Dealer) -> None:
-    """SIGTERM and SIGINT stop ``dealer`` after its current step; SIGHUP asks it to re-read
-    the overrides. Only the main thread can install handlers: elsewhere this does nothing."""
+    """SIGTERM and SIGINT stop ``dealer`` after its step; SIGHUP re-reads the overrides (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         return
 
@@ -236,8 +205,7 @@ def install_signals(dealer: Dealer) -> None:
 
 
 def reload_settings(dealer: Dealer) -> None:
-    """Re-read the settings' deadline overrides (on SIGHUP); a settings file that no longer
-    validates is logged and the settings in force are kept."""
+    """Re-read the deadline overrides on SIGHUP; settings that no longer validate are logged and kept."""
     try:
         fresh = dealer.settings.reread()
     except ValueError as exc:  # pydantic's ValidationError: keep the settings in force

@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 IDLE_PING = 5.0
-"""Seconds a pooled server connection may sit unused before it is tested (a round trip)
-when next taken from the pool (:func:`ping_when_idle`)."""
+"""Seconds a pooled connection may sit unused before it is pinged when next taken."""
 
 
 class SchemaOutOfDate(RuntimeError):
@@ -43,9 +42,7 @@ def normalise_url(url: str) -> str:
 
 
 def json_dumps(value: Any) -> str:
-    """How the store writes a JSON column's value: :func:`json.dumps`, unless the value
-    is JSON text already (:class:`~dealer.store.models.JsonText`: a step's new state, its
-    history events)."""
+    """:func:`json.dumps`, unless the value is JSON text already (:class:`JsonText`)."""
     return value.text if type(value) is JsonText else json.dumps(value)
 
 
@@ -89,18 +86,8 @@ def _server_engine(url: Any, **options: Any) -> Engine:
 
 
 def utc_sessions(engine: Engine) -> None:
-    """Set each new Postgres connection's time zone to UTC (one statement a connection,
-    when the pool opens it).
-
-    The store's times are all UTC (:class:`~dealer.store.models.UtcDateTime`), and a
-    session's zone is only how the server writes a time out, never which instant it is.
-    psycopg returns a ``timestamptz`` in the session's zone: in any zone but ``UTC``
-    itself (a server set to ``Etc/UTC`` too) it converts every time it reads to that zone,
-    and the store converts it back (:func:`dealer.clock.as_utc`): two ``astimezone``
-    calls a value, about 0.6 µs, for nothing. In ``UTC`` psycopg returns Python's
-    ``timezone.utc`` and neither converts; the times a statement writes as JSON text (a
-    locked game's pending deadlines) read ``+00:00`` whatever the server's zone.
-    """
+    """Set each new Postgres connection's zone to UTC: in any other zone psycopg converts every
+    time it reads, and the store converts it back (0.6 µs a value, for nothing)."""
 
     @event.listens_for(engine, "connect")
     def _utc(dbapi_connection, _record):  # type: ignore[no-untyped-def]
@@ -109,18 +96,8 @@ def utc_sessions(engine: Engine) -> None:
 
 
 def ping_when_idle(engine: Engine) -> None:
-    """Test a pooled connection before use if it sat unused for :data:`IDLE_PING` seconds;
-    replace it, unused, if the server no longer answers on it.
-
-    This is SQLAlchemy's ``pool_pre_ping`` for connections that have been idle: a busy
-    daemon takes a connection from the pool several times per pass, and a ping each time
-    was a round trip to the server each time (a sixth of a message's latency). A server
-    that went away while a connection was idle (a restart, a failover, a proxy timing the
-    connection out) is caught here; one that fails within the seconds a connection is in
-    use fails the statement instead, which the daemon treats as any passing database
-    error: the pass is rolled back and retried on a fresh connection
-    (:func:`dealer.store.transient.is_transient`).
-    """
+    """``pool_pre_ping`` only for a connection idle :data:`IDLE_PING` seconds: a ping at every
+    take cost a sixth of a message's latency; a server gone meanwhile fails the pass, retried."""
 
     @event.listens_for(engine, "checkin")
     def _idle_from(_dbapi_connection, record):  # type: ignore[no-untyped-def]
@@ -141,27 +118,12 @@ def ping_when_idle(engine: Engine) -> None:
 
 @contextmanager
 def pipelined(connection: Connection, *, commit: bool = False) -> Iterator[None]:
-    """On Postgres, send the statements executed in the block without waiting for each
-    one's result (psycopg's pipeline mode): the server runs them in order, and the block's
-    end waits once for them all. Elsewhere the block runs as it is.
+    """On Postgres, send the block's statements without waiting for each result (psycopg's
+    pipeline mode); elsewhere the block runs as it is.
 
-    Only for statements whose results nobody reads (a row count, a ``RETURNING``, an
-    ``INSERT``'s implicit return of its new ids: build such an insert ``inline()``): in the
-    block a statement's result is not there yet when ``execute`` returns. A statement the
-    server refuses is raised at the block's end, or at a later statement of it, as
-    SQLAlchemy raises any database error (an ``IntegrityError``, an ``OperationalError``),
-    and a connection lost is invalidated as SQLAlchemy does (so that the error is seen as
-    passing, :func:`dealer.store.transient.is_transient`, and the pool never hands that
-    connection out again); the statements after a refused one are not run.
-
-    With ``commit``, the transaction's ``COMMIT`` is sent after the block's statements,
-    in their round trip: the block's end returns once the server committed (and, unless
-    the transaction turned ``synchronous_commit`` off, flushed the commit to disk). The
-    server's answer tells psycopg the transaction is over, so the commit SQLAlchemy is
-    then asked for sends nothing (psycopg's ``commit`` does nothing outside a
-    transaction). Only for a block that ends its transaction: a statement run after it
-    would begin another. A commit refused is raised as a statement refused is (the
-    transaction is then over, rolled back). Elsewhere (SQLite) the caller's commit does it.
+    Only for statements whose results nobody reads (build an insert ``inline()``). A refusal is
+    raised at the block's end or a later statement, as SQLAlchemy raises it. With ``commit`` the
+    ``COMMIT`` goes in the same round trip: only for a block that ends its transaction.
     """
     if connection.dialect.name != "postgresql" or not psycopg.Pipeline.is_supported():
         yield
@@ -184,18 +146,8 @@ _COMMIT = Direct(text("COMMIT"))
 
 
 def read_connection(engine: Engine) -> Connection:
-    """A connection of ``engine``'s own pool for a few reads that need no transaction of
-    their own (a replay check, a post's target): in autocommit on Postgres, so that
-    closing it rolls nothing back; on SQLite the plain connection.
-
-    The pool rolls back a transaction left open on a connection returned to it, and
-    psycopg, at every ``ROLLBACK``, drops every statement it prepared on that connection
-    (it sends ``DEALLOCATE ALL``: it cannot tell what the rolled-back transaction changed).
-    A read closed without a commit therefore cost the next passes on that connection
-    their prepared statements: each parsed and planned again for its next five
-    executions, 2-4 ms a pass (a webhook's replay check did it at every delivery). Use it
-    for reads in the daemon's threads; :func:`reading_engine` is the daemon's reader (a
-    second engine on SQLite, made once)."""
+    """A connection of ``engine``'s pool for reads needing no transaction: autocommit on
+    Postgres, as a rollback makes psycopg drop every prepared statement (2-4 ms a pass)."""
     connection = engine.connect()
     if engine.dialect.name == "postgresql":
         connection.execution_options(isolation_level="AUTOCOMMIT")
@@ -203,24 +155,11 @@ def read_connection(engine: Engine) -> Connection:
 
 
 def reading_engine(engine: Engine) -> Engine:
-    """The daemon's engine for reads outside any transaction of its own: finding what is
-    due, the next timer, the parked posts, a publisher reading the store while delivery's
-    claim is open in the same thread. Made once for a daemon (a pool of its own: dispose
-    it with ``engine``).
+    """The daemon's engine for reads outside its transactions (what is due, the next timer, a
+    publisher reading while delivery's claim is open); dispose it with ``engine``.
 
-    On SQLite every transaction of ``engine`` takes the one write lock up front (``BEGIN
-    IMMEDIATE``): a read through it would wait for (and hold back) every writer, and a
-    second transaction in the same thread would wait for the first forever. A plain engine
-    on the same file reads without taking it (each read sees what was committed; WAL lets
-    readers past a writer).
-
-    On Postgres its connections are in autocommit from the start: each statement sees
-    what was committed, and no transaction is begun and rolled back around it (a round
-    trip less). ``engine``'s own pool in autocommit did the same, but switched each
-    connection into autocommit and back at every use: one connection more to the server,
-    kept in this pool, saves that (0.02-0.09 ms a pass: the thirteenth round in
-    bench/README.md's history).
-    """
+    On SQLite a plain engine on the file, which reads without ``engine``'s ``BEGIN IMMEDIATE``
+    write lock; on Postgres a pool in autocommit from the start (no switch at every use)."""
     if engine.dialect.name != "sqlite":
         return _server_engine(engine.url, isolation_level="AUTOCOMMIT")
     return create_engine(engine.url, connect_args={"timeout": 30}, json_serializer=json_dumps)
@@ -256,14 +195,8 @@ _REVISION = re.compile(r"""^(down_)?revision\s*(?::[^=]*)?=\s*(?:["']([^"']+)["'
 
 @cache
 def head_revision() -> str:
-    """The newest revision this version of dealer knows: the one no other migration revises.
-
-    Read from the migration files' ``revision`` and ``down_revision`` lines rather than
-    through Alembic, whose machinery (about a tenth of a second to import on a small
-    machine, the migrations' modules loaded too) a daemon's start would otherwise pay
-    before its first pass: a daemon restarted again and again gets further in each life
-    (``tests/integration/test_migrations.py`` checks this agrees with Alembic).
-    """
+    """The newest revision dealer knows, read from the migration files without Alembic (a tenth
+    of a second of every start; ``test_migrations.py`` checks it agrees)."""
     revisions: dict[str, str | None] = {}
     for path in (MIGRATIONS / "versions").glob("*.py"):
         found = {bool(down): value for down, value in _REVISION.findall(path.read_text(encoding="utf-8"))}
@@ -276,8 +209,7 @@ def head_revision() -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
-    """The revision the database is at (None for an empty database): the row of Alembic's
-    ``alembic_version`` table, read without loading Alembic (see :func:`head_revision`)."""
+    """The database's revision (None when empty), read from ``alembic_version`` without Alembic."""
     with engine.connect() as connection:
         if not inspect(connection).has_table("alembic_version"):
             return None
