@@ -1,29 +1,10 @@
-"""Discord in: a gateway connection (discord.py) turned into inbox messages.
+"""Discord in: a gateway connection (discord.py, dealer-moderator[discord]) turned into
+inbox messages; posts go out through :mod:`dealer.publish.discord`.
 
-Needs ``pip install 'dealer-moderator[discord]'``. Why discord.py: it is the most used and best kept
-Python library for Discord (gateway, heartbeats, resume, reconnect with backoff, zlib
-streams, rate-limited REST), maintained since 2015, typed, and it can be pointed at a
-local fake gateway for the tests (its gateway URL and REST base are plain attributes).
-dealer uses only its gateway side and its parsing of events; posts go out through
-:mod:`dealer.publish.discord` (httpx), whose rate limiting dealer controls itself.
-
-What the gateway gives, each stored through the same idempotent path as an inbox file
-(the Discord id is the message's id, so a replay after a resume is a duplicate):
-
-============================  =============================================================
-MESSAGE_CREATE                a message (``id``: the message id), in a routed channel or a DM
-MESSAGE_UPDATE                an edit (``id``: ``MSG:edit:EDITED_TIMESTAMP``, target MSG)
-MESSAGE_DELETE                a deletion (``id``: ``MSG:delete``, target MSG)
-MESSAGE_REACTION_ADD/REMOVE   a reaction (``id``: ``MSG:react:USER:EMOJI:+|-:MS``, the time
-                              it was heard in ms: Discord gives a reaction no id of its own)
-INTERACTION_CREATE            a slash command (``id``: the interaction id), deferred at once
-                              (:func:`answer_interaction`, :mod:`dealer.shell.interactions`)
-============================  =============================================================
-
-The sender is stored as the account, ``discord:USER_ID``; ``sent_at`` is the message's
-snowflake time (:func:`snowflake_time`), or the edit's timestamp; a deletion or a reaction
-carries no time, so it counts when it is heard. Messages of bots and webhooks (dealer's own
-posts among them) and of channels no route names are ignored.
+discord.py keeps the gateway (heartbeats, resume, reconnect) and can be pointed at the
+local fake. Each event is stored by the idempotent path with an id made from Discord's
+(docs/DISCORD.md), so a replay after a resume is a duplicate; the sender is
+``discord:USER_ID``. Bots', webhooks' and unrouted channels' messages are ignored.
 """
 
 from __future__ import annotations
@@ -72,9 +53,8 @@ _Read = TypeVar("_Read")
 
 
 def set_aside(what: str, empty: _Read) -> Callable[[Callable[..., _Read]], Callable[..., _Read]]:
-    """Read one event with the decorated function; whatever one event holds that cannot be
-    read (a field missing, of the wrong type, off the calendar) sets that event aside with
-    why, logged, and gives ``empty``: nothing one sender sends stops the gateway or a pass."""
+    """Read one event; one that cannot be read is set aside with why, logged, giving ``empty``:
+    nothing one sender sends stops the gateway or a pass."""
     def decorate(read: Callable[..., _Read]) -> Callable[..., _Read]:
         @functools.wraps(read)
         def guarded(*args: Any, **kwargs: Any) -> _Read:
@@ -94,8 +74,7 @@ def _why(exc: BaseException) -> str:
 def read_history(
     history: list[Any], routes: RouteTable, bot_id: int | None, *, is_dm: bool,
 ) -> tuple[list[InboxMessage], str | None]:
-    """The messages of a channel's history (oldest first), each one that cannot be read set
-    aside with why (logged), and the last id read (where the channel's cursor moves)."""
+    """A channel's history messages, oldest first (unreadable ones set aside), and the last id read."""
     found: list[InboxMessage] = []
     last: str | None = None
     for data in history:
@@ -119,9 +98,7 @@ def place_of(channel_id: int | str, is_dm: bool, author_id: int | str | None = N
 def message_from_payload(
     data: dict[str, Any], routes: RouteTable, bot_id: int | None, *, is_dm: bool | None = None,
 ) -> InboxMessage | None:
-    """An inbox message of a Discord message object (a gateway MESSAGE_CREATE payload or a
-    history entry), or None when it is not for dealer (a bot's, a webhook's, an
-    unrouted channel's)."""
+    """The inbox message of a Discord message object, or None when it is not for dealer."""
     author = data.get("author") or {}
     if author.get("bot") or data.get("webhook_id") or (bot_id is not None and str(author.get("id")) == str(bot_id)):
         return None
@@ -139,12 +116,8 @@ def message_from_payload(
 
 
 class GatewayEvents:
-    """Turns discord.py's events into inbox messages for ``sink(messages, places)``.
-
-    ``places`` maps each cursor place (``channel/ID`` or ``dm/USER``) the messages advance
-    to the highest message id heard there. ``caught_up()`` is called on every READY and
-    RESUMED (the catch-up after a reconnect). ``clock`` stamps deletions and reactions.
-    """
+    """Turns discord.py's events into inbox messages for ``sink(messages, places)`` (each place
+    to its highest id heard); ``caught_up()`` on every READY and RESUMED."""
 
     def __init__(self, routes: RouteTable, sink: Callable[[list[InboxMessage], dict[str, str]], None],
                  caught_up: Callable[[], None], clock: Callable[[], datetime]) -> None:
@@ -200,8 +173,7 @@ class GatewayEvents:
 
     @set_aside("deletion", [])
     def on_delete(self, payload: Any) -> list[InboxMessage]:
-        """A ``RawMessageDeleteEvent``: the sender is filled in from the stored message
-        (:func:`dealer.shell.platforms.store_heard`); Discord does not say it."""
+        """A deletion: its sender is filled in from the stored message (Discord does not say it)."""
         channel = self._channel(payload.channel_id, payload.guild_id)
         if channel is None:
             return []
@@ -233,8 +205,8 @@ class GatewayEvents:
 
 def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = "",
                 guild_ready_timeout: float = 2.0) -> Any:
-    """A discord.py client that hands every event to ``events`` (its sink runs in a worker
-    thread, so the store never blocks the gateway's heartbeats)."""
+    """A discord.py client handing every event to ``events``, whose sink runs in a worker thread
+    so the store never blocks the heartbeats."""
     import discord
     import yarl
     from discord.gateway import DiscordWebSocket
@@ -307,9 +279,8 @@ def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = 
 
 
 async def answer_interaction(client: Any, handler: Any, data: dict[str, Any]) -> None:
-    """Answer an interaction within Discord's 3 seconds: an autocomplete with its choices; a
-    command refused at once, or deferred (ephemeral) and only then stored (``handler``:
-    :class:`dealer.shell.interactions.Interactions`, whose doc says why in that order)."""
+    """Answer an interaction within Discord's 3 seconds: an autocomplete's choices, or a command
+    refused, or deferred and only then stored."""
     from discord.http import Route
 
     async def respond(body: dict[str, Any]) -> bool:
@@ -338,8 +309,7 @@ async def answer_interaction(client: Any, handler: Any, data: dict[str, Any]) ->
 
 
 class GatewayThread:
-    """The gateway client running in a thread of its own (its own event loop), for
-    ``dealer run``; :meth:`stop` closes it."""
+    """The gateway client in its own thread and event loop, for ``dealer run``."""
 
     def __init__(self, client: Any, token: str) -> None:
         self.client = client

@@ -1,31 +1,11 @@
-"""Ingest: store inbound messages raw, exactly once, before anything reads them.
+"""Ingest: store inbound messages raw, exactly once (by source and id), before anything
+reads them; the pass applies them.
 
-A pulling inbox (the directory inbox) is drained by :func:`ingest`: its messages are stored
-in batches, and each is acknowledged to the inbox only once it is committed (in a pass on
-Postgres, once a later commit has waited for the flush to disk: see :func:`ingest`). A push
-adapter (a webhook, a gateway connection) that already holds parsed messages calls
-:func:`store_messages` directly and learns which were new and which were duplicates. Either
-way a message is identified by its source and its own id: delivering it again is a no-op.
-Nothing here applies a message; the pass does (:mod:`dealer.shell.passes`).
-
-What is refused or kept aside, never silently:
-
-- A message claiming to be sent more than :data:`MAX_AHEAD` after it arrived is refused
-  (rejected with why): a clock that far off is not a player's move. (Up to a day ahead it
-  counts as sent when it arrived.)
-- The same id with another text (sender, channel, game, kind, target, emoji or body; not
-  ``sent_at``, which a re-sending transport may stamp again) is a *conflicting duplicate*:
-  it is stored under ``ID#2`` (``#3``...) as ``rejected``, with its own outcome, the
-  sender is told it was not applied, and a warning is logged. It is not applied: a
-  transport that re-sends an edited message under its old id would otherwise have one
-  move made twice. Delivered again, it is a plain duplicate of that stored copy.
-- A database error that passes (:func:`dealer.store.transient.is_transient`) is raised
-  to the caller and nothing is rejected: the files stay in the inbox for the next pass.
-- A mail whose sender is not authenticated (and that carries no matching pass phrase) is
-  stored ``quarantined`` with why, never applied nor answered
-  (:mod:`dealer.shell.senders`); a conflicting duplicate of one is quarantined too, its
-  sender not told. A ``set passphrase`` PM sets its sender's pass phrase as it is stored,
-  the phrase cut out of what is kept.
+A pulling inbox is acknowledged only once its message is committed; a push adapter calls
+:func:`store_messages`. Refused or kept aside, never silently: a ``sent_at`` over
+:data:`MAX_AHEAD` ahead; the same id with another text, kept as a *conflicting duplicate*
+(docs/OPERATING.md) so a re-sent edit never makes a move twice; an unauthenticated mail,
+quarantined. A passing database error is raised, nothing rejected.
 """
 
 from __future__ import annotations
@@ -78,24 +58,16 @@ class Stored:
     conflicts: list[InboxMessage] = field(default_factory=list)
     """Same id as a stored message, another text: stored apart as rejected, sender told."""
     refused: list[tuple[InboxMessage, str]] = field(default_factory=list)
-    """Messages refused (too far ahead, or by the store), each with why; nothing of them
-    is stored."""
+    """Messages refused (too far ahead, or by the store), each with why; nothing of them is stored."""
 
 
 def store_messages(
     engine: Engine, source: str, messages: Iterable[InboxMessage], now: datetime,
     raws: Mapping[str, str] | None = None,
 ) -> Stored:
-    """Store parsed messages from ``source`` (e.g. ``discord``), for a push adapter.
-
-    Returns which were new and which were stored already (by ``source`` and message id);
-    the pass applies the new ones (an adapter inside ``dealer run`` sets the daemon's
-    ``wake`` event to have that done at once). The raw text kept with each is the message
-    as JSON, or ``raws[id]`` (a Discord interaction's keeps its token).
-    Messages are stored in batches of :data:`INGEST_BATCH`, one transaction each. A
-    database error that passes is raised: the batches before it are stored, the rest not,
-    so the adapter delivers them all again later (what is stored is then a duplicate).
-    """
+    """Store a push adapter's parsed messages from ``source`` in batches; return which were new
+    and which stored already. ``raws`` gives a raw text other than the JSON (an interaction's
+    token). A passing error is raised after the batches before it: the adapter sends them all again."""
     result = Stored()
     items = [(message, (raws or {}).get(message.id) or message.model_dump_json()) for message in messages]
     for start in range(0, len(items), INGEST_BATCH):
@@ -116,19 +88,9 @@ def ingest(
     inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts,
     unflushed: list[Any] | None = None,
 ) -> int:
-    """Store every message waiting in ``inbox``; return how many were new (in ``report``).
-
-    An unreadable message, or one refused, is rejected to the inbox with why; a message is
-    acknowledged (``done``) only once it is committed. No single message stops the loop:
-    whatever its handling raises, it is set aside and the next is read.
-
-    With ``unflushed`` (a list; the pass's, on Postgres) the messages are committed
-    without waiting for the flush to disk and are not acknowledged here: their handles
-    are appended to ``unflushed``, for the caller to acknowledge (:func:`acknowledge`)
-    once a later commit has waited for the flush, which makes them durable too (the
-    server writes its log in order). Until then a server crash may lose them, and the
-    inbox, which still holds them, gives them again.
-    """
+    """Store every message waiting in ``inbox``; return how many were new. No message stops the
+    loop. With ``unflushed`` (Postgres) the commits do not wait for the disk and the handles
+    are left for :func:`acknowledge` once a later commit has: until then the inbox gives them again."""
     batch: list[Delivery] = []
     for item in inbox.fetch(now):
         if not isinstance(item, Delivery):
@@ -147,8 +109,7 @@ def ingest(
 
 
 def acknowledge(inbox: Inbox, handle: Any) -> None:
-    """Tell ``inbox`` a message is stored (durably); should that fail, log it and go on
-    (the message is given again and found stored: a duplicate)."""
+    """Tell ``inbox`` a message is stored; a failure is logged (it comes again as a duplicate)."""
     try:
         inbox.done(handle)
     except Exception:
@@ -215,14 +176,8 @@ def _store_batch(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
     flush: bool = True, held: list[str | None] | None = None,
 ) -> list[Kept | Refused]:
-    """Insert a batch in one transaction: per message what became of it, or why it was
-    refused. A passing database error is raised (nothing is refused because of it).
-    Without ``flush`` (Postgres), a transaction that stores a new message commits without
-    waiting for the flush to disk (:func:`ingest` says when that is allowed). ``held``
-    gives, per message, why it is stored quarantined (None: it is not).
-
-    A ``set passphrase`` PM is stored on its own (:func:`_store_setting`); every message's
-    pass phrase is cut out of what is stored first."""
+    """Insert a batch in one transaction: per message what became of it or why it was refused;
+    ``held`` says which are quarantined. A ``set passphrase`` PM is stored on its own."""
     held = held if held is not None else [None] * len(batch)
     redacted = [redact_new_passphrase(message, raw) for message, raw in batch]
     batch = [(message, raw) for message, raw, _ in redacted]
@@ -242,8 +197,7 @@ def _store_setting(
     engine: Engine, source: str, message: InboxMessage, raw: str, phrase: str, now: datetime,
     flush: bool,
 ) -> Kept | Refused:
-    """Store a ``set passphrase`` PM and, when it is new, apply it in the same transaction
-    (:func:`~dealer.shell.senders.set_from_message`)."""
+    """Store a ``set passphrase`` PM and, when new, apply it in the same transaction."""
     try:
         with engine.begin() as connection:
             kept = _insert(connection, source, message, raw, now, flush)
@@ -315,16 +269,8 @@ def _store_new(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
     checked: list[Refused | None], now: datetime, flush: bool, held: list[str | None],
 ) -> list[Kept | Refused] | None:
-    """The common case of :func:`_store_batch`: every message of the batch is new, and all
-    are inserted with one statement, in the batch's order (their ids follow it, as if each
-    had been inserted alone). None, with nothing stored, when one of them was stored
-    before: the batch is then stored message by message, duplicates and conflicts sorted
-    out as each comes.
-
-    On Postgres one new message (a push adapter's, or a quiet inbox's) is inserted in
-    autocommit: the statement is a transaction of its own, committed (flushed to disk)
-    before it returns, so no ``BEGIN`` and no ``COMMIT`` cost a round trip each. A message
-    stored before makes it write nothing: it is then stored as above."""
+    """All new messages of a batch in one statement, in its order; None, storing nothing, when
+    one was stored before. On Postgres one new message goes in autocommit: no ``BEGIN`` nor ``COMMIT`` round trip."""
     rows = [_values(source, message, raw, now, why)
             for (message, raw), refused, why in zip(batch, checked, held) if refused is None]
     if any(held) and not all(held):
@@ -347,8 +293,7 @@ def _store_new(
 
 
 def _insert_new(connection: Connection, values: dict[str, Any], flush: bool) -> bool:
-    """Insert one message (its :func:`_values`) unless its (source, id) is stored already;
-    whether it was new."""
+    """Insert one message unless stored already; whether it was new."""
     return direct(_insert_statement(connection, flush)).first(connection, values) is not None
 
 
@@ -356,8 +301,7 @@ def _insert(
     connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
     flush: bool, held: str | None = None,
 ) -> Kept:
-    """Insert one message unless its (source, id) is stored already (quarantined, with
-    why, when ``held`` says so)."""
+    """Insert one message unless stored already (quarantined when ``held`` says so)."""
     values = _values(source, message, raw, now, held)
     if _insert_new(connection, values, flush):
         return "new"
@@ -411,8 +355,7 @@ def _keep_conflict(
     connection: Connection, source: str, message: InboxMessage, values: dict[str, Any],
     base: str, stored: list[Any], now: datetime, held: str | None = None,
 ) -> None:
-    """Store a conflicting duplicate as rejected under ``BASE#N`` and tell its sender; one
-    whose sender is not authenticated (``held``) is quarantined instead, and nobody told."""
+    """Store a conflicting duplicate as rejected under ``BASE#N`` and tell its sender (quarantined, untold, when ``held``)."""
     taken = {row.external_id for row in stored}
     number = 2
     while f"{base}#{number}" in taken:

@@ -1,18 +1,9 @@
 """Discord's slash commands in and their answers out (docs/DISCORD.md).
 
-In: the gateway's ``INTERACTION_CREATE`` of a command is answered at once with a deferred
-ephemeral response (type 5, flags 64; :func:`dealer.inbox.discord.answer_interaction`), and
-only then stored, through the same idempotent path as every message: its interaction id as
-the message id, ``sent_at`` from its snowflake, the account ``discord:USER``, its options
-written back as the text line (dealer/games/slash.py), sent as a PM to the game of the
-channel it was used in. The deferral goes first because Discord drops an interaction not
-answered within 3 seconds, and the store write may wait behind a pass (a deadline burst
-holds SQLite's one writer); the deferral needs nothing of the store. An autocomplete is
-answered (type 8) from a read of the game's state, without a step.
-
-Out: the message's one reply goes as the interaction's follow-up (``POST
-/webhooks/{app}/{token}``, ephemeral) while its token lives (15 minutes), else by DM. The
-token is kept in the stored message's raw JSON, so a restarted daemon still answers.
+A command is deferred at once and only then stored as its text line, the way every message
+is: Discord drops an interaction not answered within 3 seconds, and the store write may
+wait behind a pass. The reply goes as the interaction's ephemeral follow-up while its
+token lives (kept in the stored raw JSON, so a restart still answers), else by DM.
 """
 
 from __future__ import annotations
@@ -38,8 +29,7 @@ from dealer.views.slash import choices, game_for, player_of
 log = logging.getLogger(__name__)
 
 FOLLOW_UP_WINDOW = timedelta(minutes=14)
-"""How long after an interaction its reply goes as the follow-up: Discord's token lives 15
-minutes; the last one is left for the send itself. Later, the reply goes by DM."""
+"""How long after an interaction its reply goes as the follow-up (the token lives 15 minutes)."""
 
 SOURCE = "discord"
 _REPLY_KEY = re.compile(r"^in:(\d+):reply:")
@@ -57,8 +47,7 @@ def _channel(data: dict[str, Any], table: RouteTable) -> str | None:
 
 
 class Interactions:
-    """What the gateway hands over of ``INTERACTION_CREATE`` for a
-    :class:`~dealer.shell.platforms.DiscordLink` (``link``)."""
+    """What the gateway hands over of ``INTERACTION_CREATE``, for a :class:`DiscordLink`."""
 
     def __init__(self, link: Any) -> None:
         self.link = link
@@ -92,8 +81,7 @@ class Interactions:
         return message, json.dumps(raw)
 
     def store(self, data: dict[str, Any]) -> None:
-        """Store a deferred command (a replay is a duplicate) and wake the daemon; tell the
-        player at once when it cannot be taken."""
+        """Store a deferred command (a replay is a duplicate) and wake the daemon; say at once if it cannot be taken."""
         link = self.link
         try:
             message, raw = self.message(data)
@@ -134,8 +122,7 @@ class Interactions:
 
 
 def follow_up_of(engine: Engine, clock: Callable[[], datetime]) -> Callable[[OutgoingPost], tuple[str, str] | None]:
-    """The interaction a reply answers by follow-up (application id, token), read through
-    ``engine`` (the daemon's reading engine); None when it answers none, or too late."""
+    """The interaction a reply answers by follow-up (application id, token); None when none, or too late."""
 
     def find(post: OutgoingPost) -> tuple[str, str] | None:
         reply = _REPLY_KEY.match(post.key)
@@ -179,8 +166,7 @@ def _essence(item: Any) -> Any:
 
 
 def scopes(settings: Settings, rest: Any, global_: bool) -> tuple[str, list[str | None]]:
-    """The application id and where its commands live: each routed channel's guild, or
-    everywhere (None)."""
+    """The application id and where its commands live: each routed channel's guild, or everywhere (None)."""
     app = str(rest.request("GET", "/oauth2/applications/@me", "applications/@me")["id"])
     if global_:
         return app, [None]
@@ -217,8 +203,7 @@ def compare(installed: list[dict[str, Any]], wanted: list[dict[str, Any]]) -> li
 
 
 def sync(settings: Settings, global_: bool = False, clear: bool = False, rest: Any = None) -> list[str]:
-    """Install the commands (``PUT``, a bulk overwrite) wherever they differ; one line per
-    scope saying what changed. Nothing is sent where they are current."""
+    """Install the commands wherever they differ (a bulk overwrite); one line per scope."""
     rest = rest or _rest(settings)
     wanted = [] if clear else payload()
     lines = []
@@ -239,8 +224,7 @@ def sync(settings: Settings, global_: bool = False, clear: bool = False, rest: A
 
 
 def installed(rest: Any, settings: Settings) -> list[tuple[bool, str]]:
-    """``dealer discord check``'s lines on the commands: whether each server's (or the
-    global ones) are installed and current."""
+    """``dealer discord check``'s lines: whether each scope's commands are installed and current."""
     wanted = payload()
     app, where = scopes(settings, rest, False)
     found = {guild: rest.request("GET", _path(app, guild), "commands") or [] for guild in where}

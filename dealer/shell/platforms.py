@@ -1,21 +1,10 @@
-"""A pushing platform's glue with the store: the publisher of the routes, storing what a
-gateway hears, the catch-up after a reconnect, and the gateway beside ``dealer run``.
+"""A pushing platform's glue with the store: the routes' publisher, storing what a gateway
+hears, the catch-up after a reconnect, and the gateway beside ``dealer run``.
 
-What a platform hears is stored by :func:`store_heard`, the one path of every pushed
-message: a deletion takes its sender from the message it deletes (Discord does not say
-who deleted), an unknown account sending a join command becomes a player when
-``DEALER_REGISTER_UNKNOWN`` allows it, then :func:`dealer.shell.ingest.store_messages`
-stores each message once (by its platform id) and the cursors of the places heard move
-on. The daemon's ``wake`` is then set, so the pass applies them at once.
-
-The catch-up (:func:`catch_up`): on every READY and RESUMED of the gateway, and before
-``dealer run --once``'s pass, each routed channel's history after its cursor is read
-(``GET /channels/ID/messages?after=``) and stored the same way, so a move sent while
-dealer was disconnected counts at the time it was sent. A place with no cursor yet starts
-from the first connection (its cursor is set to that time): dealer never reads a channel's
-older history. What Discord's history cannot give back is not caught up; docs/DISCORD.md
-lists it (reactions and deletions made during the gap, edits of messages sent before it,
-DMs of people who never wrote to dealer before).
+Every pushed message goes through :func:`store_heard`, once by its platform id, and wakes
+the daemon. The catch-up reads each routed channel's history after its cursor, so a move
+sent while disconnected counts when it was sent; a place with no cursor starts at the
+first connection. What it cannot give back is listed in docs/DISCORD.md.
 """
 
 from __future__ import annotations
@@ -61,8 +50,7 @@ def discord_rest(settings: Settings, **options: Any) -> Any:
 
 
 def build_publisher(settings: Settings, rest: Any = None) -> Publisher:
-    """The publisher of the settings: ``DEALER_PUBLISH`` alone, or with ``DEALER_ROUTES``
-    the routing publisher over every transport the routes name."""
+    """The publisher of the settings: ``DEALER_PUBLISH``, or the routing publisher over ``DEALER_ROUTES``."""
     if not settings.routes.strip():
         return open_publisher(settings.publish, settings)
     from dealer.publish.routing import RoutingPublisher, make_transport
@@ -80,8 +68,7 @@ def build_publisher(settings: Settings, rest: Any = None) -> Publisher:
 
 
 def hears_discord(table: RouteTable) -> bool:
-    """True when a route makes dealer listen on Discord (a bot channel or DMs; a webhook
-    only posts)."""
+    """Whether a route makes dealer listen on Discord (a webhook only posts)."""
     return any(d.kind == "discord" and d.arg != "webhook" for d in table.routes.values())
 
 
@@ -90,9 +77,8 @@ def store_heard(
     now: datetime, source: str = SOURCE, strangers: StrangerLimit | None = None,
     raws: dict[str, str] | None = None,
 ) -> Stored:
-    """Store what a platform heard (see the module's doc); return what was new. With
-    ``strangers``, an account linked to no player is stored only within its rate
-    (:mod:`dealer.shell.strangers`); ``raws``: a message's raw text, by id, when not its JSON."""
+    """Store what a platform heard; return what was new. A deletion takes its sender from the
+    message it deletes; ``strangers`` caps an unlinked account; ``raws`` gives a raw text."""
     kept: list[InboxMessage] = []
     with read_connection(engine) as connection:
         for message in messages:
@@ -155,8 +141,7 @@ def _register(engine: Engine, messages: list[InboxMessage], now: datetime) -> No
 
 def catch_up(engine: Engine, settings: Settings, rest: Any, table: RouteTable,
              now: datetime, bot_id: int | None = None) -> int:
-    """Read each routed Discord channel's history (and each known DM's) after its cursor
-    and store it; return how many messages were new."""
+    """Store each routed channel's (and known DM's) history after its cursor; return how many were new."""
     from dealer.inbox.discord import read_history, time_snowflake
 
     with read_connection(engine) as connection:
@@ -204,8 +189,7 @@ def _catch_up_place(engine: Engine, settings: Settings, rest: Any, table: RouteT
 
 
 class DiscordLink:
-    """Discord's inbound side for a daemon: the gateway (in a thread), what it hears
-    stored at once and the daemon woken, and the catch-up."""
+    """Discord's inbound side for a daemon: the gateway thread, what it hears stored, the catch-up."""
 
     def __init__(self, settings: Settings, engine: Engine, wake: threading.Event | None = None,
                  clock: Callable[[], datetime] = utcnow, rest: Any = None,
@@ -236,9 +220,8 @@ class DiscordLink:
         """What the gateway hears of accounts linked to no player, limited."""
 
     def sink(self, messages: list[InboxMessage], places: dict[str, str]) -> None:
-        """Store what the gateway heard and wake the daemon. A store that is down loses
-        nothing: the cursors stop moving (:attr:`behind`) and a catch-up is retried with a
-        growing wait until it succeeds, reading every message since the last cursor."""
+        """Store what the gateway heard and wake the daemon; while the store is down the cursors stop
+        and a catch-up is retried until it succeeds: nothing is lost."""
         try:
             stored = self.store(messages, places)
         except Exception:
@@ -256,8 +239,7 @@ class DiscordLink:
 
     def store(self, messages: list[InboxMessage], places: dict[str, str],
               raws: dict[str, str] | None = None) -> Stored:
-        """:func:`store_heard` with the link's strangers, one event at a time (discord.py
-        runs each as its own task); raises what the store raises."""
+        """:func:`store_heard` with the link's strangers, one event at a time; raises what the store raises."""
         with self._storing:
             return store_heard(self.engine, self.settings, messages, {} if self.behind else places,
                                self.clock(), strangers=self.strangers, raws=raws)
@@ -280,8 +262,7 @@ class DiscordLink:
             self._retry_wait = 0.0
 
     def catch_up(self) -> int | None:
-        """Read what was sent while disconnected (see :func:`catch_up`); None if it failed
-        (it is then retried, see :meth:`sink`)."""
+        """Read what was sent while disconnected; None if it failed (retried)."""
         bot_id = self.events.bot_id if self.events is not None else None
         try:
             with self._lock:
@@ -341,14 +322,11 @@ def discord_link(settings: Settings, engine: Engine, wake: threading.Event | Non
 
 
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)
-"""The application flags that say the message content intent is on (verified, or limited:
-a bot in fewer than 100 servers)."""
+"""The application flags saying the message content intent is on (verified, or limited)."""
 
 
 def check_discord(settings: Settings, rest: Any = None) -> tuple[list[str], bool]:
-    """``dealer discord check``: each step of the setup, ``ok`` or what is missing; and
-    whether all is well. Reads the routes, then asks Discord (the token, the message
-    content intent, each routed channel, the webhook)."""
+    """``dealer discord check``: each step of the setup, ``ok`` or what is missing, and whether all is well."""
     lines: list[str] = []
     ok = True
 
