@@ -1,10 +1,5 @@
-"""The running daemon's pid file, so that admin commands can wake it with SIGHUP.
-
-``dealer run`` writes its process id into ``HOME/dealer.pid`` and holds an advisory lock
-on the file while it runs. A pid file nobody holds a lock on is stale (a daemon killed
-hard leaves it behind), so :func:`running_daemon` never signals a process that merely
-reuses an old pid.
-"""
+"""The running daemon's pid file, so admin commands can wake it with SIGHUP; a pid file
+nobody holds a lock on is stale, so a reused old pid is never signalled."""
 
 from __future__ import annotations
 
@@ -25,12 +20,8 @@ log = logging.getLogger(__name__)
 
 @contextmanager
 def pid_file(path: Path) -> Iterator[bool]:
-    """Hold ``path`` with this process's id while the block runs; yield whether it did.
-
-    When another daemon already holds it (two daemons on one data folder), it is left to
-    that daemon: admin commands then wake that one, and this one still reads every change
-    on its next pass.
-    """
+    """Hold ``path`` with this process's id while the block runs; yield whether it did (another
+    daemon holding it is left to be the one woken)."""
     if fcntl is None:
         yield False
         return

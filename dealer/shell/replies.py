@@ -1,6 +1,4 @@
-"""The one private reply to a message: its sections (a line and what became of it), the
-refusals, the help, and the reply queued with the message's step rows.
-"""
+"""The one private reply to a message: its sections, the refusals, the help, and the reply queued."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ from dealer.text import quote
 
 @dataclass
 class Section:
-    """One part of the reply to a message: a line (None: the whole message) and what became
-    of it, with the text the rules or the shell give for it (already rendered)."""
+    """One part of the reply: a line (None: the whole message), what became of it, and its rendered text."""
 
     line: str | None
     verdict: str  # accepted | refused | answered | routed
@@ -34,8 +31,7 @@ class Section:
     text: str = ""
     game_id: str | None = None
     footer: str = ""
-    """A brief reply's footer for this line (what is still due, the deadline): the reply
-    ends with its last line's (dealer/shell/brief.py)."""
+    """A brief reply's footer for this line; the reply ends with its last line's."""
 
 
 @dataclass
@@ -50,15 +46,13 @@ class Outcome:
     now: datetime | None = None  # when the message was sent: replies are rendered at it
 
     def render(self, template: str, **context: Any) -> str:
-        """Render a part of the reply at the time the message was sent (a brief reply's
-        parts from the templates' brief versions)."""
+        """Render a part of the reply at the time the message was sent."""
         assert self.now is not None, "process_inbound sets the message's time"
         return render(brief_template(template) if brief.is_brief() else template, self.now, **context)
 
     @property
     def game_id(self) -> str | None:
-        """The game the message was applied to (else the first game it was routed to):
-        an edit, deletion or reaction that targets it goes there."""
+        """The game the message was applied (else routed) to, where its edits and reactions go."""
         applied = [e["game"] for e in self.lines if e.get("game") and e["result"] == "applied"]
         routed = [e["game"] for e in self.lines if e.get("game") and e["result"] != "game"]
         return (applied or routed or [None])[0]
@@ -134,8 +128,7 @@ def reply_error(
 
 
 def _take_replies(ctx: Context, recipient: str) -> list[PostDraft]:
-    """Take the step's private replies to ``recipient`` out of its posts: they become
-    sections of the message's one reply. Posts to others stay as the rules made them."""
+    """Take the step's private replies to ``recipient`` out of its posts, as sections of the one reply."""
     mine = [p for p in ctx.posts if p.channel == "pm" and p.recipient == recipient]
     if mine:
         ctx.posts[:] = [p for p in ctx.posts if not (p.channel == "pm" and p.recipient == recipient)]
@@ -152,8 +145,7 @@ class Answer:
         self.footers: list[str] = []
 
     def take(self, ctx: Context) -> None:
-        """Take the step's private replies to the sender out of its posts, once its rules
-        ran (rendered as the step would have rendered them: at its time, for its game)."""
+        """Take the step's private replies to the sender out of its posts, rendered at its time for its game."""
         taken = _take_replies(ctx, self.recipient)
         self.drafts += taken
         self.texts += [render_post(d, ctx.now, ctx.game_id) for d in taken]

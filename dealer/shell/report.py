@@ -1,6 +1,4 @@
-"""What a pass reports (:class:`PassReport`), and what its groups of messages and of
-deadlines need of the daemon (:class:`Daemon`).
-"""
+"""What a pass reports, and what its groups use of the daemon."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ log = logging.getLogger(__name__)
 
 
 class Daemon(Protocol):
-    """What a group of messages or of deadlines uses of the daemon
-    (:class:`dealer.shell.passes.Dealer`): its sessions and its clock."""
+    """What a group of messages or deadlines uses of the daemon: its sessions and its clock."""
 
     sessions: sessionmaker[Session]
     clock: Callable[[], datetime]
@@ -54,8 +51,7 @@ class PassReport:
     now: datetime | None = None
     """The time the pass acted at."""
     more: bool = False
-    """The pass stopped at its budget (``dealer run``'s bounded pass) with work left: the
-    loop runs the next one at once."""
+    """A bounded pass stopped with work left: the loop runs the next one at once."""
 
     @property
     def ok(self) -> bool:

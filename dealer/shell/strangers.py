@@ -1,13 +1,7 @@
-"""How much of a stranger's chatter a push platform stores (issue 36: 303 DMs of one
-unknown Discord account were 303 stored rows).
-
-A stranger is an account linked to no player (a Discord user who is not a player). What
-one sends is stored as any message is, and answered once that the account is not linked,
-but only up to a rate: at most :data:`PER_STRANGER` messages per :data:`WINDOW` seconds
-from each stranger, and :data:`ALL_STRANGERS` from all of them together; the rest is not
-stored, and logged (the log's own limit keeps that short). A player's messages are never
-limited, nor a stranger's ``join`` that makes them a player (``DEALER_REGISTER_UNKNOWN``).
-"""
+"""How much of a stranger's chatter (an account linked to no player) a push platform stores:
+:data:`PER_STRANGER` each and :data:`ALL_STRANGERS` in all per :data:`WINDOW`, the rest
+logged, not stored (issue 36: 303 DMs of one account were 303 rows). A ``join`` that makes
+a player is never limited."""
 
 from __future__ import annotations
 

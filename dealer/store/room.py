@@ -1,13 +1,5 @@
-"""Whether the store has room to write: what ``dealer health`` tells while a full disk
-keeps the daemon from storing anything (issue 36).
-
-A store that cannot write stops ingest (:func:`dealer.store.transient.cannot_write`: the
-pass ends, the inbox keeps every message) instead of dropping messages; this module lets
-a probe see it from outside the daemon, reading the store only. SQLite: the file system
-holding the database file has less than :data:`FREE_FLOOR` left, or the file reached its
-``max_page_count`` with no free page inside. Postgres reports a full disk on the server
-(SQLSTATE 53100) to the daemon, which logs it; there is nothing to read from here.
-"""
+"""Whether the SQLite store has room to write, for ``dealer health`` to tell from outside
+while a full disk stops ingest (issue 36); Postgres reports it to the daemon instead."""
 
 from __future__ import annotations
 
@@ -17,8 +9,7 @@ import shutil
 from sqlalchemy.engine import Engine
 
 FREE_FLOOR = 4 << 20
-"""Bytes the SQLite store's file system must keep free (a step's journal and the rows of a
-busy pass fit several times over)."""
+"""Bytes the SQLite store's file system must keep free (a busy pass fits several times over)."""
 
 
 def no_room(engine: Engine) -> str | None:

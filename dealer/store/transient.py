@@ -1,13 +1,5 @@
-"""Which database errors are the database's passing trouble, not dealer's.
-
-A connection lost (a disconnect, a restart, a failover), a lock timeout, a deadlock or a
-serialization failure says nothing about the message or the deadline being handled: the
-same work succeeds once the database is back or the other transaction is gone. Such an
-error must never mark a message ``failed``, hold a game or reject an inbox file; the work
-stays pending and is done again (:mod:`dealer.shell.timers` waits and reconnects).
-Anything else (an error in dealer's own code, a constraint the data breaks) is not
-transient.
-"""
+"""Which database errors are the database's passing trouble, not dealer's: such an error never
+marks a message ``failed``, holds a game or rejects an inbox file; the work stays pending."""
 
 from __future__ import annotations
 
@@ -17,10 +9,8 @@ _SQLITE_FULL = "database or disk is full"
 """SQLITE_FULL: the file system (or the file's ``max_page_count``) has no room left."""
 _SQLITE_TRANSIENT = ("database is locked", "database table is locked", "disk i/o error",
                      "unable to open database", "database is busy", _SQLITE_FULL)
-"""SQLite reports a schema mistake (``no such table``) as an OperationalError too: only
-these messages are the file being busy, briefly unreachable, or out of room. A full disk
-passes once space is freed: until then nothing may be refused or marked failed for it
-(a message would be lost), so the pass stops and the inbox keeps what it holds."""
+"""SQLite's OperationalErrors that pass (busy, unreachable, full); a full disk too, so that
+nothing is refused for it until space is freed."""
 _POSTGRES_FULL = "53100"
 """disk_full (a class 53 error, so transient too)."""
 
@@ -42,8 +32,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def cannot_write(exc: BaseException) -> bool:
-    """True if ``exc`` (or what it was raised from) says the store has no room to write
-    (SQLite's or Postgres's disk full): a transient error a human must clear."""
+    """Whether ``exc`` (or its cause) says the store has no room to write: transient, for a human to clear."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -75,7 +64,4 @@ def _transient(exc: BaseException) -> bool:
 
 
 _POSTGRES_TRANSIENT = ("08", "40", "53", "55P03", "57", "58")
-"""SQLSTATEs that pass: connection exceptions (08), serialization failures and deadlocks
-(40), insufficient resources such as too many connections (53), a lock timeout (55P03),
-the server shutting down or a statement timeout (57), an I/O error (58). Others (a value
-too long for an index, say) would fail the same way every time."""
+"""SQLSTATE classes and codes that pass (08, 40, 53, 55P03, 57, 58); others fail every time."""

@@ -1,9 +1,5 @@
-"""What the brief replies read of the store: whether a player was already told about a game.
-
-A brief reply explains receipts, the replacement rule and the fairness check once per
-player and game: in the first private post dealer sends the player about the game
-(dealer/detail.py). The outbox is the record of what was sent, so no new table is needed.
-"""
+"""Whether a player was already told about a game (the brief replies' explanations, once):
+the outbox is the record, so no table is needed."""
 
 from __future__ import annotations
 
@@ -26,8 +22,7 @@ _TOLD_KEY = "dealer.told"
 
 
 def was_told(session: Session, game_id: str, recipient: str) -> bool:
-    """Whether ``recipient`` already had a private post of ``game_id`` (this transaction's
-    staged posts included: :func:`mark_told` notes them)."""
+    """Whether ``recipient`` had a private post of ``game_id``, this transaction's staged ones included."""
     told: set[tuple[str, str]] = session.info.setdefault(_TOLD_KEY, set())
     if (game_id, recipient) in told:
         return True

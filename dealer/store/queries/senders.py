@@ -1,11 +1,5 @@
-"""Who sent a message, where a transport cannot vouch for it: players' pass phrases (only
-their hashes: :func:`dealer.passphrases.hash_passphrase`), the player a sender is, and
-quarantined messages (mails whose sender was not authenticated, docs/EMAIL.md).
-
-A quarantined message is a row of ``inbound`` with the status :data:`QUARANTINED` and why
-in its ``error``; a pass never claims it (it claims ``pending`` ones), and no reply is
-sent. Released, it is ``pending`` again: the next pass applies it at its own ``sent_at``.
-"""
+"""Who sent a message, where a transport cannot vouch for it: pass phrases' hashes, the
+player a sender is, and quarantined messages (a pass never claims them)."""
 
 from __future__ import annotations
 
@@ -25,8 +19,7 @@ QUARANTINED = "quarantined"
 
 
 def player_of(connection: Connection | Session, sender: str) -> str | None:
-    """The key of the player a message's sender (as stored: ``email:ADDRESS``, a platform
-    account, or a forwarded PM's forum name) is, or None for nobody."""
+    """The key of the player a stored sender is, or None."""
     account = ACCOUNT.match(sender)
     if account:
         platform, account_id = account.group("platform"), account.group("id")
