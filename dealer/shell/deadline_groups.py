@@ -99,14 +99,13 @@ def _fire_group(
         locked = {row.id: row for row in map(
             Q.LockedDeadline._make, session.connection().execute(lock, {"ids": ids}))}
         # Without savepoints every step stands or falls with the group: its rows are
-        # staged and written together at the end, on Postgres with the commit
-        # (unit_of_work.group); if that fails, the group is fired again with a savepoint
+        # staged and written together at the end (unit_of_work.group); if that fails, the group is fired again with a savepoint
         # per deadline, as if a step had failed. A group of several games holds the step
         # lock alone: it keeps the games its steps lock, locked and read at once.
         try:
             keep = len(group) > 1
             with contextlib.nullcontext() if savepoints else unit_of_work.group(
-                    session, own_writes=True, keep_games=keep, commit=True) as unit:
+                    session, own_writes=True, keep_games=keep) as unit:
                 if unit is not None:
                     unit.lock_games([row.game_id for row in locked.values()])
                 for deadline_id, _, _ in group:

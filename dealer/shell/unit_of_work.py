@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session
 
 from dealer.records import StepRecords
 from dealer.store import queries as Q
-from dealer.store.db import pipelined
 from dealer.store.direct import direct
 
 Statement = Insert | Update
@@ -55,34 +54,17 @@ class StagedRows:
         """Stage ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
-    def write(self, connection: Connection, *, only: set[Statement] | None = None,
-              commit: bool = False) -> None:
+    def write(self, connection: Connection, *, only: set[Statement] | None = None) -> None:
         """Write the staged rows (``only`` these statements) in the order first staged; a counted
-        update goes alone and raises :class:`StaleRows` if it changed fewer rows than staged."""
-        waiting: list[Statement] = []
+        update raises :class:`StaleRows` if it changed fewer rows than staged."""
         for statement in list(self.rows):
             if only is not None and statement not in only:
                 continue
-            if statement not in self.counted:
-                waiting.append(statement)
-                continue
-            self._write_all(connection, waiting)
-            waiting = []
             rows = self.rows.pop(statement)
             changed = direct(statement).execute(connection, rows)
-            if changed != len(rows):
+            if statement in self.counted and changed != len(rows):
                 raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
                                 f"{statement.table} no longer stand as they were read")
-        self._write_all(connection, waiting, commit)
-
-    def _write_all(self, connection: Connection, statements: list[Statement],
-                   commit: bool = False) -> None:
-        if len(statements) == 1 and not commit:
-            direct(statements[0]).execute(connection, self.rows.pop(statements[0]))
-        elif statements or commit:
-            with pipelined(connection, commit=commit):
-                for statement in statements:
-                    direct(statement).execute(connection, self.rows.pop(statement))
 
 
 def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
@@ -170,10 +152,10 @@ class UnitOfWork:
         self.staged.add(statement, rows)
         return None
 
-    def write(self, *, own_only: bool = False, commit: bool = False) -> None:
+    def write(self, *, own_only: bool = False) -> None:
         """Write the staged rows; with ``own_only`` only the steps' own writes."""
         self.staged.write(self.session.connection(),
-                          only=self.own_statements if own_only else None, commit=commit)
+                          only=self.own_statements if own_only else None)
         self.games.clear()
 
     def before_reading_appended(self) -> None:
@@ -300,21 +282,21 @@ def of(session: Session) -> UnitOfWork:
 
 
 @contextmanager
-def group(session: Session, *, own_writes: bool = False, keep_games: bool = False,
-          commit: bool = False) -> Iterator[UnitOfWork]:
+def group(session: Session, *, own_writes: bool = False,
+          keep_games: bool = False) -> Iterator[UnitOfWork]:
     """Stage the block's appended rows (``own_writes``: its own writes, ``keep_games``: keep its
     games) and write them at its end.
 
     Only for steps rolled back together (a savepoint would leave rows staged); ``own_writes``
     needs every read of a game through :meth:`UnitOfWork.before_reading`; ``keep_games`` the
-    step lock held alone; ``commit`` (Postgres) only for a block that ends its transaction."""
+    step lock held alone."""
     previous = session.info.get(_KEY)
     unit = UnitOfWork(session, staging=True, own_writes=own_writes, keep_games=keep_games,
                       games_version=previous.games_version if previous is not None else 0)
     session.info[_KEY] = unit
     try:
         yield unit
-        unit.write(commit=commit)
+        unit.write()
     finally:
         if previous is None:
             session.info.pop(_KEY, None)

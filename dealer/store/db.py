@@ -5,19 +5,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import psycopg
 
 from sqlalchemy import Connection, Engine, create_engine, event, exc, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from dealer.store.direct import Direct, translated
 from dealer.store.models import JsonText
 
 if TYPE_CHECKING:
@@ -114,35 +109,6 @@ def ping_when_idle(engine: Engine) -> None:
             # The pool discards this connection and opens another (or fails, if the
             # server is down: the caller waits for it).
             raise exc.DisconnectionError(f"connection lost while idle: {error}") from error
-
-
-@contextmanager
-def pipelined(connection: Connection, *, commit: bool = False) -> Iterator[None]:
-    """On Postgres, send the block's statements without waiting for each result (psycopg's
-    pipeline mode); elsewhere the block runs as it is.
-
-    Only for statements whose results nobody reads (build an insert ``inline()``). A refusal is
-    raised at the block's end or a later statement, as SQLAlchemy raises it. With ``commit`` the
-    ``COMMIT`` goes in the same round trip: only for a block that ends its transaction.
-    """
-    if connection.dialect.name != "postgresql" or not psycopg.Pipeline.is_supported():
-        yield
-        return
-    raw = connection.connection.dbapi_connection
-    assert isinstance(raw, psycopg.Connection)
-    try:
-        with raw.pipeline():
-            yield
-            if commit:
-                _COMMIT.execute(connection, {})
-    except psycopg.Error as error:
-        # Raised by the pipeline's end, outside any execute: translated as SQLAlchemy
-        # translates an execute's errors.
-        raise translated(connection, error) from error
-
-
-_COMMIT = Direct(text("COMMIT"))
-""":func:`pipelined`'s ``COMMIT``, sent as one of the block's statements."""
 
 
 def read_connection(engine: Engine) -> Connection:

@@ -110,7 +110,7 @@ class Direct:
 
     def execute(self, connection: Connection, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
         """Execute a statement returning no rows, once or for each mapping of a list (none for an
-        empty one); return the rows changed where the driver knows (-1 in a Postgres pipeline)."""
+        empty one); return the rows changed where the driver knows."""
         rows = [parameters] if isinstance(parameters, Mapping) else parameters
         if not rows:
             return 0  # no row to write

@@ -20,9 +20,7 @@ def statements(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def
 def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
     """``synchronous_commit`` as each transaction on ``engine`` that wrote commits, from
     now on (Postgres): "on" waits for the flush to disk, "off" does not (one that wrote
-    nothing has nothing to flush). A commit sent with a group's last writes
-    (``store.db.pipelined``) is seen as it is sent; SQLAlchemy's commit after it finds
-    the transaction over."""
+    nothing has nothing to flush)."""
     seen: list[str] = []
 
     def committing(connection):  # type: ignore[no-untyped-def]
@@ -32,10 +30,5 @@ def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
         if wrote:
             seen.append(setting)
 
-    def sending(connection, _cursor, statement, *_):  # type: ignore[no-untyped-def]
-        if statement == "COMMIT":
-            committing(connection)
-
     event.listen(engine, "commit", committing)
-    event.listen(engine, "before_cursor_execute", sending)
     return seen
