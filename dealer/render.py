@@ -8,6 +8,7 @@ Filters: ``utc``, ``iso``, ``signed``, ``plural``, ``duration``, ``short`` (a ha
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from functools import cache, lru_cache
 from importlib import resources
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, MutableMapping
 from zoneinfo import ZoneInfo
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from dealer.clock import format_duration, format_relative, format_utc, format_utc_and_local, iso, local_zone
@@ -166,6 +167,41 @@ def _short(value: str) -> Markup:
     return Markup(text[:SHORT_HASH] + "…")
 
 
+class _BytecodeCache(FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates in a folder, where a file it cannot read (cut
+    short by a disk, not by a kill: each is written aside and renamed) means compiling the
+    template again, not failing every post made from it."""
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:
+            bucket.reset()
+
+
+_bytecode_cache: FileSystemBytecodeCache | None = None
+
+
+def use_bytecode_cache(folder: Path | None) -> None:
+    """Keep the templates' compiled code in ``folder`` (``dealer run``: ``DEALER_HOME/cache/
+    templates``), so that a restarted daemon loads each template's code instead of compiling
+    it again (Jinja's ``FileSystemBytecodeCache``: a file is written under a temporary name
+    and renamed, and one whose template changed is compiled again). The temporary files of
+    a process killed while writing one are removed here. A folder that cannot be made
+    leaves the cache off (logged)."""
+    global _bytecode_cache
+    _bytecode_cache = None
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for orphan in folder.glob("*.tmp"):
+                orphan.unlink(missing_ok=True)
+            _bytecode_cache = _BytecodeCache(str(folder))
+        except OSError as exc:
+            logging.getLogger(__name__).warning("templates compiled at every start: %s", exc)
+    environment.cache_clear()
+
+
 @lru_cache(maxsize=4)
 def environment(directory: str | None = None) -> Environment:
     """The Jinja environment of dealer's templates (cached per directory)."""
@@ -180,6 +216,7 @@ def environment(directory: str | None = None) -> Environment:
         keep_trailing_newline=False,
         autoescape=False,
         auto_reload=False,  # templates ship with the code; no stat() per render
+        bytecode_cache=_bytecode_cache,
     )
     env.filters["utc"] = _utc
     env.filters["iso"] = lambda v: Markup(iso(v))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import click
@@ -18,6 +19,7 @@ from dealer.settings import Settings
 @click.option("--now", "now_text", metavar="ISO-TIME", help="With --once: act as if the clock read this time.")
 def run(once: bool, now_text: str | None) -> None:
     """Run the daemon (or one pass of it with --once)."""
+    from dealer.render import use_bytecode_cache
     from dealer.shell.passes import Dealer
     from dealer.shell.pidfile import pid_file
 
@@ -25,6 +27,7 @@ def run(once: bool, now_text: str | None) -> None:
     if now and not once:
         raise click.UsageError("--now goes with --once")
     settings = _settings()
+    use_bytecode_cache(Path(settings.home) / "cache" / "templates")  # a restart compiles no template
     inbox, publisher = _adapters(settings)
     with _database(settings):
         dealer = Dealer(settings, inbox=inbox, publisher=publisher, clock=(lambda: now) if now else utcnow)

@@ -196,3 +196,36 @@ def test_a_missing_key_is_an_error_as_in_jinjas_own_code() -> None:
 def test_a_context_cannot_set_now_or_relative() -> None:
     with pytest.raises(TypeError):
         render("common/failed.txt", NOW, line="x", relative=None)
+
+
+def test_compiled_templates_are_kept_for_the_next_start_and_orphans_removed(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from jinja2 import Environment
+
+    from dealer.render import use_bytecode_cache
+
+    folder = tmp_path / "cache" / "templates"
+    folder.mkdir(parents=True)
+    orphan = folder / "__jinja2_0123.cache1a2b3c.tmp"  # a process killed while writing one
+    orphan.write_bytes(b"half a file")
+    try:
+        use_bytecode_cache(folder)
+        assert not orphan.exists()
+        first = render("common/error.txt", NOW, game_id=None, what="it broke", rule=None, allowed=[])
+        cached = list(folder.glob("*.cache"))
+        assert len(cached) == 1 and not list(folder.glob("*.tmp"))
+        # The next start loads the template's code from the folder: nothing is compiled.
+        use_bytecode_cache(folder)
+
+        def compile_again(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise AssertionError("compiled again")
+
+        monkeypatch.setattr(Environment, "compile", compile_again)
+        assert render("common/error.txt", NOW, game_id=None, what="it broke", rule=None, allowed=[]) == first
+        # A cache file cut short (a crash before the rename cannot do it; a disk can) is
+        # compiled again, not an error.
+        monkeypatch.undo()
+        cached[0].write_bytes(cached[0].read_bytes()[:20])
+        use_bytecode_cache(folder)
+        assert render("common/error.txt", NOW, game_id=None, what="it broke", rule=None, allowed=[]) == first
+    finally:
+        use_bytecode_cache(None)
