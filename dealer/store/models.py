@@ -49,43 +49,6 @@ class UtcDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
         return None if value is None else as_utc(value)
 
-    # On SQLite each value passes three functions (this decorator's, the impl's, and ours),
-    # and ``datetime.replace`` (to drop or add the zone) alone costs more than parsing the
-    # text: a message binds about ten times and reads about fifteen. The two below do the
-    # same in one call each, and without ``replace``.
-
-    def bind_processor(self, dialect: Any) -> Any:
-        if dialect.name != "sqlite":
-            return super().bind_processor(dialect)
-
-        def process(value: datetime | None) -> str | None:
-            # The text SQLAlchemy's SQLite DATETIME writes: 2026-12-01 10:00:00.000000.
-            if value is None:
-                return None
-            value = as_utc(value)
-            return _SQLITE_FORMAT % (value.year, value.month, value.day, value.hour,
-                                     value.minute, value.second, value.microsecond)
-
-        return process
-
-    def result_processor(self, dialect: Any, coltype: Any) -> Any:
-        if dialect.name != "sqlite":
-            return super().result_processor(dialect, coltype)
-        parse = datetime.fromisoformat  # what SQLAlchemy's SQLite DATETIME reads with
-
-        def process(value: str | None) -> datetime | None:
-            if value is None:
-                return None
-            if len(value) == 26 and value[19] == ".":  # as written above: UTC, no offset
-                return parse(value + "+00:00")  # aware, in timezone.utc itself
-            return as_utc(parse(value))
-
-        return process
-
-
-_SQLITE_FORMAT = "%04d-%02d-%02d %02d:%02d:%02d.%06d"
-"""The text of a UTC time in SQLite (SQLAlchemy's DATETIME storage format)."""
-
 
 class JsonText:
     """A JSON column's value already written as JSON text (a third of the cost of dumping and
