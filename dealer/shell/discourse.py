@@ -23,7 +23,7 @@ from dealer.inbox.discourse import message_from_event, post_number, signed
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 from dealer.publish.discourse import DiscoursePublisher, Thread
 from dealer.shell.ingest import store_messages
-from dealer.shell.webhooks import Answer, read_capped, respond
+from dealer.shell.webhooks import Answer, post_route
 from dealer.store import queries as Q
 from dealer.store.db import read_connection
 from dealer.store.transient import is_transient
@@ -192,18 +192,4 @@ def attach(publisher: Publisher, engine: Engine) -> None:
 
 def discourse_routes(hooks: DiscourseHooks) -> list[Any]:
     """The Starlette route of ``POST /discourse`` (mount it with the webhook inbox's)."""
-    from starlette.concurrency import run_in_threadpool
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    async def post_discourse(request: Request) -> JSONResponse:
-        # The size is checked before the body is read, and the body read no further than
-        # the cap: an unsigned 400 MB POST is refused without being held (issue 36).
-        body = await read_capped(request, hooks.max_bytes)
-        if isinstance(body, Answer):
-            return respond(body)
-        answer = await run_in_threadpool(hooks.receive, request.headers, body)
-        return respond(answer)
-
-    return [Route("/discourse", post_discourse, methods=["POST"])]
+    return [post_route("/discourse", hooks.receive, hooks.max_bytes)]

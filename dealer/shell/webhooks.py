@@ -139,22 +139,25 @@ def _refuse(status: int, why: str) -> Answer:
 
 def webhook_routes(inbox: WebhookInbox | None = None, extra: list[Any] | None = None) -> list[Any]:
     """Starlette routes: ``POST /inbox`` (when ``inbox`` is given) and ``extra`` ones."""
+    routes = [post_route("/inbox", inbox.receive, inbox.max_bytes)] if inbox is not None else []
+    return routes + list(extra or [])
+
+
+def post_route(path: str, receive: Callable[[Mapping[str, str], bytes], Answer], max_bytes: int) -> Any:
+    """A Starlette ``POST`` route whose body is read capped (issue 36), then given to ``receive``
+    in a worker thread."""
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    routes: list[Any] = []
-    if inbox is not None:
-        async def post_inbox(request: Request) -> JSONResponse:
-            body = await read_capped(request, inbox.max_bytes)
-            if isinstance(body, Answer):
-                return respond(body)
-            answer = await run_in_threadpool(inbox.receive, request.headers, body)
-            return respond(answer)
+    async def post(request: Request) -> JSONResponse:
+        body = await read_capped(request, max_bytes)
+        if isinstance(body, Answer):
+            return respond(body)
+        return respond(await run_in_threadpool(receive, request.headers, body))
 
-        routes.append(Route("/inbox", post_inbox, methods=["POST"]))
-    return routes + list(extra or [])
+    return Route(path, post, methods=["POST"])
 
 
 async def read_capped(request: Any, limit: int) -> bytes | Answer:
