@@ -73,21 +73,10 @@ def make_engine(url: str) -> Engine:
 
 
 def _server_engine(url: Any, **options: Any) -> Engine:
-    """An engine for a database server (Postgres): UTC sessions, idle connections tested."""
+    """An engine for a database server (Postgres), its idle connections tested."""
     engine = create_engine(url, json_serializer=json_dumps, **options)
-    utc_sessions(engine)
     ping_when_idle(engine)
     return engine
-
-
-def utc_sessions(engine: Engine) -> None:
-    """Set each new Postgres connection's zone to UTC: in any other zone psycopg converts every
-    time it reads, and the store converts it back (0.6 µs a value, for nothing)."""
-
-    @event.listens_for(engine, "connect")
-    def _utc(dbapi_connection, _record):  # type: ignore[no-untyped-def]
-        dbapi_connection.execute("SET TIME ZONE 'UTC'")
-        dbapi_connection.commit()
 
 
 def ping_when_idle(engine: Engine) -> None:
