@@ -24,7 +24,7 @@ from dealer.routes import RouteTable, parse_routes
 from dealer.settings import Settings
 from dealer.store import queries as Q
 from dealer.store.db import session_factory
-from dealer.views.slash import choices, game_for
+from dealer.views.slash import choices, game_for, player_of
 
 log = logging.getLogger(__name__)
 
