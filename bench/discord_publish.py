@@ -22,7 +22,6 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dealer.fake_discord import FakeDiscord
 from dealer.inbox.memory import MemoryInbox
 from dealer.publish.discord import DiscordRest
 from dealer.settings import Settings
@@ -30,6 +29,9 @@ from dealer.shell.passes import Dealer, PassReport
 from dealer.shell.platforms import build_publisher
 from dealer.store.db import make_engine, migrate
 from dealer.store.models import Post
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
+from fake_discord import FakeDiscord  # noqa: E402  (the tests' fake Discord)
 
 CHANNELS = (111111111111111111, 111111111111111112)
 

@@ -1,4 +1,4 @@
-"""A daemon wired to the fake Discord (dealer.fake_discord): the gateway through discord.py,
+"""A daemon wired to the fake Discord (tests/integration/fake_discord.py): the gateway through discord.py,
 posts through the REST publisher, the store real, game time controlled.
 
 Two clocks: ``game`` is the time the daemon acts at and the fake stamps new messages with
@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from dealer.fake_discord import FakeDiscord
+from fake_discord import FakeDiscord
 from dealer.inbox.memory import MemoryInbox
 from dealer.publish.discord import DiscordRest
 from dealer.settings import Settings

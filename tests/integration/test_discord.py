@@ -1,4 +1,4 @@
-"""Discord in and out, against the fake Discord (dealer.fake_discord): the gateway's
+"""Discord in and out, against the fake Discord (tests/integration/fake_discord.py): the gateway's
 dispatches go through discord.py's own parsing into the store, posts go out through the
 REST publisher, and no test reaches the internet."""
 
@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 sys.path.insert(0, str(Path(__file__).parent))
 from discord_harness import ACTIONS, RACEWAY, DiscordTable  # noqa: E402
 
-from dealer.fake_discord import BOT_ID  # noqa: E402
+from fake_discord import BOT_ID  # noqa: E402
 from dealer.shell.admin import add_player, create_game, grant, link_account  # noqa: E402
 from dealer.store.models import Holding, Inbound, Post, PostPart  # noqa: E402
 from dealer.verify import verify_game  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer.fake_discord import FakeDiscord
+from fake_discord import FakeDiscord
 from dealer.shell.admin import add_player, create_game, grant, link_account
 from dealer.store.db import make_engine, session_factory
 

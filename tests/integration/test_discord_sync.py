@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from dealer.cli import main
-from dealer.fake_discord import GUILD_ID, FakeDiscord
+from fake_discord import GUILD_ID, FakeDiscord
 from dealer.games.slash import check, payload
 
 CHANNEL = 111111111111111111

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from dealer.cli import main
-from dealer.fake_discord import FakeDiscord
+from fake_discord import FakeDiscord
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """A local fake of the parts of Discord dealer uses (REST API v10 with its rate limits and
 ``429``, the gateway with resumes, interactions and commands), on 127.0.0.1 in a thread,
-for the tests and ``bench/``: no test reaches the internet. Needs dealer-moderator[discord].
+for the tests and ``bench/discord_publish.py``: no test reaches the internet. Needs
+dealer-moderator[discord].
 
 ``clock`` (seconds) drives the rate-limit windows and ``now`` the new ids: both can be the
 test's controlled clock. :meth:`user_says` and friends act as a Discord user.
