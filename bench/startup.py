@@ -20,7 +20,6 @@ are written to FILE as the fault point kills it) and the costliest functions are
 from __future__ import annotations
 
 import argparse
-import cProfile
 import os
 import pstats
 import signal
@@ -50,11 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--importtime", action="store_true",
                         help="one more life with `python -X importtime`: the costliest imports")
     parser.add_argument("--top", type=int, default=30, help="with --profile, --importtime: rows to print")
-    parser.add_argument("--child-profile", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.child_profile:
-        return profiled_life(args.child_profile)
-
     store = Store.create(args.database_url, args.keep)
     bench = Bench(store, publisher=args.publisher)
     rng = FairSource("bench-startup-20261204")
@@ -110,8 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             life([str(dealer), "run"], POINTS["first commit"], {"PYTHONPROFILEIMPORTTIME": "1"})
             print_imports(log, args.top)
         if args.profile:
-            life([sys.executable, __file__, "--child-profile", args.profile],
-                 POINTS["first commit"])
+            life([sys.executable, "-c", PROFILED_LIFE, args.profile], POINTS["first commit"])
             stats = pstats.Stats(args.profile)
             stats.sort_stats("cumulative").print_stats(args.top)
         return 0
@@ -134,24 +128,27 @@ def print_imports(log: Path, top: int) -> None:
         print(f"  {micros / 1000:8.1f} ms  {package}")
 
 
-def profiled_life(out: str) -> int:
-    """In the child: ``dealer run`` under cProfile (imports included); the stats are
-    written when the fault point kills the process."""
-    profiler = cProfile.Profile()
-    kill = os.kill
+PROFILED_LIFE = """
+import cProfile, os, signal, sys
 
-    def dump_then_kill(pid: int, signum: int) -> None:
-        if pid == os.getpid() and signum == signal.SIGKILL:
-            profiler.disable()
-            profiler.dump_stats(out)
-        kill(pid, signum)
+profiler = cProfile.Profile()
+kill = os.kill
 
-    os.kill = dump_then_kill  # type: ignore[assignment]
-    profiler.enable()
-    import dealer.cli
 
-    dealer.cli.main(["run"], prog_name="dealer")
-    return 0
+def dump_then_kill(pid, signum):  # the fault point's SIGKILL: write the stats first
+    if pid == os.getpid() and signum == signal.SIGKILL:
+        profiler.disable()
+        profiler.dump_stats(sys.argv[1])
+    kill(pid, signum)
+
+
+os.kill = dump_then_kill
+profiler.enable()
+import dealer.cli
+
+dealer.cli.main(["run"], prog_name="dealer")
+"""
+"""A life under cProfile, imports included: ``python -c PROFILED_LIFE STATS-FILE``."""
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ work pending and ends the pass by raising: the loop waits for the store and runs
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from datetime import datetime, timedelta
@@ -23,7 +24,7 @@ from dealer.detail import set_post_detail
 from dealer.render import set_fairness_url, set_timezone
 from dealer.routes import post_detail_policy
 from dealer.settings import Settings
-from dealer.shell import delivery, discourse, ingest, interactions, mailing
+from dealer.shell import delivery, ingest
 from dealer.shell.deadline_groups import fire_deadlines
 from dealer.shell.failures import describe
 from dealer.shell.message_groups import process_messages
@@ -72,9 +73,7 @@ class Dealer:
         (:func:`~dealer.store.db.reading_engine`)."""
         self.inbox = inbox or open_inbox(settings.inbox, settings.max_message_bytes, settings)
         self.publisher = publisher or open_publisher(settings.publish, settings)
-        mailing.attach(self.publisher, self.reader)
-        discourse.attach(self.publisher, self.reader)
-        interactions.attach(self.publisher, self.reader, clock)
+        attach_platforms(self.publisher, self.reader, clock)
         self.clock = clock
         self.wake = threading.Event()
         self.stopping = False
@@ -232,6 +231,30 @@ class Dealer:
         while not self.stopping and (left := deadline - time.monotonic()) > 0:
             self.wake.wait(timeout=left)
             self.wake.clear()
+
+
+def attach_platforms(publisher: Publisher, reader: Any, clock: Callable[[], datetime]) -> None:
+    """Give the publishers that read the store theirs (an SMTP publisher its addressing, a
+    Discourse one its reply threads, Discord's its follow-ups); under routes, each
+    transport as it is made. A platform's module is imported only for a publisher of it
+    (whose own module is then loaded): a daemon's start pays for no other platform."""
+    from dealer.publish.routing import RoutingPublisher
+
+    if isinstance(publisher, RoutingPublisher):
+        publisher.for_each_transport(lambda transport: attach_platforms(transport, reader, clock))
+        return
+    if "dealer.publish.smtp" in sys.modules:
+        from dealer.shell import mailing
+
+        mailing.attach(publisher, reader)
+    if "dealer.publish.discourse" in sys.modules:
+        from dealer.shell import discourse
+
+        discourse.attach(publisher, reader)
+    if getattr(publisher, "format", "") == "discord":
+        from dealer.shell import interactions
+
+        interactions.attach(publisher, reader, clock)
 
 
 # -- messages and deadlines, in time order ---------------------------------------------------
