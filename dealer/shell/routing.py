@@ -92,20 +92,9 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
 
 
 def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
-    """:func:`read_senders`, then :func:`keep_senders_games` (on Postgres in one statement)."""
-    if not unit_of_work.of(session).keeps_games or session.connection().dialect.name != "postgresql":
-        read_senders(session, names)
-        keep_senders_games(session)
-        return
-    senders = _senders(session)
-    keys = _unread(senders, names)
-    if keys:
-        unit_of_work.of(session).before_reading()  # a step of the group may have changed a game's status
-        found, locked = queries.senders_with_games_locked(
-            session.connection(), sorted(set(keys.values())))
-        _keep_senders(senders, keys, found)
-        unit_of_work.of(session).keep(locked)
-    keep_senders_games(session)  # the games of senders read before, if any is not kept
+    """:func:`read_senders`, then :func:`keep_senders_games`: what a group reads first."""
+    read_senders(session, names)
+    keep_senders_games(session)
 
 
 def _unread(senders: _Senders, names: Iterable[str]) -> dict[str, str]:

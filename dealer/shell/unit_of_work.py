@@ -200,11 +200,6 @@ class UnitOfWork:
         if not kept.same_as(fresh):
             raise KeptGameDiffers(f"game {game_id}: kept {kept!r}, read {fresh!r}")
 
-    @property
-    def keeps_games(self) -> bool:
-        """Whether this unit keeps the games its steps lock."""
-        return self.kept is not None
-
     def lock_games(self, game_ids: Iterable[str]) -> None:
         """Lock, read and keep these games in one statement, read again if it waited for a lock."""
         if self.kept is None:
@@ -219,15 +214,7 @@ class UnitOfWork:
         rows = [Q.LockedGame._make(row) for row in connection.execute(statement, params)]
         if any(row.seen_seq != row.next_event_seq for row in rows):
             rows = [Q.LockedGame._make(row) for row in connection.execute(statement, params)]
-        self.keep(rows)
-
-    def keep(self, rows: Iterable[Q.LockedGame]) -> None:
-        """Keep games another statement locked and read; those kept already stay."""
-        if self.kept is None:
-            return
-        for row in rows:
-            if row.id not in self.kept:
-                self.kept[row.id] = KeptGame.read(row)
+        self.kept.update((row.id, KeptGame.read(row)) for row in rows)
 
     def kept_row(self, game_id: str) -> Q.LockedGame | None:
         """Game ``game_id``'s row as the group's steps left it, or None if not kept."""

@@ -16,7 +16,6 @@ from lockwait import run_after_waiting
 from dealer.history import ClientSeedAdded
 from dealer.shell import routing, steps, unit_of_work
 from dealer.shell.admin import add_player, create_game
-from dealer.store import queries as Q
 from dealer.store.models import Deadline, Event, Game, Holding, Inbound, Seed
 from dealer.views import game_view
 
@@ -270,10 +269,8 @@ def test_games_read_together_after_waiting_for_a_lock_see_what_that_transaction_
 
 @pytest.mark.parametrize("senders", [["bob", "carol"], ["bob"]], ids=["two senders", "one sender"])
 def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_it_waited_for(harness, database_url, senders) -> None:  # type: ignore[no-untyped-def]
-    # On Postgres a group's first read locks its senders' games and reads the senders in
-    # the same statement (Q.senders_with_games_locked; one sender's key a plain parameter,
-    # Q.SENDER_LOCKING_GAMES): after waiting for another transaction's lock on a game, it
-    # reads that transaction's seed and chips.
+    # A group's first read locks its senders' games: after waiting for another
+    # transaction's lock on a game, it reads that transaction's seed and chips.
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite has one writer at a time: no read waits for a row lock")
     kept = _kept_board_after_waiting(
@@ -281,42 +278,3 @@ def test_a_groups_first_read_of_its_senders_and_their_games_waits_and_sees_what_
     assert kept.row.client_seeds == ["alice: one"]
     assert kept.balances.amounts[("b1/player:bob", "chips")] == board_rules.START_CHIPS + 7
     assert kept.row.next_event_seq == kept.row.seen_seq  # read again, not waited
-
-
-def test_the_senders_read_with_their_games_locked_are_the_two_reads_in_one(harness, database_url) -> None:  # type: ignore[no-untyped-def]
-    # Q.senders_with_games_locked (Postgres) gives what players_with_games and lock_games
-    # give: each player's unfinished games in order (none for carol, nobody for "zed",
-    # not the finished game), each game locked and read once (b1 is alice's and bob's).
-    if not database_url.startswith("postgresql"):
-        pytest.skip("the statement is Postgres's (SQLite reads the senders, then their games)")
-    board(harness)
-
-    def more(session):  # type: ignore[no-untyped-def]
-        create_game(session, "tally", "t1", T0 + timedelta(minutes=1), players=["alice", "bob"])
-        create_game(session, "tally", "t2", T0 + timedelta(minutes=2), players=["alice", "bob"])
-        session.execute(text("UPDATE games SET status = 'finished' WHERE id = 't2'"))
-    harness.admin(more)
-    keys = ["alice", "bob", "carol", "zed"]
-
-    def both(session):  # type: ignore[no-untyped-def]
-        players, locked = Q.senders_with_games_locked(session.connection(), keys)
-        separate = Q.players_with_games(session, keys)
-        ids = sorted({row.id for rows in separate.values() for row in rows if row.id})
-        games = [Q.LockedGame._make(row) for row in session.connection().execute(
-            Q.lock_games(len(ids)), {f"g{i}": game_id for i, game_id in enumerate(ids)})]
-        return players, locked, separate, games
-
-    players, locked, separate, games = harness.admin(both)
-    assert {key: [tuple(row) for row in rows] for key, rows in players.items()} == \
-        {key: [tuple(row) for row in rows] for key, rows in separate.items()}
-    for key in keys:  # one sender: its key a plain parameter (Q.SENDER_LOCKING_GAMES)
-        alone, alone_locked = harness.admin(
-            lambda session: Q.senders_with_games_locked(session.connection(), [key]))
-        assert {k: [tuple(row) for row in rows] for k, rows in alone.items()} == \
-            {k: [tuple(row) for row in rows] for k, rows in separate.items() if k == key}
-        assert alone_locked == [game for game in games if game.id in {row.id for row in alone.get(key, [])}]
-    assert [(row.id, row.name) for row in players["alice"]] == [("b1", "alice"), ("t1", "alice")]
-    assert [row.id for row in players["bob"]] == ["b1", "t1"]
-    assert [row.id for row in players["carol"]] == [None] and "zed" not in players
-    assert [game.id for game in locked] == ["b1", "t1"]
-    assert locked == games

@@ -73,7 +73,7 @@ def test_outside_a_group_the_unit_writes_at_once_and_keeps_nothing(harness, boar
         assert keys(session) == ["a"]
         assert unit.own("b1", SET_STATUS, [{"game_id": "b1", "new_status": "closed"}]) == 1
         assert status(session, "b1") == "closed"
-        assert not unit.keeps_games and unit.kept_row("b1") is None
+        assert unit.kept is None and unit.kept_row("b1") is None
         assert unit.own("b1", Q.MARK_FIRED, [mark(boards)], firing=boards) == 1
         assert unit.own("b1", Q.MARK_FIRED, [mark(boards)], firing=boards) == 0  # fired already
 

@@ -30,10 +30,9 @@ from dealer.store.queries.platforms import (
     player_of_sender, record_delivery, sender_of_message, unlink_account,
 )
 from dealer.store.queries.routing import (
-    GAME_REF, SENDERS_LOCKING_GAMES, SENDER_LOCKING_GAMES, PlayerGame, channels_of_game,
+    GAME_REF, PlayerGame, channels_of_game,
     first_messages, game_began, game_by_id, game_of_target, game_state_row,
     games_on_channel, own_channels, player_games, players_with_games, post_ref,
-    senders_with_games_locked,
 )
 from dealer.store.queries.senders import (
     QUARANTINED, count_quarantined, passphrase_hash, player_of, quarantined_messages,
@@ -67,8 +66,7 @@ __all__ = [
     "LOCK_DEADLINE", "LOCK_DEADLINES", "LOCK_GAME", "MAIL_OF_MESSAGE", "MARK_FIRED",
     "MESSAGE_BY_EXTERNAL_ID", "MOVE_DEADLINE", "POST_BY_EXTERNAL_ID", "POST_DROPPED",
     "POST_NOT_DELIVERED", "QUARANTINED", "UNPARK_DUE", "RECORD_OUTCOME", "SCOPE_OF",
-    "SENDERS_LOCKING_GAMES",
-    "SENDER_LOCKING_GAMES", "STEP_LOCK_KEY", "UPDATE_GAME", "Claim", "ClaimedMessage",
+    "STEP_LOCK_KEY", "UPDATE_GAME", "Claim", "ClaimedMessage",
     "Due", "LockedBalances", "LockedDeadline", "LockedGame", "LockedPost", "PagePost",
     "PlayerGame", "accounts_of", "add_look_alikes", "already_told", "balance",
     "balances_of_locked", "change_mark", "channels_of_game", "child_games",
@@ -86,7 +84,7 @@ __all__ = [
     "player_games", "player_of", "player_of_account", "player_of_sender", "players_by_game",
     "players_with_games", "post_exists", "post_ref", "quarantined_messages", "record_delivery",
     "record_part", "release_quarantined", "remove_game_players", "retry_failed", "revealed_seeds",
-    "sender_of_message", "senders_with_games_locked", "set_passphrase_hash", "step_lock_alone",
+    "sender_of_message", "set_passphrase_hash", "step_lock_alone",
     "step_lock_shared", "unindexed",
     "unlink_account", "update_epoch",
 ]

@@ -7,20 +7,17 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Sequence
 
-from sqlalchemy import Row, Select, String, Text, and_, any_, bindparam, cast, func, or_, select
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import Row, Select, Text, and_, bindparam, cast, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from dealer.clock import as_utc, parse_time
 from dealer.routes import ACCOUNT
-from dealer.store.direct import Direct
 from dealer.store.models import (
     Account, Event, Game, GameChannel, GamePlayer, Inbound, Player, Post, PostPart,
 )
 from dealer.store.queries.platforms import player_of_sender
 from dealer.store.queries.sql import row_type
-from dealer.store.queries.steps import LOCKED_GAMES, LockedGame
 
 _games = Game.__table__
 _inbound = Inbound.__table__
@@ -131,55 +128,6 @@ def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[
 def _games_by_player(found: dict[str, list[PlayerGame]]) -> dict[str, list[PlayerGame]]:
     """Each player's rows with a game, or its one row without (a player in no game)."""
     return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
-
-
-def _senders_locking_games(keys: Any) -> Select[Any]:
-    """:data:`SENDERS_LOCKING_GAMES`, the keys matched by ``keys``."""
-    senders = _players_with_games_of(keys).cte("senders")
-    locked = (
-        LOCKED_GAMES.where(_games.c.id.in_(select(senders.c.id).where(senders.c.id.is_not(None))))
-        .order_by(_games.c.id)
-        .cte("locked").prefix_with("MATERIALIZED")
-    )
-    return (
-        select(senders.c.key, senders.c.name, *locked.c)
-        .select_from(senders.outerjoin(locked, locked.c.id == senders.c.id))
-        .order_by(senders.c.key, senders.c.created_at, senders.c.id)
-    )
-
-
-_SENDERS_LOCKING_GAMES = _senders_locking_games(
-    _players.c.key == any_(bindparam("keys", type_=ARRAY(String))))
-SENDERS_LOCKING_GAMES = Direct(_SENDERS_LOCKING_GAMES)
-"""Postgres: :func:`players_with_games` with each player's games locked and read as
-``LOCK_GAME`` does, in id order: one statement whatever the number of keys."""
-
-_SENDER_LOCKING_GAMES = _senders_locking_games(_players.c.key == bindparam("key", type_=String))
-SENDER_LOCKING_GAMES = Direct(_SENDER_LOCKING_GAMES)
-""":data:`SENDERS_LOCKING_GAMES` for one ``key``, compared with ``=``: Postgres prices an
-array's generic plan at ten keys and planned it at every execution (0.6-0.9 ms a pass);
-this one it plans once (``test_claim_plans.py``)."""
-
-
-def senders_with_games_locked(
-    connection: Connection, keys: Sequence[str]
-) -> tuple[dict[str, list[PlayerGame]], list[LockedGame]]:
-    """Postgres: the senders and their games locked and read in one round trip (nearly every
-    step of the group goes to one of them); run again if it waited for a game's lock, as
-    :func:`dealer.shell.unit_of_work.lock_game` is."""
-    for _ in range(2):  # the second time only after waiting (see above)
-        rows = (SENDER_LOCKING_GAMES.rows(connection, {"key": keys[0]}) if len(keys) == 1 else
-                SENDERS_LOCKING_GAMES.rows(connection, {"keys": list(keys)}))
-        locked = {row[2]: LockedGame._make(row[2:]) for row in rows if row[2] is not None}
-        if all(game.seen_seq == game.next_event_seq for game in locked.values()):
-            break
-    found: dict[str, list[PlayerGame]] = {}
-    for row in rows:
-        game = locked.get(row[2])
-        found.setdefault(row[0], []).append(PlayerGame(
-            row[0], row[1], *((game.id, game.kind, game.status, game.channel, game.parent_id,
-                               game.created_at) if game is not None else (None,) * 6)))
-    return _games_by_player(found), sorted(locked.values(), key=lambda game: game.id)
 
 
 def player_games(session: Session, name: str) -> list[Row[Any]]:
