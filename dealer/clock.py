@@ -58,8 +58,7 @@ def local_zone(name: str) -> ZoneInfo | None:
 
 
 def format_utc_and_local(value: datetime, zone: ZoneInfo | str | None) -> str:
-    """``2026-12-02 09:02 UTC / 10:02 CET``; the local date only when it differs, the zone's
-    name when its abbreviation is an offset (``13:02 Asia/Dubai``)."""
+    """``2026-12-02 09:02 UTC / 10:02 CET``, the local date only when it differs."""
     if isinstance(zone, str):
         zone = local_zone(zone)
     text = format_utc(value)
@@ -125,8 +124,7 @@ def format_duration(value: timedelta, *, units: int | None = None, smallest: str
 
 
 def format_relative(target: datetime, now: datetime) -> str:
-    """``in 23 h 59 min``, ``1 minute ago``: to the minute, two units, rounded down (never later
-    than it is); ``in less than a minute``, ``now``."""
+    """``in 23 h 59 min``, ``1 minute ago``: to the minute, two units, rounded down, never later."""
     seconds = int((as_utc(target) - as_utc(now)).total_seconds())
     if seconds == 0:
         return "now"
@@ -151,8 +149,7 @@ MAX_DURATION = timedelta(days=365)
 def parse_duration(
     text: str, longest: timedelta | None = MAX_DURATION, *, fine: bool = False
 ) -> timedelta:
-    """Parse ``24h``, ``1h30m``, ``2d``, ``90s`` (or a bare number of seconds); ``fine`` also
-    takes ``1.5s`` and ``250ms`` (the daemon's settings). ``M`` is refused: it may mean months."""
+    """Parse ``24h``, ``1h30m``, ``90s``; ``fine`` also ``1.5s``, ``250ms``; ``M`` may mean months."""
     forms = FINE_DURATION_FORMS if fine else DURATION_FORMS
     if "M" in text:
         raise ValueError(f"{text!r}: M could mean minutes or months; write "

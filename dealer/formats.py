@@ -124,8 +124,7 @@ def _row_mark(line: str) -> str | None:
 
 
 def _cut_points(lines: list[str]) -> tuple[set[int], set[int]]:
-    """Before which lines a cut is allowed, and of those the paragraph starts (preferred): a
-    table (rows starting with one non-letter) and a fence stay whole."""
+    """Before which lines a cut is allowed, paragraph starts preferred: tables and fences stay whole."""
     allowed: set[int] = set()
     paragraph: set[int] = set()
     in_fence = False
@@ -165,8 +164,7 @@ def _hard_pieces(line: str, limit: int) -> list[str]:
 
 
 def split(text: str, limit: int) -> list[str]:
-    """``text`` in parts of at most ``limit`` characters, cut at the last allowed line that
-    fits; a block too long for one part is cut at its own lines (a fence closed and reopened)."""
+    """``text`` in parts of at most ``limit`` characters, cut at the last allowed line that fits."""
     text = text.strip("\n")
     if len(text) <= limit:
         return [text]

@@ -94,8 +94,7 @@ Balances = dict[str, dict[str, int]]
 
 
 class StepInput(HistoryEvent):
-    """What started a step, with what it read from outside the history: the non-zero ledger
-    balances it looked at and the fair source's epoch and counter (filled in by the shell)."""
+    """What started a step, with the balances and fair-source position it read (for the replay)."""
 
     balances: Balances = Field(default_factory=dict)
     epoch: int = 0

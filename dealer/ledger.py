@@ -180,8 +180,7 @@ class Ledger:
                     for item, amount in items.items()})
 
     def move(self, source: str, target: str, item: str, amount: int, memo: str = "") -> int:
-        """Stage a transfer and return the amount moved; refuse one that would make ``source``
-        negative, or cross scopes other than from the mint."""
+        """Stage a transfer (none below zero, none across scopes but the mint's); the amount moved."""
         if amount < 0:
             raise ValueError(f"a transfer moves a positive amount, not {amount}")
         if source != MINT and target != MINT and scope_of(source) != scope_of(target):

@@ -125,8 +125,7 @@ def hide_passphrase(body: str) -> Taken:
 
 
 def take_new_passphrase(body: str) -> Taken:
-    """The phrase a PM sets (``set passphrase WORDS``: ``""`` without words; None: no such line)
-    and the body with it hidden."""
+    """The phrase a PM sets (``set passphrase WORDS``), or None, and the body with it hidden."""
     lines, first = _first_line(body)
     found = _SET_LINE.match(lines[first]) if first is not None else None
     if found is None or first is None:

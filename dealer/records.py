@@ -47,8 +47,7 @@ class NotTaken(Exception):
 def perform(
     rules: Rules, ctx: Context, state: GameState | None, step: StepInput, command: Any = None
 ) -> GameState:
-    """Run ``step`` through ``rules`` on ``state`` (None for a game being created); ``command``:
-    its line already parsed. Raises Rejected when the rules refuse it."""
+    """Run ``step`` through ``rules`` on ``state`` (None: a creation); Rejected when refused."""
     if isinstance(step, GameCreated):
         settings = rules.Settings.model_validate(step.settings)
         return rules.start(ctx, list(step.players), settings, step.start)
@@ -108,8 +107,7 @@ def perform(
 
 @dataclass(frozen=True)
 class FairMark:
-    """Where a game's fair source stood when a step began (``draws`` and ``retired``: entries
-    its object already held, 0 in the shell's fresh one)."""
+    """Where a game's fair source stood when a step began."""
 
     epoch: int
     counter: int
@@ -222,8 +220,7 @@ def collect(
 def deadline_changes(
     changes: Mapping[str, datetime | None], pending: Mapping[str, datetime]
 ) -> tuple[list[DeadlineChange], list[HistoryEvent]]:
-    """The deadline rows to create, move or cancel, and their events (a change that changes
-    nothing records nothing)."""
+    """The deadline rows to create, move or cancel, and their events."""
     result: list[DeadlineChange] = []
     events: list[HistoryEvent] = []
     for name, when in changes.items():
@@ -252,8 +249,7 @@ def apply_deadlines(pending: dict[str, datetime], changes: list[DeadlineChange])
 def fair_changes(
     rng: FairSource, before: FairMark, finished: bool
 ) -> tuple[FairChanges, list[HistoryEvent]]:
-    """The step's draws, an epoch rotated (revealed, the next committed) or a finished game's
-    seed revealed once, and their events (GH-40)."""
+    """The step's draws, rotations and reveals, and their events (GH-40)."""
     changes = FairChanges(draws=rng.draws[before.draws:], retired=rng.retired[before.retired:])
     events: list[HistoryEvent] = []
     if changes.draws:

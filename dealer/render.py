@@ -32,8 +32,7 @@ class TemplatesMissing(RuntimeError):
 
 
 def templates_dir() -> Path:
-    """dealer's templates: ``dealer/templates`` in a wheel, the repository's ``templates/``
-    in a checkout or an editable install; never the current directory."""
+    """dealer's templates: in the wheel, else the repository's ``templates/``; never the cwd."""
     packaged = resources.files("dealer") / "templates"
     if packaged.is_dir():
         return Path(str(packaged))
@@ -135,8 +134,7 @@ _zone: ZoneInfo | None = None
 
 
 def set_timezone(name: str) -> None:
-    """Show every absolute time in the zone ``name`` too, beside UTC (``DEALER_TIMEZONE``;
-    "" or UTC: UTC only). Raises ValueError for an unknown zone."""
+    """Show every absolute time in the zone ``name`` too (``DEALER_TIMEZONE``; ValueError if unknown)."""
     global _zone
     _zone = local_zone(name)
 
@@ -246,8 +244,7 @@ def render(template: str, now: datetime, directory: str | None = None, **context
 
 def render_post(draft: PostDraft, now: datetime, game_id: str | None = None,
                 detail: str | None = None) -> str:
-    """A post draft's body in ``detail`` (default: the policy's for its destination); a
-    brief post is its template's brief version, if it has one."""
+    """A post draft's body in ``detail`` (default: its destination's), brief from its brief template."""
     detail = detail or detail_for(draft.channel, draft.recipient)
     template = brief_template(draft.template) if detail == BRIEF else draft.template
     return _render(template, now, None, draft.context,

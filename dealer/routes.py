@@ -22,8 +22,7 @@ DEFAULT = "*"
 ACCOUNT = re.compile(
     r"^(?P<platform>[a-z]+):(?P<id>\d{1,20}|[^@\s:,]+@[^@\s:,]+|(?<=discourse:)[\w.\-]{1,60})$"
 )
-"""A recipient or sender written as a platform account: ``discord:ID``, ``email:ADDRESS``,
-``discourse:USERNAME``."""
+"""An account written as a recipient or sender: ``discord:ID``, ``email:ADDRESS`` ..."""
 _TOPIC = re.compile(r"^topic/(\d{1,12})$")
 _CHANNEL_ID = re.compile(r"^channel/(\d{1,20})$")
 

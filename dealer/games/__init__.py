@@ -40,8 +40,7 @@ def hosts_matches(kind: str) -> bool:
 
 
 def command_words() -> frozenset[str] | None:
-    """Every word a known ruleset's command may start with (None: a ruleset declares none): in a
-    PM, a line starting with none of them is set aside (a greeting), not refused."""
+    """The words commands start with (None: any): in a PM, a line with none of them is set aside."""
     _load_all()
     words: set[str] = set()
     for cls in _REGISTRY.values():

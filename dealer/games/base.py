@@ -41,8 +41,7 @@ def is_bare_number(text: str) -> bool:
 
 @lru_cache(maxsize=256)
 def setting_duration(text: str) -> timedelta:
-    """A duration a user wrote in a setting (``24h``, ``90m``); a bare number is refused, not
-    read as seconds. Cached: every step parses its game's settings again."""
+    """A setting's duration (``24h``); a bare number is refused; cached: every step reads settings."""
     if is_bare_number(text):
         raise ValueError(f"{text.strip()!r} has no unit: write a duration like {DURATION_FORMS}")
     return parse_duration(text)
@@ -76,8 +75,7 @@ UtcTime = Annotated[datetime, BeforeValidator(lambda v: as_utc(v) if isinstance(
 
 
 class GameSettings(BaseModel):
-    """Per-game settings (``--set KEY=VALUE``); each field's description starts with its rule
-    id and a colon (``"SR-1: number of rounds"``), for ``--help-settings``."""
+    """Per-game settings; each field's description starts ``"SR-1: ..."``, for ``--help-settings``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -234,8 +232,7 @@ class Context:
     parent_actions: list[str] = field(default_factory=list)
     """Players whose command in this (child) game counts as an action in its parent."""
     first_messages: dict[str, datetime] = field(default_factory=dict)
-    """In a deadline step of a ruleset that asks (:meth:`Rules.message_window`): each
-    sender's first text message in the window."""
+    """Each sender's first text message in the window of :meth:`Rules.message_window`."""
 
     def post(
         self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
@@ -271,9 +268,7 @@ class Context:
         self.deadlines.pop(name, None)
 
     def take_due(self, name: str) -> bool:
-        """Whether deadline ``name`` is due at this very instant; if so it is cancelled, for the
-        step to do first what it would (the shell hands a message over before a deadline of
-        its instant fires, and a phase runs from its start, inclusive)."""
+        """Whether ``name`` is due at this instant (then cancelled): a phase includes its start."""
         if self.deadlines.get(name) != self.now:
             return False
         self.cancel_deadline(name)
@@ -289,8 +284,7 @@ class Context:
         start: datetime | None = None,
         channel: str | None = None,
     ) -> None:
-        """Open a child game (a match) in this step: its own deadlines, fair source, history and
-        posts, its accounts in this game's scope; :meth:`Rules.on_child_finished` runs at its end."""
+        """Open a child game (a match): its own clock, fair source and history, in this scope."""
         self.children.append(ChildDraft(
             kind, game_id, list(players), dict(settings or {}), as_utc(start or self.now), channel,
         ))
@@ -328,8 +322,7 @@ class Rules(ABC):
     def start(
         self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
     ) -> GameState:
-        """Create the game: its state, first deadlines and opening posts (``start`` may be
-        in the future: the game is pending until then)."""
+        """Create the game: its state, first deadlines and opening posts (pending until ``start``)."""
 
     commands: ClassVar[Commands]
     """The player commands, each declared once (:mod:`dealer.games.commands`)."""
@@ -348,8 +341,7 @@ class Rules(ABC):
 
     @abstractmethod
     def handle(self, ctx: Context, state: GameState, actor: str, command: Any) -> GameState:
-        """Apply ``actor``'s command sent at ``ctx.now``; a command sent before the current
-        phase began is rejected as late."""
+        """Apply ``actor``'s command sent at ``ctx.now`` (one sent before the phase began is late)."""
 
     @abstractmethod
     def on_deadline(self, ctx: Context, state: GameState, name: str) -> GameState:
@@ -366,8 +358,7 @@ class Rules(ABC):
     def ledger_scope(
         self, game_id: str, state: GameState | None, parent_scope: str | None = None
     ) -> str | None:
-        """The ledger scope of the game's accounts; None: the global wallets. A Hall cycle
-        returns its id (GH-1); a child game, this default, its parent's."""
+        """The ledger scope of the game's accounts (None: the global wallets; GH-1: a cycle's id)."""
         return parent_scope
 
     # -- inbound events (see :class:`Message`, :class:`Edit`, :class:`Deletion`,
@@ -375,8 +366,7 @@ class Rules(ABC):
     # sees that and runs no step for it.
 
     def on_message(self, ctx: Context, state: GameState, message: Message) -> GameState | None:
-        """A message to the game: return the new state to take it whole, or None (this default)
-        to have each line read as a command."""
+        """A message to the game: the new state to take it whole, or None to read it line by line."""
         return None
 
     def takes_whole(self, channel: str) -> bool:
@@ -384,8 +374,7 @@ class Rules(ABC):
         return True
 
     def on_edit(self, ctx: Context, state: GameState, edit: Edit) -> GameState:
-        """A message of the game was edited; ignored by default (raise :class:`Ignored` or
-        :class:`Rejected` otherwise)."""
+        """A message of the game was edited; ignored by default."""
         raise Ignored("no rule uses it")
 
     def on_delete(self, ctx: Context, state: GameState, deletion: Deletion) -> GameState:
@@ -397,8 +386,7 @@ class Rules(ABC):
         raise Ignored("no rule uses it")
 
     def message_window(self, deadline: str) -> datetime | None:
-        """The start of the window whose first messages a deadline needs (GH-34's tie-break),
-        handed to :meth:`on_deadline` as ``ctx.first_messages``; None: none."""
+        """The start of the window whose first messages a deadline needs (GH-34), or None."""
         return None
 
     def on_child_finished(
@@ -416,8 +404,7 @@ class Rules(ABC):
     def on_parent_finished(
         self, ctx: Context, state: GameState, parent_id: str, winner: str | None
     ) -> GameState:
-        """The parent game finished (``winner``, or None): a match does not outlive its Hall
-        cycle (GH-8); runs only while this game is unfinished."""
+        """The parent game finished: a match does not outlive its Hall cycle (GH-8)."""
         return state
 
     def grant(self, ctx: Context, state: GameState, name: str, item: str, amount: int) -> GameState:
@@ -429,8 +416,7 @@ class Rules(ABC):
         return actor in self.summary(state).players
 
     record_events: tuple[str, ...] = ()
-    """The prefixes of the event types :meth:`record_view` and :meth:`fairness_record` read
-    (``()``: every event), so a long game's page does not read its whole history."""
+    """The prefixes of the event types the views read for this game (``()``: every event)."""
 
     def record_view(
         self, events: list[tuple[str, dict[str, Any]]], summary: Summary

@@ -24,8 +24,7 @@ Valid = Callable[[Any, str], bool]
 
 
 class Field:
-    """A placeholder's regular expression, its label in a command's form and its converter;
-    ``convert`` raises :class:`Rejected` in the player's terms."""
+    """A placeholder's regular expression, its label and its converter (raising :class:`Rejected`)."""
 
     pattern: str = r"\S+"
     label: str = "WORD"
@@ -59,8 +58,7 @@ class Text(Field):
 
 
 class Player(Field):
-    """A player's name; names hold spaces, so it takes every word up to the next literal
-    (``lazy``) or the end; the game compares it by :func:`dealer.text.player_key`."""
+    """A player's name, spaces and all, up to the next literal (``lazy``) or the end."""
 
     def __init__(self, label: str = "PLAYER", *, lazy: bool = False) -> None:
         self.label = label
@@ -72,8 +70,7 @@ class Player(Field):
 
 
 class Players(Field):
-    """One or more names, by spaces, commas or ``and``: only the game knows where each ends
-    (:func:`dealer.games.names.read_names`), so the value is the words as written."""
+    """One or more names as written words: only the game knows where each ends (``read_names``)."""
 
     pattern = r".+"
 
@@ -86,8 +83,7 @@ class Players(Field):
 
 
 class Whole(Field):
-    """A whole number from ``least`` to ``most`` (None: no bound); ``complaint`` may use
-    ``{text}``, ``{least}``, ``{most}``. Only ASCII digits count (``²`` is a digit to Python)."""
+    """A whole number from ``least`` to ``most``, ASCII digits only (``²`` is a digit to Python)."""
 
     MAX_DIGITS = 9  # refuse before int(): no count in any game comes near it
 
@@ -122,8 +118,7 @@ class Whole(Field):
 
 
 class Choice(Field):
-    """One of a fixed set of words or phrases, each mapped to its value; the pattern lists them,
-    so a line naming another does not fit the form."""
+    """One of a fixed set of words or phrases, each mapped to its value."""
 
     def __init__(self, options: Mapping[str, Any] | Iterable[str], label: str) -> None:
         self.options = dict(options) if isinstance(options, Mapping) else {o: o for o in options}
@@ -287,8 +282,7 @@ class Command:
         return lines + [f"({note})"] if note else lines
 
     def read(self, match: re.Match[str]) -> Any:
-        """Convert a matching line's fields and build the command, or raise :class:`Rejected`
-        citing this command's rule."""
+        """Build the command from a matching line, or :class:`Rejected` citing its rule."""
         try:
             values = {
                 name: None if match.group(name) is None else fld.convert(match.group(name))
@@ -325,8 +319,7 @@ class Command:
 
 @dataclass
 class Commands:
-    """A game's declared commands, in ``help``'s order; ``noun`` names one in errors ("a Hall
-    command"), ``clean`` prepares a line (default: spaces squeezed)."""
+    """A game's declared commands, in ``help``'s order; ``noun`` names one in errors."""
 
     noun: str
     declared: Sequence[Command]
@@ -368,8 +361,7 @@ class Commands:
         return self.read(line)[1]
 
     def fits(self, line: str) -> Command | None:
-        """The declaration whose form ``line`` has, its fields not read (a help line may leave a
-        field to fill: ``horse Silver Blaze card CARD``)."""
+        """The declaration whose form ``line`` has, its fields unread (help may leave ``CARD``)."""
         text = self.clean(line)
         word = text.split()[0].lower() if text else ""
         return next((c for c in self._by_first.get(word, ()) if c.regex.fullmatch(text)), None)
@@ -380,8 +372,7 @@ class Commands:
         return bool(cleaned) and cleaned[0].lower() in self.words
 
     def is_command_line(self, line: str) -> bool:
-        """Whether a public line is meant as a command: it starts with a command word and, when
-        all of that word's commands are ``strict``, has one's form."""
+        """Whether a public line is meant as a command (for ``strict`` commands: only in their form)."""
         text = self.clean(line)
         word = text.split()[0].lower() if text else ""
         commands = self._by_word.get(word, ())

@@ -26,8 +26,7 @@ def _name_key(words: Sequence[str]) -> str:
 
 
 def split_name(words: Sequence[str], known: Iterable[str]) -> tuple[str, tuple[str, ...]]:
-    """The first name in ``words`` (not empty), as ``known`` has it, and the words after it;
-    else the first word as written."""
+    """The first name in ``words``, as ``known`` has it (else the first word), and the words after."""
     names = {player_key(name): name for name in known}
     for end in range(len(words), 0, -1):
         if "," in words[:end]:
@@ -39,8 +38,7 @@ def split_name(words: Sequence[str], known: Iterable[str]) -> tuple[str, tuple[s
 
 
 def read_names(words: str | Sequence[str], known: Iterable[str]) -> list[str]:
-    """The names in ``words``, separated by spaces, commas or ``and`` (a known name that holds
-    ``and`` is read whole), each as ``known`` has it, else one word as written."""
+    """The names in ``words``, separated by spaces, commas or ``and``, as ``known`` has them."""
     rest = tuple(words.replace(",", " , ").split()) if isinstance(words, str) else tuple(words)
     known = list(known)
     names = []

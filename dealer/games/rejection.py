@@ -5,8 +5,7 @@ from __future__ import annotations
 
 
 class Rejected(Exception):
-    """A command the rules refuse: ``what`` in the player's terms, the ``rule`` id, and what is
-    ``allowed`` instead (empty: the shell lists the commands valid now)."""
+    """A refusal: ``what`` in the player's terms, the ``rule`` id, and what is ``allowed`` instead."""
 
     def __init__(self, what: str, rule: str | None = None, allowed: list[str] | None = None):
         super().__init__(what)

@@ -62,8 +62,7 @@ def give_back(ctx: Context, held: Held, why: str) -> None:
 
 
 def draw(ctx: Context, name: str, why: str, unlike: str | None = None) -> Held | None:
-    """GH-14: draw a fair random card of ``name``'s inventory in no match (each copy counts
-    once), None when there is none; ``unlike`` (GH-15's Queen) leaves out every copy of a card."""
+    """GH-14: a fair random card of ``name``'s in no match, or None; ``unlike``: GH-15's Queen."""
     cards = free_cards(ctx, name)
     if unlike is not None:
         cards = {item: n for item, n in cards.items() if _code(item) != _code(unlike)}
@@ -81,8 +80,7 @@ def _code(item: str) -> str:
 
 
 def note_spare(ctx: Context, state: ExoptosisState) -> None:
-    """Keep each participant's cards in no match in the state, for ``help`` (GH-14: add or ask),
-    read after every step (a trade in the Hall shows at the next one)."""
+    """Keep each participant's cards in no match in the state, for ``help`` (GH-14: add or ask)."""
     for seat in state.seats:
         seat.spare = [item for item, n in free_cards(ctx, seat.name).items()
                       for _ in range(n)] if seat.out is None and state.phase == "play" else []

@@ -100,8 +100,7 @@ def play(ctx: Context, state: ExoptosisState, seat: Seat, command: Play) -> None
 
 
 def _targets(state: ExoptosisState, seat: Seat, held: Held, words: tuple[str, ...]) -> list:
-    """GH-15: an effect's targets, checked: Ace another participant; King two different ones
-    (itself allowed, interpretation); Queen a participant and a card of its hand."""
+    """GH-15: an effect's targets checked (King: two different ones, interpretation)."""
     rank = held.card.rank
     name = label(held)
     # Names hold spaces ("Mary Ann"): each target is the longest run of words naming a
@@ -240,8 +239,7 @@ def ask(ctx: Context, state: ExoptosisState, seat: Seat, command: Ask) -> None:
 
 
 def give(ctx: Context, state: ExoptosisState, seat: Seat, command: Give | None) -> None:
-    """GH-14: the asked gives a card of its choice (``command`` None: a fair random one, out of
-    time); the card keeps its owner; the asker's turn ends."""
+    """GH-14: the asked gives a card of its hand (``command`` None: a fair random one, out of time)."""
     asked = state.asked
     if asked is None or asked.giver != seat.name:
         raise Rejected("nobody asked you for a card", rule="GH-14")

@@ -113,8 +113,7 @@ class Exoptosis(Rules):
         return state
 
     def _forfeit(self, ctx: Context, state: ExoptosisState, seat: Seat) -> None:
-        """GH-16: a participant may forfeit at any time, its stake staying in the pool; in the setup
-        it simply leaves (interpretation: no stake yet)."""
+        """GH-16: forfeit at any time, the stake staying in the pool (in the setup: simply leave)."""
         was_current = state.phase == "play" and state.current == seat.name
         asked_by = state.asked.asker if state.asked and state.asked.giver == seat.name else None
         home = leave(ctx, state, seat, "forfeited")
@@ -136,8 +135,7 @@ class Exoptosis(Rules):
             ctx.set_deadline("turn", state.turn_ends_at)
 
     def _consent(self, ctx: Context, state: ExoptosisState, seat: Seat) -> None:
-        """GH-16: every remaining participant consenting within one turn ends the match (the setup
-        and the betting count as one turn each, interpretation)."""
+        """GH-16: all consenting within one turn end the match (setup and betting: a turn each)."""
         if seat.name in state.consents:
             raise Rejected("you have consented already in this turn", rule="GH-16")
         state.consents.append(seat.name)
@@ -152,8 +150,7 @@ class Exoptosis(Rules):
 
     def on_parent_finished(self, ctx: Context, state: Any, parent_id: str,
                            winner: str | None) -> ExoptosisState:
-        """GH-8: the cycle ended, so its match ends with it: nobody wins, every stake and card goes
-        home, as for a termination (docs/EXOPTOSIS.md)."""
+        """GH-8: the match ends with its cycle; nobody wins, stakes and cards go home."""
         if state.phase != "finished":
             finish(ctx, state, "ended", None, cycle_winner=winner)
         return state

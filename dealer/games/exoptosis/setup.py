@@ -20,16 +20,14 @@ HAND_MIN = 4  # GH-10: at least 4 cards
 
 
 def pick(cards: dict[str, int], choice: CardChoice) -> str | None:
-    """The item a named card takes: the plain copy unless ``holo`` was said, else a holographic
-    one when only that is left (interpretation)."""
+    """The item a named card takes: the plain copy unless ``holo`` was said (interpretation)."""
     card, holo = choice
     options = [card.item(True)] if holo else [card.item(False), card.item(True)]
     return next((item for item in options if cards.get(item, 0) > 0), None)
 
 
 def choose_hand(ctx: Context, state: ExoptosisState, seat: Seat, command: ChooseHand) -> None:
-    """GH-10: take the chosen cards into the match (a new choice sends the last one home); reveal
-    once all have chosen."""
+    """GH-10: take the chosen cards into the match (replacing the last choice); reveal once all chose."""
     if len(command.cards) < HAND_MIN:
         raise Rejected(f"a hand is at least {HAND_MIN} cards; you named {len(command.cards)}",
                        rule="GH-10")
@@ -162,8 +160,7 @@ def _close_if_settled(ctx: Context, state: ExoptosisState) -> None:
 
 
 def close_betting(ctx: Context, state: ExoptosisState) -> None:
-    """GH-11: the bet that stands is the highest two participants reached (stakes above it
-    refunded down to it; those below it out, refunded); then play begins (GH-12)."""
+    """GH-11: the bet that stands is the highest two reached; then play begins (GH-12)."""
     ctx.cancel_deadline("betting")
     stakes = sorted((s.stake for s in state.remaining), reverse=True)
     standing = stakes[1] if len(stakes) > 1 else 0
@@ -195,8 +192,7 @@ def close_betting(ctx: Context, state: ExoptosisState) -> None:
 
 
 def turn_order(ctx: Context, state: ExoptosisState) -> tuple[list[str], list[list[str]]]:
-    """GH-12: by hand size, descending; each tied group (listed in the match's order) shuffled
-    by the fair source, bigger hands first."""
+    """GH-12: by hand size, descending; each tied group shuffled by the fair source."""
     seats = sorted(state.remaining, key=lambda s: -len(s.hand or []))
     order: list[str] = []
     ties: list[list[str]] = []

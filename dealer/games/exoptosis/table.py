@@ -61,8 +61,7 @@ def return_hand(ctx: Context, seat: Seat, why: str) -> list[str]:
 
 
 def leave(ctx: Context, state: ExoptosisState, seat: Seat, why: str) -> list[str]:
-    """``seat`` leaves: its hand goes home at once (interpretation: its cards elsewhere stay
-    until the end); the labels of the cards sent home."""
+    """``seat`` leaves: its hand goes home at once (interpretation); the labels of those cards."""
     seat.out = why
     seat.settled = False
     home = return_hand(ctx, seat, f"GH-10 {seat.name} left the match")
@@ -104,8 +103,7 @@ def pass_turn(ctx: Context, state: ExoptosisState) -> None:
 
 
 def empty_hand_winner(state: ExoptosisState, first: str | None = None) -> str | None:
-    """GH-16: the first participant with no card wins; several at once: the one who acted,
-    then turn order from it (interpretation). The winner, or None."""
+    """GH-16: the first with no card wins (several at once: the one who acted first, interpretation)."""
     if state.phase != "play":
         return None
     names = state.order
@@ -123,8 +121,7 @@ def ended_board(ctx: Context, state: ExoptosisState) -> dict[str, Any]:
 
 
 def check_last_one(ctx: Context, state: ExoptosisState) -> bool:
-    """GH-16: the last one remaining wins (a fold is a forfeit: GH-11); in the setup, fewer than
-    2 cancel the match (GH-10). Whether it ended."""
+    """GH-16: the last one remaining wins (a fold is a forfeit, GH-11); whether the match ended."""
     remaining = state.remaining
     if len(remaining) >= 2:
         return False
@@ -137,8 +134,7 @@ def check_last_one(ctx: Context, state: ExoptosisState) -> bool:
 
 def finish(ctx: Context, state: ExoptosisState, result: str, winner: str | None,
            cycle_winner: str | None = None) -> None:
-    """The match ends: the winner takes the pool (GH-16) or every stake goes back (terminated,
-    cancelled, ended with its cycle: GH-8); cards go home (GH-10); a battle's reward (GH-18)."""
+    """The match ends: the pool to its winner (GH-16) or every stake back (GH-8), cards home (GH-10)."""
     account = pool(ctx)
     chips = pot(ctx)
     if winner is not None:

@@ -18,8 +18,7 @@ from dealer.ledger import CHIPS, VERTEBRAE
 PACKS: dict[str, tuple[int, int]] = {"handy": (3, 0), "deck": (5, 0), "legendary": (5, 2)}
 
 def draw_card(rng: FairSource, holo_percent: int | None, purpose: str) -> str:
-    """A random card (GH-2, GH-3): draw 1 the catalogue row (``below(54)``), draw 2 holographic
-    when ``below(100) < holo_percent``; none when it is holographic by rule (None)."""
+    """A random card (GH-2, GH-3): its catalogue row, then its holo roll unless holographic by rule."""
     card = CATALOGUE[rng.below(len(CATALOGUE), f"{purpose}: card")]
     if holo_percent is None:
         return card.item(holo=True)
@@ -141,8 +140,7 @@ def give_starting_items(ctx: Context, state: HallState, name: str) -> list[str]:
 
 
 def grant(ctx: Context, state: HallState, name: str, item: str, amount: int) -> None:
-    """``dealer grant NAME ITEM N --game ID``: the mint issues into a member's inventory (GH-1);
-    not after the cycle's end."""
+    """``dealer grant NAME ITEM N --game ID``: the mint issues into a member's inventory (GH-1)."""
     member = state.member(name)
     if state.status == "finished":
         raise Rejected(f"cycle {ctx.game_id} is over ({state.winner} won it); its inventories "

@@ -32,8 +32,7 @@ def week_of(state: HallState, when: datetime) -> datetime:
 
 
 def deadline_name(week: datetime) -> str:
-    """The deadline tallying the election of ``week`` (``election-20261130T0000``: no colon, so
-    an override can name it)."""
+    """The deadline tallying ``week``'s election (``election-20261130T0000``: no colon)."""
     return PREFIX + week.strftime(_NAME_TIME)
 
 

@@ -108,8 +108,7 @@ class OfferWithdrawn(HallEvent):
 
 
 class PhaseBegan(HallEvent):
-    """GH-6, GH-40: a phase began; the closing one's seed revealed, offers lapsed (phase 1: its
-    number and commitment only)."""
+    """GH-6, GH-40: a phase began; the closing one's seed revealed, offers lapsed."""
 
     type: ClassVar[str] = "phase"
     number: int

@@ -53,8 +53,7 @@ def duel_id(hall: str, number: int) -> str:
 
 
 def _match_id(hall: str, suffix: str) -> str:
-    """``HALL-SUFFIX``, or, when too long for a game id, the cycle's id cut short and marked with
-    a hash of it (docs/EXOPTOSIS.md): unique, and it shows the cycle."""
+    """``HALL-SUFFIX``, or the cycle's id cut short and marked with its hash when too long."""
     whole = f"{hall}-{suffix}"
     if len(whole) <= GAME_ID_LENGTH:
         return whole
@@ -168,8 +167,7 @@ def child_finished(ctx: Context, state: HallState, child_id: str, summary: Summa
 
 
 def refresh_cards(ctx: Context, state: HallState, names: list[str] | None = None) -> None:
-    """Keep the card count of the members a step touched, for ``help`` (GH-18's ``battle``):
-    only those, so a step's cost does not grow with the cycle."""
+    """Keep the card count of the members a step touched, for ``help`` (GH-18's ``battle``)."""
     touched = set(names or [])
     for transfer in ctx.ledger.staged:
         touched |= {transfer.source, transfer.target}

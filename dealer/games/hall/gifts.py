@@ -65,8 +65,7 @@ def _reasons(inactive: bool, few: bool) -> str:
 
 
 def count_action(ctx: Context, state: HallState, actor: str) -> None:
-    """GH-6: ``actor`` acted in this phase; GH-7: an inactive receiver's first action after a
-    gift grants its giver one random card, once per gift."""
+    """GH-6: ``actor`` acted; GH-7: a gift's inactive receiver acting earns its giver a random card."""
     member = state.member(actor)
     if member is None:
         return

@@ -301,8 +301,7 @@ def on_deadline(ctx: Context, state: HallState, name: str) -> bool:
 
 
 def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
-    """A phase ended: its Standard votes close (GH-21), a lone removal assent lapses (GH-30),
-    old rulings leave the state."""
+    """A phase ended: Standard votes close (GH-21), a lone removal assent lapses (GH-30)."""
     proposals.phase_ended(ctx, state, closing)
     state.removal = []
     judge.prune(ctx, state)
@@ -322,8 +321,7 @@ def lapse(ctx: Context, state: HallState) -> None:
 
 
 def record_view(events: list[tuple[str, dict[str, Any]]], summary: Any) -> dict[str, Any]:
-    """The government's record for ``dealer game show``: proposals, adopted, judge, rulings
-    (closed votes from the history, open ones from the state)."""
+    """The government's record for ``dealer game show``: proposals, adopted, judge, rulings."""
     submitted: dict[int, dict[str, Any]] = {}
     closed: dict[int, dict[str, Any]] = {}
     rulings: dict[int, dict[str, Any]] = {}

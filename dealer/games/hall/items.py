@@ -93,8 +93,7 @@ def inventory(ledger: Ledger, account: str) -> dict[str, object]:
 
 
 def parse_bundle(text: str) -> dict[str, int]:
-    """One side of an offer: items joined by ``and`` or commas (``2 chips and 7H``, ``2 x KS``),
-    or ``nothing``; :class:`Rejected` (GH-1) names a part it could not read."""
+    """One side of an offer (``2 chips and 7H``, ``nothing``), or :class:`Rejected` (GH-1)."""
     cleaned = text.strip()
     if cleaned.lower() in ("nothing", "none", "-"):
         return {}

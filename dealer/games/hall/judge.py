@@ -52,8 +52,7 @@ def _remind_later(ctx: Context, state: HallState, number: int) -> None:
 
 
 def remind(ctx: Context, state: HallState, number: int) -> bool:
-    """GH-31 "as quickly as possible": the Judge is reminded privately of a request awaiting a
-    ruling every ``ruling_reminder`` (docs/GOVERNANCE.md); False when it awaits nothing."""
+    """GH-31: remind the Judge privately of a request awaiting a ruling; False when none awaits."""
     asked = next((r for r in state.requests if r.number == number), None)
     if asked is None:
         return False

@@ -58,8 +58,7 @@ def require_running(state: HallState, now: datetime) -> None:
 
 
 def open_if_due(ctx: Context, state: HallState) -> bool:
-    """Open the Hall if its opening is due at this instant (docs/HALL.md, 1: a message sent then
-    counts in phase 1); whether it did."""
+    """Open the Hall if its opening is due at this instant (docs/HALL.md, 1); whether it did."""
     if state.status != "pending" or not ctx.take_due(deadline_name(1)):
         return False
     open_first_phase(ctx, state, ctx.now)
@@ -67,8 +66,7 @@ def open_if_due(ctx: Context, state: HallState) -> bool:
 
 
 def open_first_phase(ctx: Context, state: HallState, at: datetime) -> None:
-    """The opening: phase 1 begins ``at``; those already joined are active (GH-6) and get their
-    starting items (GH-1)."""
+    """The opening: phase 1 begins ``at`` (GH-6) and members get their starting items (GH-1)."""
     state.status = "running"
     state.begin_phase(1, at)
     for member in state.members:
@@ -142,8 +140,7 @@ def _reveal(ctx: Context) -> dict[str, object]:
 
 
 def check_victory(ctx: Context, state: HallState) -> None:
-    """GH-8: a member holding ``victory_chips`` chips wins, checked after every step (several at
-    once: the most chips, then who joined first; interpretation)."""
+    """GH-8: a member holding ``victory_chips`` chips wins (several: the most, then the first joined)."""
     if state.status != "running":
         return
     target = state.settings.victory_chips
@@ -184,8 +181,7 @@ def _standings(ctx: Context, state: HallState) -> list[dict[str, object]]:
 
 
 def refresh_chips(ctx: Context, state: HallState) -> None:
-    """Keep each member's chips and vertebrae in the state for ``summary`` and ``help`` (exact:
-    the cycle's inventories change only in its steps)."""
+    """Keep each member's chips and vertebrae in the state, for ``summary`` and ``help``."""
     state.chips = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), CHIPS)
                    for m in state.members}
     state.vertebrae = {m.name: ctx.ledger.balance(ctx.scope.player(m.name), VERTEBRAE)

@@ -75,8 +75,7 @@ def submit(ctx: Context, state: HallState, message: Message) -> None:
 
 
 def read_amendments(settings: HallSettings, text: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """GH-23: the ``set SETTING VALUE`` lines dealer will carry out if adopted, and a warning for
-    each it will not."""
+    """GH-23: the ``set`` lines dealer will carry out if adopted, and a warning for each it will not."""
     amendments: list[tuple[str, str]] = []
     warnings = []
     for line in text.splitlines():
@@ -154,8 +153,7 @@ def phase_ended(ctx: Context, state: HallState, closing: int) -> None:
 
 
 def due(ctx: Context, state: HallState, fired: int | None = None) -> list[Proposal]:
-    """The proposals to tally now, in order of creation (GH-22): those whose period ended
-    ``vote_grace`` ago, and ``fired`` (an override moves a tally like any deadline)."""
+    """The proposals to tally now, in order of creation (GH-22)."""
     grace = state.settings.vote_grace
     ready = []
     for proposal in state.proposals:

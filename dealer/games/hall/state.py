@@ -297,8 +297,7 @@ class ClosedVote(Record):
 
 
 class HallState(GameState):
-    """One cycle of the Hall: only what is open or current (a step reads and writes it whole, so
-    nothing in it grows with the cycle's age; the rest is in the history)."""
+    """One cycle of the Hall: only what is open or current, so the state does not grow with age."""
 
     settings: HallSettings
     status: Literal["pending", "running", "finished"] = "pending"

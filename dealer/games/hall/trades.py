@@ -84,8 +84,7 @@ def _can_swap(ctx: Context, offer: Offer) -> bool:
 
 
 def _fail(ctx: Context, state: HallState, offer: Offer) -> None:
-    """GH-1 (interpretation): an acceptance that cannot be completed moves nothing and closes the
-    offer (answered: not lapsed); the phase summary says why."""
+    """GH-1 (interpretation): an acceptance that cannot be completed moves nothing, closes the offer."""
     state.offers.remove(offer)
 
     def why(reader: str | None) -> str:

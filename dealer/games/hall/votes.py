@@ -23,8 +23,7 @@ def vote_kind(emoji: str) -> str | None:
 def mark(
     marks: list[Mark], reaction: Reaction, voter: str, ends_at: datetime, rule: str
 ) -> Mark | None:
-    """Record ``reaction`` among ``marks`` (latest ``sent_at`` wins); the mark it set, or None.
-    :class:`Rejected` for another emoji or a late one; :class:`Ignored` for taking one back."""
+    """Record ``reaction`` among ``marks`` (latest ``sent_at`` wins; GH-20); the mark it set, or None."""
     kind = vote_kind(reaction.emoji)
     if kind is None:
         if reaction.removed:

@@ -81,8 +81,7 @@ def _bet_now(state: RacesState, actor: str) -> list[Example]:
 
 
 def _horse_now(state: RacesState, actor: str) -> list[Example]:
-    """The ``horse`` line of help: a name still free, and CARD left as a placeholder (help does
-    not see the player's cards)."""
+    """The ``horse`` line of help: a free name, and ``CARD`` to fill (help sees no cards)."""
     others = [h for h in state.horses if h.owner != actor]
     taken = "; already taken: " + ", ".join(
         f"{h.name} ({BY_CODE[h.card].short})" for h in others

@@ -34,8 +34,7 @@ def finish_race(ctx: Context, state: RacesState, winners: Sequence[Horse]) -> Ra
 
 
 def abandon(ctx: Context, state: RacesState) -> RacesState:
-    """OR-10: every seated player stood up; during betting the house has taken nothing yet, so
-    every bettor gets its bets back in full (docs/RACES.md)."""
+    """OR-10: every seated player stood up: the pool refunded (docs/RACES.md)."""
     phase = state.phase
     payments = refund(state.prize, state.bets)
     _pay(ctx, payments)

@@ -26,8 +26,7 @@ def name_key(name: str) -> str:
 
 
 def clean_name(raw: str) -> str:
-    """A horse name as entered, checked for OR-2's length and for showing something (the shell
-    cleaned it already; the rule holds whoever calls); :class:`Rejected` if unfit."""
+    """A horse name as entered, checked (OR-2), or :class:`Rejected`."""
     name = clean_line(raw).strip()
     if not any(_visible(ch) for ch in name):
         raise Rejected("a horse needs a name with at least one visible character", "OR-2")
@@ -127,9 +126,7 @@ class NpcDraw:
 
 
 def draw_npcs(rng: FairSource, horses: Sequence[Horse], wanted: int) -> tuple[list[Horse], list[NpcDraw]]:
-    """OR-4: draw NPC horses until the field has ``wanted``; a card already a horse's card, or
-    whose name is a horse's name (OR-2, docs/RACES.md), is drawn again; a deck that can
-    give no more leaves the field smaller."""
+    """OR-4: draw NPC horses until the field has ``wanted`` (a taken card or name drawn again)."""
     field = list(horses)
     npcs: list[Horse] = []
     draws: list[NpcDraw] = []

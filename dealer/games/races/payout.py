@@ -34,9 +34,7 @@ def totals_by_bettor(bets: Sequence[Bet], horse: str | None = None) -> dict[str,
 def payout(
     prize: int, winners: Sequence[Horse], bets: Sequence[Bet], left: set[str]
 ) -> list[Payment]:
-    """OR-9: floor(P / W) to each of the W winning horses, then floor(allocation x B / T) to a
-    bettor with B of its T chips; the rest, NPCs' and unbacked horses' shares and the
-    winnings of those who stood up (``left``) go to void."""
+    """OR-9: the prize split over the winning horses, then over their bettors; the rest to void."""
     allocation = prize // len(winners)
     payments = [
         payment for horse in winners for payment in _horse_payout(allocation, horse, bets, left)

@@ -73,8 +73,7 @@ def seating_closes_at(ctx: Context, state: RacesState) -> datetime | None:
 
 
 def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
-    """OR-1: leave the table: during seating the entry is withdrawn, after it the horse keeps
-    racing (OR-7); the player's winnings go to void (OR-9); the last stand ends it (OR-10)."""
+    """OR-1: leave the table; the player's winnings go to void (OR-9); the last stand ends it (OR-10)."""
     if actor not in state.seated:
         raise Rejected("you are not seated at this table", "OR-1")
     state.seated.remove(actor)
@@ -102,8 +101,7 @@ def stand(ctx: Context, state: RacesState, actor: str) -> RacesState:
 
 
 def _stood_up(state: RacesState, name: str) -> None:
-    """OR-9: ``name`` sat and stood up, so its winnings go to void (docs/RACES.md: in any phase,
-    stood up by the dealer too, and still after sitting again)."""
+    """OR-9: ``name`` sat and stood up, so its winnings go to void (docs/RACES.md)."""
     if name not in state.left:
         state.left.append(name)
 

@@ -124,8 +124,7 @@ class OffToTheRaces(Rules):
 
 
 def _waiting(state: RacesState) -> str | None:
-    """What the table waits for when no deadline is pending: seating before the first ``sit``,
-    a race with OR-11 off (docs/RACES.md, "Waiting")."""
+    """What the table waits for when no deadline is pending (docs/RACES.md, "Waiting")."""
     if state.phase == "seating" and state.first_sat_at is None:
         return "the first `sit` (OR-1): the seating window starts then (OR-3)"
     if state.phase == "racing" and state.settings.idle_action_after is None:
@@ -167,8 +166,7 @@ def _check_timing(state: RacesState, now: datetime) -> None:
 
 
 def _winner(state: RacesState) -> str | None:
-    """The owner of the first winning horse who did not stand up (docs/RACES.md: one who stood
-    up wins nothing, OR-9), or None."""
+    """The owner of the first winning horse who did not stand up (OR-9), or None."""
     owners = [h.owner for h in state.horses
               if h.name in state.winners and h.owner and h.owner not in state.left]
     return owners[0] if owners else None

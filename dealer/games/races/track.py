@@ -37,8 +37,7 @@ class Action:
 def race_action(
     cards: Sequence[Card], positions: Sequence[int], length: int, last_lap_k: int, drawn: Card
 ) -> Action:
-    """OR-7 then OR-6 and OR-8: move the sharing horses +1 (all if none shares), then judge: a
-    win ends the race and owes no Lap; else a Lap is owed when a new k is passed."""
+    """OR-7 then OR-6 and OR-8: move the sharing horses +1 (all if none shares), then judge."""
     sharing = tuple(i for i, card in enumerate(cards) if shares(card, drawn))
     moved = sharing or tuple(range(len(cards)))
     after = tuple(p + 1 if i in moved else p for i, p in enumerate(positions))
@@ -48,8 +47,7 @@ def race_action(
 
 
 def lap_trigger(positions: Sequence[int], last_lap_k: int) -> int | None:
-    """OR-8: the new k every horse is now beyond for the first time (``min(positions) - 1``,
-    above ``last_lap_k``), or None; the ks come 0, 1, 2 ... in turn."""
+    """OR-8: the new k every horse is now beyond (``min(positions) - 1``), or None."""
     k = min(positions) - 1
     return k if k > last_lap_k else None
 

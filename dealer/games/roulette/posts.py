@@ -64,8 +64,7 @@ def opening(ctx: Context, state: RouletteState) -> dict[str, Any]:
 
 
 def roulette_card(roulette: Roulette, layout_public: bool) -> dict[str, Any]:
-    """A roulette as announced when it becomes active (SR-7), never its colour (I-13: with
-    ``layout_public`` off nobody sees the layout before the result)."""
+    """A roulette as announced when it becomes active (SR-7; I-13: its layout only if public)."""
     card: dict[str, Any] = {
         "preparer": roulette.preparer,
         "bettor": roulette.bettor,

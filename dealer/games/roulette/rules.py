@@ -132,8 +132,7 @@ class StationaryRoulette(Rules):
         return state
 
     def check_open(self, ctx: Context, state: RouletteState, actor: str) -> None:
-        """Refuse a submission before the start, after the end, or sent before the current phase
-        began (I-11: meant for a phase already adjudicated)."""
+        """Refuse a submission before the start, after the end, or meant for a closed phase (I-11)."""
         now = ctx.now
         if state.status == "pending" or now < state.phase_starts[0]:
             raise Rejected(
@@ -241,8 +240,7 @@ class StationaryRoulette(Rules):
         self, ctx: Context, state: RouletteState, actor: str, entry: Sealed,
         on_file: dict[str, Sealed],
     ) -> None:
-        """SR-6: the later valid submission replaces the earlier one; a private confirmation
-        gives its receipt and what is now on file."""
+        """SR-6: the later valid submission replaces the earlier one; the player gets its receipt."""
         replaced = on_file.get(actor)
         on_file[actor] = entry
         if replaced is not None:
@@ -394,8 +392,7 @@ class StationaryRoulette(Rules):
     def lock_preparations(
         self, ctx: Context, state: RouletteState, memo: str
     ) -> list[dict[str, Any]]:
-        """Make the preparations on file the next round's roulettes, then charge the missing ones
-        (I-4: after the round's resolution, SR-10)."""
+        """Lock in the next round's roulettes, then charge the missing ones (I-4, SR-10)."""
         next_round = state.phase + 1
         active: dict[str, Roulette | None] = {}
         missed = []

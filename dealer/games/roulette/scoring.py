@@ -83,8 +83,7 @@ class BlackTransfer:
 def settle_black(
     ledger: Ledger, state: RouletteState, scores: list[RouletteScore], memo: str
 ) -> BlackTransfer | None:
-    """SR-9: move the chips owed through black, net when both roulettes are black; a payment
-    for a round without a bet of one's own does not count towards the cap (I-20)."""
+    """SR-9: move the chips owed through black, net when both roulettes are black (I-20)."""
     blacks = [s for s in scores if s.roulette.colour == BLACK]
     if not blacks:
         return None
@@ -109,8 +108,7 @@ def pay_black(
     ledger: Ledger, state: RouletteState, payer: str, payee: str, owed: int, memo: str,
     counts: bool = True,
 ) -> BlackTransfer:
-    """Move ``owed`` chips through black, limited by the chips on hand and the cap (SR-9); the
-    cap and the tiebreak count the chips that moved (I-5, I-6); ``counts`` False: I-20."""
+    """Move ``owed`` chips through black, limited by chips on hand and the cap (SR-9, I-5, I-6)."""
     on_hand = ledger.balance(player(payer), CHIPS)
     room = BLACK_LOSS_CAP - state.black_losses[payer] if counts else owed
     paid = max(0, min(owed, on_hand, room))

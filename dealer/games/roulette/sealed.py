@@ -78,8 +78,7 @@ def _submission(data: dict[str, Any]) -> str:
 
 
 def check_sealed(game: str, server_seed: str, events: Events) -> SealedCheck:
-    """Check every receipt and colour commitment against the revealed seed, and that each
-    roulette and bet scored was its player's last accepted one (SR-6)."""
+    """Check every receipt and commitment against the revealed seed, and SR-6's last submissions."""
     found = SealedCheck()
     latest: dict[tuple[str, str, str], dict[str, Any]] = {}
     published: dict[int, dict[str, str]] = {}
