@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from dealer.games import BUILT_IN, rules_for
@@ -64,6 +65,14 @@ def _example_value(command: Command, name: str) -> str | None:
     return None
 
 
+def _words(choice: Choice) -> list[str]:
+    """A choice's words, one per value (``chips`` is ``chip`` again)."""
+    first: dict[Any, str] = {}
+    for word, value in choice.options.items():
+        first.setdefault(value, word)
+    return list(first.values())
+
+
 def _option(kind: str, command: Command, name: str, required: bool) -> dict[str, Any]:
     """The option of placeholder ``name``: typed by its field."""
     fld = command.fields[name]
@@ -76,10 +85,7 @@ def _option(kind: str, command: Command, name: str, required: bool) -> dict[str,
         if fld.most is not None:
             option["max_value"] = fld.most
     elif isinstance(fld, Choice):
-        first: dict[Any, str] = {}
-        for word, value in fld.options.items():
-            first.setdefault(value, word)
-        option["choices"] = [{"name": w, "value": w} for w in first.values()]
+        option["choices"] = [{"name": w, "value": w} for w in _words(fld)]
     elif completion(kind, name, fld):
         option["autocomplete"] = True
     return option
@@ -104,7 +110,8 @@ def _says(command: Command, start: str = "") -> str:
     return command.help_line(command.examples[0]).split(" — ", 1)[-1]
 
 
-def subcommands(kind: str) -> list[Sub]:
+@lru_cache(maxsize=None)
+def subcommands(kind: str) -> tuple[Sub, ...]:
     """The subcommands of game kind ``kind``, in ``help``'s order, then ``help``."""
     game = {"type": STRING, "name": GAME_OPTION, "required": False, "autocomplete": True,
             "description": "the game's id, when you play in several"}
@@ -126,12 +133,12 @@ def subcommands(kind: str) -> list[Sub]:
         if isinstance(lead, _Slot):
             # A command led by a choice (``accept|decline offer N``): one subcommand per word.
             after = next(p for p in parts[parts.index(lead) + 1:] if isinstance(p, _Literal))
-            for word in dict.fromkeys(command.fields[lead.name].options):
+            for word in _words(command.fields[lead.name]):
                 subs.append(Sub(f"{word}-{after.words[0]}", command, {lead.name: word}, tuple(options)))
         else:
             subs.append(Sub(lead.words[0], command, {}, tuple(options)))
     subs.append(Sub("help", None, {}, (game,)))
-    return subs
+    return tuple(subs)
 
 
 def _sub_payload(sub: Sub) -> dict[str, Any]:

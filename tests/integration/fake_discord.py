@@ -226,8 +226,9 @@ class FakeDiscord:
         if dm:
             channel_id = self._dm_channel(user_id)
         assert channel_id is not None
+        typed = {**({focused: ""} if focused else {}), **(options or {})}  # the focused one is always sent
         given = [{"name": k, "type": 4 if isinstance(v, int) else 3, "value": v,
-                  **({"focused": True} if k == focused else {})} for k, v in (options or {}).items()]
+                  **({"focused": True} if k == focused else {})} for k, v in typed.items()]
         ident = str(self.snowflake())
         data: dict[str, Any] = {
             "id": ident, "application_id": str(APP_ID), "type": 4 if focused else 2,

@@ -351,3 +351,23 @@ def test_a_command_the_store_cannot_take_is_answered_at_once(table) -> None:  # 
     assert follow_up["flags"] == 64 and "could not take your command just now" in follow_up["content"]
     with t.dealer.sessions() as session:
         assert session.scalar(select(func.count()).select_from(Inbound)) == 0
+
+
+def test_a_match_found_and_its_cards_autocompleted_in_the_halls_channel(table) -> None:  # type: ignore[no-untyped-def]
+    t = table(routes=f"#game-actions=discord:channel/{ACTIONS};pm=discord:dm")
+    _players(t, ("alice", ALICE), ("bob", BOB))
+
+    def setup(session):  # type: ignore[no-untyped-def]
+        create_game(session, "hall", "h1", T0, players=["alice", "bob"])
+        create_game(session, "exoptosis", "m1", T0, players=["alice", "bob"])
+        for card in "7C 8C 9C 10C".split():
+            grant(session, "alice", card, 1, T0, "h1")
+    t.admin(setup)
+    t.run(T0)
+    assert complete(t, ALICE, "exoptosis", "hand", "game", channel=ACTIONS) == [{"name": "m1", "value": "m1"}]
+    hand = invoke(t, ALICE, "exoptosis", "hand", T0 + timedelta(minutes=1), channel=ACTIONS,
+                  cards="7C 8C 9C 10C")
+    t.run(T0 + timedelta(minutes=2))
+    assert "Your hand is chosen (GH-10)" in t.fake.follow_ups(hand)[0]["content"]
+    assert complete(t, ALICE, "exoptosis", "give", "card", channel=ACTIONS, card="9") == [
+        {"name": "9 of Clubs", "value": "9C"}]
