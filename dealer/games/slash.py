@@ -86,15 +86,18 @@ def _option(kind: str, command: Command, name: str, required: bool) -> dict[str,
             option["max_value"] = fld.most
     elif isinstance(fld, Choice):
         option["choices"] = [{"name": w, "value": w} for w in _words(fld)]
-    elif completion(kind, name, fld):
+    if completion(kind, name, fld):
         option["autocomplete"] = True
     return option
 
 
 def completion(kind: str, name: str, fld: Any) -> str | None:
-    """What autocompletes a placeholder: ``card``, ``player``, ``horse``, or None."""
+    """What autocompletes a placeholder: ``card``, ``player``, ``horse``, ``open`` (the number
+    of an open offer, duel, request or ruling: from the command's suggestions now), or None."""
     if (kind, name) in COMPLETE:
         return COMPLETE[(kind, name)]
+    if isinstance(fld, Whole) and fld.pattern.startswith("#?"):
+        return "open"
     if isinstance(fld, CardName):
         return "card"
     if isinstance(fld, (Player, Players)):

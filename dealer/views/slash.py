@@ -38,7 +38,7 @@ def game_for(session: Session, kind: str, channel: str | None, player: str | Non
 
 
 def choices(session: Session, sender: str, channel: str | None, asked: Invoked,
-            typed: str) -> list[dict[str, str]]:
+            typed: str) -> list[dict[str, Any]]:
     """Discord's autocomplete choices (``name``, ``value``) for the focused option."""
     what = asked.completes()
     player = player_of(session, sender)
@@ -59,6 +59,8 @@ def choices(session: Session, sender: str, channel: str | None, asked: Invoked,
         found = [(p, p) for p in rules.summary(state).players if p != player]
     elif player is None:
         found = []
+    elif what == "open":
+        found = _open(rules, asked, state, player)
     elif hasattr(state, "seat"):  # a match: the cards of one's hand, then the spare ones
         seat = state.seat(player)
         items = [h.item for h in (seat.hand or [])] + list(seat.spare) if seat else []
@@ -69,13 +71,28 @@ def choices(session: Session, sender: str, channel: str | None, asked: Invoked,
     return _matching(found, typed)
 
 
+def _open(rules: Any, asked: Invoked, state: Any, player: str) -> list[tuple[str, Any]]:
+    """The numbers the command's suggestions for ``player`` name now (offers made to them,
+    their duels ...), each with its help line."""
+    command = asked.sub.command
+    if command is None or command.suggest is None or not command.is_valid(state, player):
+        return []
+    found = []
+    for example in command.suggest(state, player):
+        match = command.regex.fullmatch(rules.commands.clean(example.line))
+        if match and match.group(asked.focused) and all(
+                match.group(k) == v for k, v in asked.sub.fixed.items()):
+            found.append((command.help_line(example), int(match.group(asked.focused).strip("#:"))))
+    return found
+
+
 def _card(item: str) -> tuple[str, str]:
     """A card's name as shown, and as a command writes it (``holo 7H``)."""
     card, holo = card_of_item(item)  # type: ignore[misc]
     return display(item), f"holo {card.code}" if holo else card.code
 
 
-def _matching(found: list[tuple[str, str]], typed: str) -> list[dict[str, str]]:
+def _matching(found: list[tuple[str, Any]], typed: str) -> list[dict[str, Any]]:
     typed = typed.strip().lower()
-    kept = [(n, v) for n, v in found if typed in n.lower() or typed in v.lower()]
-    return [{"name": n[:100], "value": v[:100]} for n, v in kept[:MAX]]
+    kept = [(n, v) for n, v in found if typed in n.lower() or typed in str(v).lower()]
+    return [{"name": n[:100], "value": v[:100] if isinstance(v, str) else v} for n, v in kept[:MAX]]

@@ -190,7 +190,20 @@ def test_a_hall_gift_and_offer_with_members_and_cards_autocompleted(table) -> No
     t.run(T0 + timedelta(minutes=2))
     (follow_up,) = t.fake.follow_ups(gift)
     assert "Not accepted" not in follow_up["content"], follow_up["content"]
-    assert t.admin(lambda s: game_view(s, "h1"))["detail"]  # the cycle runs on
+
+    # An open offer's number: offered to bob for accept and decline, to alice for withdraw.
+    invoke(t, ALICE, "hall", "offer", T0 + timedelta(minutes=3), channel=ACTIONS, gives="AS",
+           target="bob", wants="nothing")
+    t.run(T0 + timedelta(minutes=4))
+    (offer,) = complete(t, BOB, "hall", "accept-offer", "offer", channel=ACTIONS)
+    assert offer["value"] == 1 and offer["name"].startswith("accept offer 1 — from alice: Ace of Spades")
+    assert [c["value"] for c in complete(t, BOB, "hall", "decline-offer", "offer", channel=ACTIONS)] == [1]
+    assert complete(t, BOB, "hall", "withdraw", "offer", channel=ACTIONS) == []
+    assert [c["value"] for c in complete(t, ALICE, "hall", "withdraw", "offer", channel=ACTIONS)] == [1]
+    accepted = invoke(t, BOB, "hall", "accept-offer", T0 + timedelta(minutes=5), channel=ACTIONS, offer=1)
+    t.run(T0 + timedelta(minutes=6))
+    assert "> accept offer 1\naccepted" in t.fake.follow_ups(accepted)[0]["content"]
+    assert complete(t, BOB, "hall", "accept-offer", "offer", channel=ACTIONS) == []
 
 
 def test_commands_in_a_dm_and_in_an_unrouted_channel(table) -> None:  # type: ignore[no-untyped-def]

@@ -140,3 +140,9 @@ def test_options_are_typed_from_the_fields() -> None:
     gives = {o["name"]: o for o in by_name["hall"]["offer"]["options"]}["gives"]
     assert gives["autocomplete"] is True
     assert by_name["hall"]["decline-duel"]["description"].startswith("refuse")
+    # The number of an open offer, duel, request or ruling is offered from the game.
+    for sub, name in (("accept-offer", "offer"), ("withdraw", "offer"), ("accept-duel", "duel"),
+                      ("confidence", "ruling"), ("ruling", "request")):
+        option = {o["name"]: o for o in by_name["hall"][sub]["options"]}[name]
+        assert option["type"] == 4 and option["autocomplete"] is True
+    assert "autocomplete" not in {o["name"]: o for o in by_name["races"]["bet"]["options"]}["amount"]
