@@ -1,7 +1,4 @@
-"""The Gilded Hall's card catalogue (GH-2) and the card-name parser.
-
-A card is ``KS`` internally (``10H``, ``RJ``/``BJ``), a holographic one the item
-``card:KS:holo``; players may write ``king of spades``, ``K♠``, ``10h``, ``holo 7H``."""
+"""The Gilded Hall's card catalogue (GH-2) and the card-name parser (``KS``, ``holo 7H``)."""
 
 from __future__ import annotations
 

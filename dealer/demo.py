@@ -1,5 +1,4 @@
-"""``dealer demo``: a Stationary Roulette game through the real daemon pass, on a throw-away
-SQLite file, scripted players and a simulated clock."""
+"""``dealer demo``: a Stationary Roulette game through the real daemon pass, on a simulated clock."""
 
 from __future__ import annotations
 

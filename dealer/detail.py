@@ -1,5 +1,4 @@
-"""How much a post says: brief (the default) or full (``DEALER_POST_DETAIL``, a route's
-``|detail=``), set by the shell (:func:`set_post_detail`)."""
+"""How much a post says: brief (the default) or full (``DEALER_POST_DETAIL``, ``|detail=``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Provably fair randomness (GH-40): every random outcome comes from a :class:`FairSource`.
-
-Draw ``counter`` is ``HMAC-SHA256(server_seed, f"{SHA-256(client seeds)}:{counter}")``,
-made uniform over ``n`` outcomes by rejection; docs/FAIRNESS.md gives the procedure and
-``dealer/fairness_check.py`` recomputes it. Pure: the shell hands it its seeds."""
+"""Provably fair randomness (GH-40): every random outcome comes from a :class:`FairSource`
+(docs/FAIRNESS.md; ``dealer/fairness_check.py`` recomputes it). Pure: the shell hands it its seeds."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Formats: a post rendered for its destination (``markdown``, ``discord``, ``bbcode``,
-``plain``), and split to the destination's limit (docs/ROUTES.md).
+"""Formats: a post written for its destination and split to its limit (docs/ROUTES.md).
 
-A stored body is dealer's Markdown subset with every player value escaped; a small
-tokenizer tells dealer's markup from a player's text. Interpretation (tested): a player's
-text that reads exactly like one of dealer's times also becomes a Discord timestamp of
-that instant; it can mention or format nothing."""
+Interpretation (tested): a player's text that reads exactly like one of dealer's times also
+becomes a Discord timestamp of that instant; it can mention or format nothing."""
 
 from __future__ import annotations
 

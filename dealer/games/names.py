@@ -1,5 +1,4 @@
-"""Player names in command lines: a name may have spaces (``gift Mary Ann``), so it is the
-longest run of words that is one of the game's players (by :func:`dealer.text.player_key`)."""
+"""Player names in command lines: the longest run of words that names a player."""
 
 from __future__ import annotations
 

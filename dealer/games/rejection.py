@@ -1,5 +1,4 @@
-"""A command the rules refuse: :class:`Rejected`, below both the rules' interface and the
-command declarations that raise it."""
+"""A command the rules refuse: :class:`Rejected`, below the rules and the command declarations."""
 
 from __future__ import annotations
 

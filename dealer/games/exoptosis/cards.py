@@ -1,5 +1,4 @@
-"""What may be played (GH-13) and where a match's cards are (GH-10, GH-14): a card in a
-hand or played is held by the match's account, in the cycle's scope, and goes home at the end."""
+"""What may be played (GH-13) and where a match's cards are: held by the match, then home."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""An Exoptosis match's player commands; ``help`` shows the hand, the bets, the playable
-cards (GH-13) with their targets, or ``add``/``ask`` (GH-14), as the match stands."""
+"""An Exoptosis match's player commands; ``help`` offers what the match allows now."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The Exoptosis ruleset: one match, a child game of a Hall cycle (GH-18, GH-19, or made by
-an admin: docs/EXOPTOSIS.md), its accounts the cycle's. It only routes: ``setup``,
-``play``, ``table``; every accepted command that changes the match is a Hall action (GH-6)."""
+"""The Exoptosis ruleset: one match, a child game of a Hall cycle (docs/EXOPTOSIS.md); it
+routes to ``setup``, ``play`` and ``table``; a command that changes it is a Hall action (GH-6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Choosing and revealing the hands (RULES GH-10), the betting window (GH-11) and the turn
-order fixed when play begins (GH-12)."""
+"""Choosing and revealing the hands (RULES GH-10), the betting (GH-11), the turn order (GH-12)."""
 
 from __future__ import annotations
 

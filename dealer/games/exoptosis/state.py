@@ -1,5 +1,4 @@
-"""An Exoptosis match's settings and state (RULES GH-10 to GH-19); short-lived, so it may
-hold its played pile."""
+"""An Exoptosis match's settings and state (RULES GH-10 to GH-19)."""
 
 from __future__ import annotations
 

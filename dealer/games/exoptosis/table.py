@@ -1,5 +1,4 @@
-"""What every Exoptosis post shows and the moves all parts of a match share: the board, a
-participant leaving, the turn passing, the end (GH-10, GH-12, GH-16 to GH-18)."""
+"""The board every Exoptosis post shows, and the moves all parts of a match share (GH-16 to GH-18)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""An in-memory Exoptosis match (:class:`~dealer.testing.RulesShell`) in a Hall cycle's scope
-(``h1``), cards given and read back by short code (``7H``)."""
+"""An in-memory Exoptosis match in a Hall cycle's scope, cards written ``7H``."""
 
 from __future__ import annotations
 

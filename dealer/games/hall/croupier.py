@@ -1,5 +1,4 @@
-"""The Croupier's prices and what help offers to buy (RULES GH-5), below the commands and
-the economy, which both read them."""
+"""The Croupier's prices and what help offers to buy (RULES GH-5)."""
 
 from __future__ import annotations
 

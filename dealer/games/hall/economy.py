@@ -1,6 +1,4 @@
-"""Random cards, packs and the Croupier (RULES GH-2 to GH-5), in the cycle's accounts (GH-1):
-new things come from the mint, vertebrae paid go to the house, opened packs to void
-(docs/HALL.md)."""
+"""Random cards, packs and the Croupier (RULES GH-2 to GH-5), in the cycle's accounts (GH-1)."""
 
 from __future__ import annotations
 

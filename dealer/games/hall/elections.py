@@ -1,7 +1,4 @@
-"""Elections of the Judge (RULES GH-34): candidacies in ``#judge-elections``, tallied at the
-week's end (plus ``vote_grace``); a tie goes to the candidate whose first message of the
-week came first, read from the inbox (``Rules.message_window``). Interpretations:
-docs/GOVERNANCE.md."""
+"""Elections of the Judge (RULES GH-34); interpretations in docs/GOVERNANCE.md."""
 
 from __future__ import annotations
 

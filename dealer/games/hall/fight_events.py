@@ -1,6 +1,4 @@
-"""The events of the Hall's Exoptosis fights (RULES GH-18, GH-19): engagements, challenges,
-the matches opened and their ends. The matches' own events are in their own histories
-(``dealer.games.exoptosis.events``)."""
+"""The events of the Hall's Exoptosis fights (RULES GH-18, GH-19); the matches keep their own."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The Hall's Exoptosis fights (RULES GH-18, GH-19): a battle of those who engaged in a phase,
-or a duel by challenge, each a child game of the cycle (``ctx.open_child``); a battle's
-reward is drawn by the match, so ``dealer verify MATCH`` checks it."""
+"""The Hall's Exoptosis fights (RULES GH-18, GH-19): battles and duels, each a child game."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The events of the Hall's government (RULES GH-20 to GH-23, GH-30 to GH-34); what leaves
-the state stays here in full, for the views."""
+"""The events of the Hall's government (RULES GH-20 to GH-23, GH-30 to GH-34)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
 """The Hall's government (RULES GH-20 to GH-23, GH-30 to GH-34): its commands, and where
-messages, edits, deletions, reactions and deadlines go.
-
-A message in ``#proposals``, ``#request-for-justice`` or ``#judge-elections`` is a
-proposal, a request or a candidacy, unless all its lines are Hall commands; reactions are
-votes; the commands are ``strict`` ("judge was right" is chatter). Interpretations
-(docs/GOVERNANCE.md): government is not a Hall action (GH-6); open votes lapse with the
-cycle; a lone ``remove judge`` lapses with its phase (GH-30)."""
+messages, edits, reactions and deadlines go; interpretations in docs/GOVERNANCE.md, and
+one here: taking part in government is no Hall action (GH-6), it changes no inventory."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The Judge (RULES GH-30 to GH-33): requests for justice, rulings, confidence votes,
-overturns, removal and resignation. Interpretation: a ruling overturned by a confidence
-vote opens its request again too (GH-33), so the Judge rules on it anew."""
+"""The Judge (RULES GH-30 to GH-33); interpretations in docs/GOVERNANCE.md."""
 
 from __future__ import annotations
 

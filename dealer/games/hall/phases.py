@@ -1,5 +1,4 @@
-"""Phases and activity (RULES GH-6), victory (GH-8) and the per-phase fair seed (GH-40):
-``phase-N`` is due when phase N begins, and closes the one before."""
+"""Phases and activity (RULES GH-6), victory (GH-8) and the per-phase fair seed (GH-40)."""
 
 from __future__ import annotations
 

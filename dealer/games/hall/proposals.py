@@ -1,6 +1,4 @@
-"""Proposals (RULES GH-20 to GH-23): submitted in ``#proposals``, voted by reactions,
-tallied ``vote_grace`` after their period (a reaction counts by when it was sent), adopted
-ones carried out where dealer can (GH-23). Interpretations: docs/GOVERNANCE.md."""
+"""Proposals (RULES GH-20 to GH-23); interpretations in docs/GOVERNANCE.md."""
 
 from __future__ import annotations
 

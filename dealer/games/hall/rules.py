@@ -1,6 +1,4 @@
-"""The Gilded Hall ruleset: one cycle (RULES GH-1 to GH-8, GH-20 to GH-34, GH-40). It only
-routes each command to the module holding its rule; the cycle's accounts are in the
-ledger scope named after its id (GH-1)."""
+"""The Gilded Hall ruleset (RULES GH): it routes each command to the module of its rule."""
 
 from __future__ import annotations
 

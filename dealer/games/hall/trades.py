@@ -1,5 +1,4 @@
-"""Trading by offer and acceptance (RULES GH-1): an offer holds nothing back; its acceptance
-is one atomic swap or nothing. Offers expire with the phase."""
+"""Trading by offer and acceptance (RULES GH-1): one atomic swap, or nothing."""
 
 from __future__ import annotations
 

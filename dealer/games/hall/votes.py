@@ -1,5 +1,4 @@
-"""Votes by reaction (RULES GH-20, GH-32, GH-34): each player's 👍 and 👎 as they stood when
-the vote ended, judged by when they were sent, whatever order they were read in."""
+"""Votes by reaction (RULES GH-20, GH-32, GH-34), as they stood when the vote ended."""
 
 from __future__ import annotations
 

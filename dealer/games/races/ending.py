@@ -1,5 +1,4 @@
-"""How a table ends: the payout (OR-9), abandonment (OR-10) or no race (OR-3); each ending
-reveals the server seed (GH-40)."""
+"""How a table ends: the payout (OR-9), abandonment (OR-10) or no race (OR-3)."""
 
 from __future__ import annotations
 

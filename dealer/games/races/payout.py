@@ -1,5 +1,4 @@
-"""Who gets the pool: the payout (OR-9) and the refund (OR-10); the payments always add up
-to the prize, so nothing is created or lost."""
+"""Who gets the pool (OR-9, OR-10): the payments always add up to the prize."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Off to the Races (RULES OR-1 to OR-11): ``seating`` -> ``betting`` -> ``racing`` ->
-``ending``, with the arithmetic in ``field``, ``track`` and ``payout``."""
+"""Off to the Races (RULES OR-1 to OR-11): ``seating``, ``betting``, ``racing``, ``ending``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""An in-memory Off to the Races table (:class:`~dealer.testing.RulesShell`) with wallets,
-helpers in the game's terms and scripted draws (:meth:`RaceShell.script`)."""
+"""An in-memory Off to the Races table with scripted draws (:meth:`RaceShell.script`)."""
 
 from __future__ import annotations
 

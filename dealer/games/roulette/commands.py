@@ -1,5 +1,4 @@
-"""Stationary Roulette's player commands; only a line's shape is read here, the rules check
-SR-2 and SR-5 and the phase."""
+"""Stationary Roulette's player commands (only a line's shape: the rules check the rest)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Stationary Roulette's data: every number the rules use, named beside its rule id, the
-settings and the stored state."""
+"""Stationary Roulette's numbers (each beside its rule id), settings and stored state."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The contexts of Stationary Roulette's posts and replies (``templates/roulette/``); player
-names go as they are: the renderer escapes them."""
+"""The contexts of Stationary Roulette's posts and replies (``templates/roulette/``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Stationary Roulette (RULES SR-1 to SR-12) as a pure ruleset.
-
-Deadlines: ``start``, ``preparation``, ``round-1`` .. ``round-N`` (only the current one
-pending, so an override moves all that follow) and ``reminder-<phase>-<offset>``. At
-each phase's end :meth:`close_phase` resolves the round, then ends the game or locks in
-the next round's preparations."""
+"""Stationary Roulette (RULES SR-1 to SR-12) as a pure ruleset; only the current phase's
+deadline is pending, so an override moves all that follow."""
 
 from __future__ import annotations
 
