@@ -217,9 +217,8 @@ class Invoked:
 
     @property
     def game(self) -> str | None:
-        """The ``game`` option, if given."""
-        value = self.values.get(GAME_OPTION)
-        return str(value).strip() or None if value is not None else None
+        """The ``game`` option, if given (a game id is at most 64 characters)."""
+        return str(self.values.get(GAME_OPTION) or "").strip()[:64] or None
 
     def line(self) -> str:
         """The text command line the options stand for (the same line a player types)."""
@@ -230,10 +229,10 @@ class Invoked:
 
     def completes(self) -> str | None:
         """What the focused option completes with (``game`` for the game option)."""
-        if self.focused == GAME_OPTION or self.sub.command is None or self.focused is None:
-            return GAME_OPTION if self.focused == GAME_OPTION else None
-        fld = self.sub.command.fields.get(self.focused)
-        return completion(self.kind, self.focused, fld) if fld is not None else None
+        if self.focused == GAME_OPTION:
+            return GAME_OPTION
+        fld = self.sub.command.fields.get(self.focused or "") if self.sub.command else None
+        return None if fld is None else completion(self.kind, self.focused or "", fld)
 
 
 def _written(parts: tuple[Any, ...], values: dict[str, Any]) -> list[str]:

@@ -113,6 +113,8 @@ def test_a_line_from_options() -> None:
     assert invoked(_data("hall", "gift", receiver="bob")).line() == "gift bob"
     assert invoked(_data("races", "help", game="r1")).line() == "help"
     assert invoked(_data("races", "sit", game="r1")).game == "r1"
+    assert invoked(_data("races", "sit", game="  ")).game is None
+    assert invoked(_data("races", "sit", game="x" * 100)).game == "x" * 64
 
 
 def test_an_option_cannot_add_a_line() -> None:
