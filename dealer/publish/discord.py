@@ -198,6 +198,7 @@ class DiscordPublisher(Publisher):
         self.follow_up: Callable[[OutgoingPost], tuple[str, str] | None] | None = None
         """The interaction (application id, token) a private post answers as its follow-up,
         while it may (:func:`dealer.shell.interactions.follow_up_of`); else the post is a DM."""
+        self._asked: tuple[str, tuple[str, str] | None] = ("", None)
 
     def send(self, post: OutgoingPost) -> str:
         """A post without a route: refused (Discord needs to know where)."""
@@ -212,7 +213,9 @@ class DiscordPublisher(Publisher):
     def _interaction(self, post: OutgoingPost, destination: Any) -> tuple[str, str] | None:
         if self.follow_up is None or getattr(destination, "arg", "") != "dm":
             return None
-        return self.follow_up(post)
+        if self._asked[0] != post.key:  # sent, then asked whether it dedupes: one read
+            self._asked = (post.key, self.follow_up(post))
+        return self._asked[1]
 
     def send_to(self, post: OutgoingPost, destination: Any, fmt: str) -> str:
         """Send ``post`` to a ``discord:`` destination split at 2,000 characters, each part once;
