@@ -10,7 +10,7 @@ from dealer.games.hall import gov_events as events
 from dealer.games.hall.judge import change_judge
 from dealer.games.hall.proposals import record_mark, remember_closed
 from dealer.games.hall.state import Candidacy, HallState, week_start_of
-from dealer.games.hall.votes import mark
+from dealer.games.hall.votes import mark, tally
 
 CHANNEL = "#judge-elections"
 WEEK = timedelta(days=7)
@@ -88,14 +88,9 @@ def close(ctx: Context, state: HallState, week: datetime) -> None:
     for candidacy in standing:
         remember_closed(ctx, state, candidacy.message, f"{candidacy.candidate}'s candidacy",
                         ends_at)
-        ayes = noes = 0
-        for m in candidacy.marks:
-            member = state.member(m.voter)
-            if (m.present and m.at <= ends_at and member is not None
-                    and (member.joined_at is None or member.joined_at <= ends_at)):
-                ayes += m.emoji == "+"
-                noes += m.emoji == "-"
-        votes[candidacy.candidate] = [ayes, noes]
+        counted = tally(state, candidacy.marks, ends_at)
+        both = len(counted.both)  # interpretation: a player with 👍 and 👎 counts in both
+        votes[candidacy.candidate] = [len(counted.ayes) + both, len(counted.noes) + both]
     popular = [c for c in standing if votes[c.candidate][0] > votes[c.candidate][1]]
     firsts: dict[str, str] = {}
     winner = None
