@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 import time
-from json.encoder import encode_basestring
 from pathlib import Path
 
 from dealer.clock import iso
@@ -16,7 +16,6 @@ log = logging.getLogger(__name__)
 
 ORPHAN_AGE = 60.0
 """Seconds after which a temporary file in the outbox is a killed write's orphan."""
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
 class DirectoryPublisher(Publisher):
@@ -62,13 +61,16 @@ class DirectoryPublisher(Publisher):
     def send(self, post: OutgoingPost) -> str:
         """Write the post's file (write to a temporary name, then rename)."""
         name = self.filename(post)
-        payload = _file_bytes(post)
+        fields = {"id": post.id, "key": post.key, "channel": post.channel, "recipient": post.recipient,
+                  "game": post.game, "kind": post.kind, "subject": post.subject, "body": post.body,
+                  "created_at": iso(post.created_at)}
+        payload = (json.dumps(fields, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
         # A temporary name of its own (two daemons, or two threads of one, may write the
         # same post at once): each rename then puts one complete file in place. Not
         # mkstemp: the file keeps the permissions the umask gives, as the reader expects.
         temporary = f"{self.folder}/.{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
-            _write(temporary, payload)
+            Path(temporary).write_bytes(payload)
             os.replace(temporary, f"{self.folder}/{name}")
         except OSError as exc:
             try:
@@ -77,45 +79,3 @@ class DirectoryPublisher(Publisher):
                 pass
             raise DeliveryFailed(f"cannot write {name}: {exc}") from exc
         return name
-
-
-def _file_bytes(post: OutgoingPost) -> bytes:
-    """The post's file as ``json.dumps(..., ensure_ascii=False, indent=2)`` writes it, and a
-    newline, built here: an indent makes ``json.dumps`` use its pure-Python encoder."""
-    head = (
-        f'{{\n  "id": {post.id},\n  "key": {encode_basestring(post.key)},\n'
-        f'  "channel": {encode_basestring(post.channel)},\n  "recipient": {_text(post.recipient)},\n'
-        f'  "game": {_text(post.game)},\n  "kind": {encode_basestring(post.kind)},\n'
-        f'  "subject": {encode_basestring(post.subject)},\n  "body": '
-    )
-    tail = f',\n  "created_at": "{iso(post.created_at)}"\n}}\n'
-    return b"".join((head.encode("utf-8"), _long_text(post.body), tail.encode("ascii")))
-
-
-_OTHER_CONTROLS = bytes(0x0A if code < 0x20 else code for code in range(256))
-"""Changes only the control characters but the newline: a text without one comes back as the very object."""
-
-
-def _long_text(text: str) -> bytes:
-    """``encode_basestring(text).encode("utf-8")`` in a fraction of its time for a long body:
-    in UTF-8 the characters ``json`` escapes are single bytes no other character contains, so
-    replacing the quote, backslash and newline suffices unless another control character is there."""
-    data = text.encode("utf-8")
-    if data.translate(_OTHER_CONTROLS) is not data:
-        return encode_basestring(text).encode("utf-8")
-    return b'"' + data.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
-
-
-def _text(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)
-
-
-def _write(path: str, payload: bytes) -> None:
-    """Create ``path`` holding ``payload`` with one unbuffered write."""
-    descriptor = os.open(path, _CREATE, 0o666)
-    try:
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(descriptor, view):]
-    finally:
-        os.close(descriptor)

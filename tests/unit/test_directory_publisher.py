@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import threading
 from datetime import datetime, timedelta, timezone
-from json.encoder import encode_basestring
 from pathlib import Path
 
 import pytest
@@ -87,14 +86,3 @@ def test_a_post_file_is_the_json_of_its_fields_with_an_indent_of_two(tmp_path: P
         "000000000001-20260101T000000.json", "000000000002-20260101T000000.json",
         "000000000007-20261201T100000.json",
         "123456789012-20261201T123005.json"]  # the post's own time, as strftime wrote it
-
-
-def test_a_long_text_is_written_as_the_json_encoder_writes_it() -> None:
-    """The body's bytes (:func:`directory._long_text`) are ``encode_basestring``'s output
-    in UTF-8, for every ASCII character alone and among others, beside text beyond ASCII
-    (whose bytes are never taken for a quote, a backslash or a control character)."""
-    beyond = "é 日本 😀 \u2028 \u0080\u00a2\u07ff\uffff"
-    texts = [chr(code) for code in range(0x80)] + [
-        f"{beyond}{chr(code)}{beyond}\n\\\"" for code in range(0x80)] + ["", beyond, "\n" * 3]
-    for text in texts:
-        assert directory._long_text(text) == encode_basestring(text).encode("utf-8"), repr(text)
