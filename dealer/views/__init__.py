@@ -12,10 +12,3 @@ from dealer.views.admin import (
 from dealer.views.status import (
     change_mark, front_page, game_page, player_page, public_game_view, public_player_view,
 )
-
-__all__ = [
-    "NotFound", "change_mark", "count_failed", "find_player", "front_page", "game_page",
-    "game_state", "game_view", "ledger_scope", "list_games", "list_messages", "list_posts",
-    "message_view", "own_inventories", "player_page", "player_view", "post_view",
-    "public_game_view", "public_player_view", "setting_text", "settings_help",
-]
