@@ -98,10 +98,8 @@ def _fire_group(
         lock = Q.LOCK_DEADLINES if len(group) > 1 else Q.LOCK_DEADLINE
         locked = {row.id: row for row in map(
             Q.LockedDeadline._make, session.connection().execute(lock, {"ids": ids}))}
-        # Without savepoints every step stands or falls with the group: its rows are
-        # staged and written together at the end (unit_of_work.group); if that fails, the group is fired again with a savepoint
-        # per deadline, as if a step had failed. A group of several games holds the step
-        # lock alone: it keeps the games its steps lock, locked and read at once.
+        # Without savepoints every step stands or falls with the group (unit_of_work.group);
+        # a group of several games holds the step lock alone, so it keeps its games.
         try:
             keep = len(group) > 1
             with contextlib.nullcontext() if savepoints else unit_of_work.group(

@@ -133,14 +133,9 @@ def deliver(
                 # One statement marks the batch's sent posts delivered, each only if still
                 # pending (the rows are this transaction's: it always is).
                 marks = [mark for _, mark in sent]
-                # A batch whose every post went through a transport that drops a repeat
-                # (and nothing else happened in it) commits without waiting for the flush
-                # to disk (Postgres: `synchronous_commit` off for this transaction alone).
-                # A server crash may then lose its marks, and the next pass sends those
-                # posts again with the same keys, which their platforms drop: what a crash
-                # between the sends and the commit does anyway. A batch with a send the
-                # platform would show twice (or a send of an earlier transaction recorded
-                # now, or a refusal, which may have recorded parts) waits for the flush.
+                # Marks of sends the platform drops if repeated need not wait for the disk
+                # (Postgres): a crash losing them re-sends those posts, as a crash between
+                # the sends and the commit does anyway. Anything else waits for the flush.
                 marked = direct(Q.DELIVERED if flush else Q.DELIVERED_UNFLUSHED).execute(connection, marks)
                 report.delivered += marked
                 for _ in range(marked):

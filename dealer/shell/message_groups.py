@@ -49,12 +49,9 @@ def process_messages(
             rows = Q.claim_messages(len(messages)).rows(
                 session.connection(), {f"m{n}": message_id for n, (message_id, _) in enumerate(messages)})
             claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
-            # The group stands or falls as one: its rows are staged and written together
-            # before its commit (unit_of_work.group).
+            # The group stands or falls as one (unit_of_work.group).
             with unit_of_work.group(session, own_writes=True, keep_games=True) as unit:
-                # The senders and their unfinished games, for routing (kept while no step
-                # changes whose games they are: a join, a game over), and those games,
-                # locked and read at once: on Postgres one statement.
+                # The senders and their unfinished games, for routing, those games locked.
                 read_senders_keeping_games(session, [row.sender for row in claimed.values()])
                 for reached, (message_id, _) in enumerate(messages):
                     logs.bind(message_id=message_id, game_id=None)

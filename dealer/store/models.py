@@ -246,9 +246,7 @@ class Post(Base):
     subject: Mapped[str] = mapped_column(Text)
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    # pending | delivered | failed (parked: retried at next_attempt_at, or at once by
-    # `dealer outbox retry`) | dropped
-    # (stale: its deadline had passed when it was due to go out)
+    # pending | delivered | failed (parked) | dropped (stale: past its deadline)
     status: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
