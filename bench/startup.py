@@ -11,7 +11,9 @@ their preparation phase and a backlog of messages in the inbox (``--backlog`` ne
 life: valid preparations, each a step with a reply). It is killed by the fault point named
 (``DEALER_FAULT``): ``after-messages-commit@1``, the first group of messages committed;
 ``after-timers@1``, the first pass over and its timer set. The figure is the wall time from
-the ``exec`` to the kill, min and median of ``--lives`` lives, alternating the two points.
+the ``exec`` to the kill, and the CPU time the life used (user and system: less moved by
+other processes on a shared machine than the wall time), min and median of ``--lives``
+lives, alternating the two points.
 
 With ``--profile FILE`` one more life runs under cProfile up to its first commit (the stats
 are written to FILE as the fault point kills it) and the costliest functions are printed.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import pstats
+import resource
 import signal
 import subprocess
 import sys
@@ -77,28 +80,34 @@ def main(argv: list[str] | None = None) -> int:
         dealer = Path(sys.executable).with_name("dealer")
         log = store.root / "daemon.log"
         taken: dict[str, list[float]] = {label: [] for label in POINTS}
+        cpu: dict[str, list[float]] = {label: [] for label in POINTS}
 
-        def life(command: list[str], fault: str, extra: dict[str, str] | None = None) -> float:
+        def life(command: list[str], fault: str, extra: dict[str, str] | None = None) -> tuple[float, float]:
             for n in range(args.backlog):
                 bench.send(players[n % len(players)], prepare_line(rng), utcnow() - timedelta(seconds=1))
             with log.open("ab") as out:
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 began = time.perf_counter()
                 code = subprocess.run(command, env={**env, **(extra or {}), "DEALER_FAULT": fault},
                                       stdout=out, stderr=subprocess.STDOUT).returncode
                 took = time.perf_counter() - began
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if code != -signal.SIGKILL:
                 raise SystemExit(f"the daemon ended with {code}, not at {fault}: see {log}")
-            return took
+            return took, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
         with step("a first life, not counted (it compiles the modules)"):
             life([str(dealer), "run"], POINTS["first pass"])
         with step(f"{args.lives} lives per point, {args.backlog} new messages each"):
             for _ in range(args.lives):
                 for label, fault in POINTS.items():
-                    taken[label].append(life([str(dealer), "run"], fault))
+                    wall, used = life([str(dealer), "run"], fault)
+                    taken[label].append(wall)
+                    cpu[label].append(used)
         print(f"store:            {store.describe()}")
         for label, values in taken.items():
             print(spread(f"exec to {label}", values, " s"))
+            print(spread("  its CPU time", cpu[label], " s"))
         print(f"machine:          {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (1 min)")
         if args.importtime:
             log.write_bytes(b"")
