@@ -55,7 +55,7 @@ class Interactions:
     def refusal(self, data: dict[str, Any]) -> str | None:
         """Why a command is answered at once and not stored (no store read): None to take it."""
         if invoked(data.get("data") or {}) is None:
-            return "dealer does not know this command any more; the server's commands are being updated."
+            return "dealer has no such command (any more): the host updates them with `dealer discord sync`."
         if _channel(data, self.link.table) is None:
             return "No game is played in this channel: use a game's channel, or a DM to dealer."
         return None

@@ -218,6 +218,10 @@ def test_commands_in_a_dm_and_in_an_unrouted_channel(table) -> None:  # type: ig
     assert answer["type"] == 4 and answer["data"]["flags"] == 64
     assert "No game is played in this channel" in answer["data"]["content"]
     assert t.fake.follow_ups(elsewhere) == []
+    stale = t.fake.user_invokes(RACEWAY, ALICE, "roulette", "shuffle", {})  # an older dealer's
+    answer = _answered(t, stale)
+    assert (answer["type"], answer["data"]["flags"]) == (4, 64)
+    assert "`dealer discord sync`" in answer["data"]["content"]
     helped = invoke(t, ALICE, "roulette", "help", T0 + timedelta(minutes=1))
     t.now = T0 + timedelta(minutes=2)
     data = t.fake.user_invokes(None, ALICE, "roulette", "prepare", {"winning": "gold", "layout": "gold 30 silver 10"}, dm=True)
