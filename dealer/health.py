@@ -1,6 +1,5 @@
-"""``dealer health``: whether the store says all is well (it answers, its schema is current,
-no deadline overdue past :data:`OVERDUE_GRACE`, no post parked, room to write), for a
-probe. Warnings (quarantined mail, the sender check off) do not make it unhealthy."""
+"""``dealer health``: whether the store says all is well, for a probe; warnings (quarantined
+mail, the sender check off) do not make it unhealthy."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""A game's history: typed events, and the step inputs a game is replayed from.
-
-Every row of ``events`` is a :class:`HistoryEvent`, a frozen pydantic model whose class
-names its ``type`` (validated when made, read back by :func:`load_event`): step inputs
-(:class:`StepInput`, each step's first event), the shell's records (``deadline.set``,
-``fair.draws`` ...) and each ruleset's own, in ``games/<kind>/events.py``. Pure."""
+"""A game's history: typed events (each a frozen model named by its ``type``) and the step
+inputs a game is replayed from (docs/HISTORY.md). Pure."""
 
 from __future__ import annotations
 

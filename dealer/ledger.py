@@ -1,9 +1,5 @@
-"""The ledger: every movement of a currency or an item is an entry between two accounts.
-
-Accounts: ``player:alice``, ``house``, ``void``, ``mint``, ``pool:GAME``; a scoped one is
-prefixed by its scope, a game's id (``hall1/player:alice``: GH-1, a Hall cycle's
-inventories are its own). Only ``mint`` may go below zero, so every item sums to zero over
-all accounts; only the mint gives across scopes (:class:`ScopeCrossing`)."""
+"""The ledger: every movement of an item is an entry between two accounts; only ``mint`` goes
+below zero, so each item sums to zero, and only the mint gives across scopes (GH-1)."""
 
 from __future__ import annotations
 

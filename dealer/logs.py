@@ -1,6 +1,5 @@
-"""The daemon's log lines, plain or JSON (``DEALER_LOG_FORMAT=json``), each carrying the
-game, message, deadline or post in scope (:func:`context`, :func:`bind`; a context
-variable, so each thread has its own)."""
+"""The daemon's log lines, plain or JSON, each carrying the game, message, deadline or post in
+scope (:func:`context`, :func:`bind`: a context variable, one per thread)."""
 
 from __future__ import annotations
 

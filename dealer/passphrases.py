@@ -1,6 +1,5 @@
-"""Pass phrases: how a player's message counts where its transport cannot prove who sent it
-(docs/EMAIL.md), as njudge has orders signed with a password. Only a salted scrypt hash
-is stored; a body is stored with the phrase cut out."""
+"""Pass phrases: a player's mail counts where its transport cannot prove who sent it
+(docs/EMAIL.md); only a salted scrypt hash is stored, never the phrase."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The pure half of a step: run its input through the rules (:func:`perform`) and turn what
-its context collected into the records kept (:func:`collect`). The real shell, the
-in-memory shell and the replay share these, so they cannot drift apart."""
+"""The pure half of a step, shared by the shell, the in-memory shell and the replay: run its
+input through the rules (:func:`perform`), keep what it collected (:func:`collect`)."""
 
 from __future__ import annotations
 

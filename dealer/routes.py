@@ -1,9 +1,5 @@
-"""Routes: which transport serves which game channel (``DEALER_ROUTES``, docs/ROUTES.md).
-
-``CHANNEL=KIND:ARGUMENT[|FORMAT][|detail=...]`` separated by ``;`` or lines; ``*`` is the
-default route (else ``DEALER_PUBLISH``). A private post takes the ``pm`` route, or the
-default one for a player with no account on its platform; a recipient written as an
-account goes to that platform's direct messages. A helper: no store, no transport."""
+"""Routes: which transport serves which game channel (``DEALER_ROUTES``, docs/ROUTES.md);
+a helper, with no store and no transport."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Sealed submissions: receipts for players, commitments for everyone (docs/FAIRNESS.md).
-
-A submission's text is ``GAME, PLAYER, PHASE, submission N, COMMAND``; its salt
-``ctx.rng.secret("PLAYER:PHASE:KIND:N")``; its receipt ``SHA-256(salt + text)``; a
-roulette's commitment ``SHA-256(salt + colour)``. ``dealer/fairness_check.py`` checks
-the same, and a test runs it against this module."""
+"""Sealed submissions: receipts for players, commitments for everyone (docs/FAIRNESS.md);
+``dealer/fairness_check.py`` checks the same, and a test runs it against this module."""
 
 from __future__ import annotations
 
