@@ -121,12 +121,22 @@ def check_not_held(
     game_id: str, pending: dict[str, PendingDeadline], now: datetime, firing: int | None = None
 ) -> None:
     """Raise :class:`GameHeld` if a failed, unpaused deadline other than ``firing`` was due
-    strictly before ``now`` (a message at a deadline's very time counts before it)."""
+    strictly before ``now`` (a message at a deadline's very time counts before it); or, for
+    a deadline being fired, if any unpaused deadline of the game was due before it: a game's
+    deadlines fire in their order, and an earlier one still pending is another daemon's,
+    locked but not yet fired (it fires the later one next)."""
     for name, row in pending.items():
-        if row.error is not None and not row.paused and row.due_at < now and row.id != firing:
+        if row.paused or row.id == firing:
+            continue
+        if row.error is not None and row.due_at < now:
             raise GameHeld(
                 f"game {game_id} waits behind its deadline {name} (due {iso(row.due_at)}), "
                 f"which could not be fired: {row.error}"
+            )
+        if firing is not None and (row.due_at, row.id) < (now, firing):
+            raise GameHeld(
+                f"game {game_id} waits behind its earlier deadline {name} (due "
+                f"{iso(row.due_at)}), not fired yet"
             )
 
 

@@ -31,3 +31,24 @@ def test_a_failed_deadline_due_before_the_step_holds_the_game() -> None:
 )
 def test_what_does_not_hold_a_game(row: PendingDeadline, now: datetime, firing: int | None) -> None:
     check_not_held("g1", {"close": row}, now, firing)
+
+
+def test_a_deadline_waits_behind_an_earlier_one_of_its_game() -> None:
+    # Another daemon holds the earlier one (locked, not yet fired): the later one must not
+    # fire first, as after a downtime with two replicas both are overdue.
+    with pytest.raises(GameHeld, match="game g1 waits behind its earlier deadline close"):
+        check_not_held("g1", {"close": PendingDeadline(7, DUE)}, LATER, firing=8)
+    with pytest.raises(GameHeld, match="earlier deadline close"):  # the same time: by id
+        check_not_held("g1", {"close": PendingDeadline(7, DUE)}, DUE, firing=8)
+
+
+@pytest.mark.parametrize(
+    ("row", "now", "firing"),
+    [
+        (PendingDeadline(9, DUE), DUE, 8),  # the same time, created after it
+        (PendingDeadline(7, LATER), DUE, 8),  # due after it
+        (PendingDeadline(7, DUE, paused=True), LATER, 8),  # paused: the game goes on
+    ],
+)
+def test_what_does_not_hold_a_deadline(row: PendingDeadline, now: datetime, firing: int) -> None:
+    check_not_held("g1", {"close": row}, now, firing)
