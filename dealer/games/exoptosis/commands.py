@@ -80,15 +80,6 @@ class Terminate:
     """GH-16: consent to end the match with the stakes returned."""
 
 
-def read_card(text: str) -> CardChoice:
-    """A card a player names; holographic only when it says ``holo`` (else any copy)."""
-    try:
-        card, holo = parse_card(text)
-    except UnknownCard as exc:
-        raise Rejected(str(exc)) from None
-    return card, (True if holo else None)
-
-
 def read_cards(text: str) -> tuple[CardChoice, ...]:
     """GH-10: the cards of ``hand 7H 8H 9S 10C``: at each place the longest run of words naming a card."""
     words = text.replace(",", " ").split()
@@ -128,8 +119,9 @@ class OneCard(CardName):
     pattern = r".+?"
 
     def convert(self, text: str) -> CardChoice:
-        """The card and whether ``holo`` was said."""
-        return read_card(text)
+        """The card; holographic only when ``holo`` was said (else any copy will do)."""
+        card, holo = super().convert(text)
+        return card, (True if holo else None)
 
 
 class Targets(Field):
