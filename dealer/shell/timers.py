@@ -5,6 +5,7 @@ Nothing a pass raises stops the loop: it is logged and retried after a growing b
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 from datetime import datetime, timezone
@@ -187,21 +188,52 @@ def install_signals(dealer: Dealer) -> None:
     """SIGTERM and SIGINT stop ``dealer`` after its step; SIGHUP re-reads the overrides (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         return
-
-    def stop(signum, _frame):  # type: ignore[no-untyped-def]
-        log.info("signal %s: stopping after this step", signum)
-        dealer.stopping = True
-        dealer.wake.set()
-
-    def reload(_signum, _frame):  # type: ignore[no-untyped-def]
-        log.info("SIGHUP: re-reading the deadline overrides")
-        dealer.reload_requested = True
-        dealer.wake.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    global _relay
+    if _relay is None:
+        _relay = _SignalRelay()
+    _relay.dealer = dealer
+    signal.signal(signal.SIGTERM, _relay.handle)
+    signal.signal(signal.SIGINT, _relay.handle)
     if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, reload)
+        signal.signal(signal.SIGHUP, _relay.handle)
+
+
+class _SignalRelay:
+    """A signal handler runs in the main thread between two of its bytecodes, maybe while it
+    holds the lock of ``dealer.wake`` (in ``wait`` or ``clear``) or of a logging handler:
+    a handler taking either would wait for itself. So the handler only sets the flag and
+    writes the signal's number to a pipe; a thread of its own logs it and wakes the loop."""
+
+    def __init__(self) -> None:
+        self.dealer: Dealer | None = None
+        self.reader, self.writer = os.pipe()
+        os.set_blocking(self.writer, False)
+        threading.Thread(target=self.relay, name="signal-relay", daemon=True).start()
+
+    def handle(self, signum: int, _frame: Any) -> None:
+        assert self.dealer is not None
+        if signum == getattr(signal, "SIGHUP", None):
+            self.dealer.reload_requested = True
+        else:
+            self.dealer.stopping = True
+        try:
+            os.write(self.writer, bytes([signum]))
+        except BlockingIOError:  # the pipe is full: the thread has a wake-up to relay anyway
+            pass
+
+    def relay(self) -> None:
+        while True:
+            signum = os.read(self.reader, 1)[0]
+            if signum == getattr(signal, "SIGHUP", None):
+                log.info("SIGHUP: re-reading the deadline overrides")
+            else:
+                log.info("signal %s: stopping after this step", signum)
+            if self.dealer is not None:
+                self.dealer.wake.set()
+
+
+_relay: _SignalRelay | None = None
+"""The process's signal relay, made by the first :func:`install_signals`."""
 
 
 def reload_settings(dealer: Dealer) -> None:
