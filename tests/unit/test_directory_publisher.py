@@ -86,3 +86,14 @@ def test_a_post_file_is_the_json_of_its_fields_with_an_indent_of_two(tmp_path: P
         "000000000001-20260101T000000.json", "000000000002-20260101T000000.json",
         "000000000007-20261201T100000.json",
         "123456789012-20261201T123005.json"]  # the post's own time, as strftime wrote it
+
+
+def test_a_missing_outbox_is_a_failed_delivery(tmp_path: Path) -> None:
+    # A publisher outage (the folder unmounted or removed): the post stays queued and is
+    # retried, rather than the pass crashing on an OSError.
+    from dealer.publish import DeliveryFailed
+
+    publisher = DirectoryPublisher(tmp_path / "outbox")
+    (tmp_path / "outbox").rmdir()
+    with pytest.raises(DeliveryFailed, match="cannot write 000000000007"):
+        publisher.send(POST)
