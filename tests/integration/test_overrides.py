@@ -11,7 +11,7 @@ from sqlalchemy import select
 from dealer.shell.overrides import BadOverride, parse_overrides
 from dealer.shell.admin import add_player, create_game
 from dealer.views import game_view
-from dealer.store.models import Event
+from dealer.store.models import Event, Inbound
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 HOUR = timedelta(hours=1)
@@ -297,3 +297,23 @@ def test_pausing_a_hall_pauses_its_matches(make_harness) -> None:  # type: ignor
     assert turn["paused"] is False
     # As for any paused game, the deadline moves later by the whole pause (39 h).
     assert turn["due_at"] == "2026-12-05T07:01:00Z"
+
+
+def test_now_to_the_microsecond_orders_discords_millisecond_stamps_as_they_were_sent(make_harness) -> None:  # type: ignore[no-untyped-def]
+    # `deadline now` takes the daemon's time when it applies it, to the microsecond; Discord
+    # stamps a message to the millisecond it was made (its id). They cannot misorder: a
+    # message stored by then is stamped at most that time (a later stamp is taken as the
+    # time it came, ingest.py), so it counts before the deadline, even in its very
+    # millisecond; any other comes in a later pass, after the deadline fired.
+    h = make_harness(deadline_overrides="t1=now")
+    setup(h)
+    now = T0 + timedelta(minutes=5, microseconds=500)
+    h.send("alice", "add 3", T0 + timedelta(minutes=5), channel="#tally")  # the same millisecond
+    h.send("bob", "add 4", T0 + timedelta(minutes=5, milliseconds=1), channel="#tally")  # stamped ahead
+    h.run(now)
+    late = h.send("alice", "add 5", T0 + timedelta(minutes=5, milliseconds=1), channel="#tally")
+    h.run(now + timedelta(milliseconds=1))
+    closed = h.admin(lambda s: s.scalars(select(Event.data).where(Event.type == "tally.closed")).one())
+    assert closed["totals"] == {"alice": 3, "bob": 4}
+    stored = h.admin(lambda s: s.scalars(select(Inbound.status).where(Inbound.external_id == late)).one())
+    assert stored == "ignored"  # after the deadline: the tally was over, "add 3" and "add 4" applied
