@@ -53,7 +53,7 @@ def offer_message(
     first = lines[0]
     try:
         step = run_step(session, game, inbound.sent_at, message, origin=f"{origin}:m",
-                        actor=sender.name, after=answer.take)
+                        actor=sender.name, after=answer.take, inbound=True)
     except (NotTaken, Ignored):
         return False
     except Rejected as exc:
@@ -189,7 +189,7 @@ def process_event(
         return
     try:
         step = run_step(session, game, inbound.sent_at, event, origin=origin,
-                        actor=sender.name, after=answer.take)
+                        actor=sender.name, after=answer.take, inbound=True)
     except Ignored as exc:
         outcome.status = "ignored"
         outcome.note(None, "ignored", exc.why, game=game.id)

@@ -226,7 +226,8 @@ def _run_line(
     # no savepoint; any other failure aborts the whole message's transaction.
     try:
         step = run_step(session, game, inbound.sent_at, CommandSent(actor=sender.name, line=line),
-                        origin=origin, actor=sender.name, command=command, after=answer.take)
+                        origin=origin, actor=sender.name, command=command, after=answer.take,
+                        inbound=True)
     except Rejected as exc:
         return refused(session, rules, game, sender, line, exc, outcome)
     outcome.deadlines_changed |= step.deadlines_changed
@@ -252,7 +253,7 @@ def _add_client_seed(
     seed_text = f"{sender.name}: {text.strip()}"
     answer = Answer(sender.name)
     run_step(session, game, sent_at, ClientSeedAdded(player=sender.name, seed=seed_text),
-             origin=origin, actor=sender.name, after=answer.take)
+             origin=origin, actor=sender.name, after=answer.take, inbound=True)
     outcome.note(line, "applied", "client seed added", game=game.id)
     answer.accepted(outcome, game, line)
     return "applied"

@@ -118,13 +118,15 @@ class GameHeld(RuntimeError):
 
 
 def check_not_held(
-    game_id: str, pending: dict[str, PendingDeadline], now: datetime, firing: int | None = None
+    game_id: str, pending: dict[str, PendingDeadline], now: datetime, firing: int | None = None,
+    inbound: bool = False,
 ) -> None:
     """Raise :class:`GameHeld` if a failed, unpaused deadline other than ``firing`` was due
     strictly before ``now`` (a message at a deadline's very time counts before it); or, for
-    a deadline being fired, if any unpaused deadline of the game was due before it: a game's
-    deadlines fire in their order, and an earlier one still pending is another daemon's,
-    locked but not yet fired (it fires the later one next)."""
+    a deadline being fired or an ``inbound`` message, if any unpaused deadline of the game
+    was due before it: a game's input is applied in time order, and an earlier deadline
+    still pending is another daemon's, locked but not yet fired (after a downtime, with two
+    replicas), which goes on with what follows it."""
     for name, row in pending.items():
         if row.paused or row.id == firing:
             continue
@@ -133,7 +135,8 @@ def check_not_held(
                 f"game {game_id} waits behind its deadline {name} (due {iso(row.due_at)}), "
                 f"which could not be fired: {row.error}"
             )
-        if firing is not None and (row.due_at, row.id) < (now, firing):
+        if (inbound and row.due_at < now) or (
+                firing is not None and (row.due_at, row.id) < (now, firing)):
             raise GameHeld(
                 f"game {game_id} waits behind its earlier deadline {name} (due "
                 f"{iso(row.due_at)}), not fired yet"
@@ -150,6 +153,7 @@ def run_step(
     actor: str | None = None,
     extra_players: Iterable[str] = (),
     firing: int | None = None,
+    inbound: bool = False,
     command: Any = None,
     after: Callable[[Context], None] | None = None,
 ) -> StepResult:
@@ -157,7 +161,8 @@ def run_step(
 
     ``after`` sees the context before records are made (a message takes its sender's replies
     out); ``origin`` (``in:12:0``, ``deadline:7``, ``create``) makes the posts' idempotency
-    keys. Raises :class:`GameHeld`, writing nothing. The caller commits."""
+    keys; ``inbound``: a message's step (held behind an earlier deadline still pending).
+    Raises :class:`GameHeld`, writing nothing. The caller commits."""
     game_id = game if isinstance(game, str) else game.id
     logs.bind(game_id=game_id)  # every line logged about this step names its game
     # The step's statements run on the session's connection (the hot path); what the
@@ -197,7 +202,7 @@ def run_step(
     pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
                for deadline_id, name, due_at, paused, error in kept.pending
                if deadline_id != firing}
-    check_not_held(game.id, pending, now, firing)
+    check_not_held(game.id, pending, now, firing, inbound)
     ctx = Context(
         game_id=game.id,
         kind=game.kind,

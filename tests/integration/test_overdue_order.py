@@ -87,3 +87,28 @@ def test_two_daemons_fire_a_games_overdue_deadlines_in_order(harness, database_u
     history = fired_in_history(harness)
     assert [name for name, _ in history][:2] == ["close", "extra"]
     assert [at for _, at in history] == sorted(at for _, at in history)
+
+
+def test_a_message_does_not_overtake_an_earlier_deadline_another_daemon_holds(harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    if make_url(database_url).get_backend_name() != "postgresql":
+        return  # as above: one writer
+    close, _ = two_overdue(harness)
+    harness.send("alice", "add 3", CLOSE + timedelta(seconds=1), channel="#tally")  # after "close"
+    harness.dealer.ingest(AFTER_DOWNTIME)
+    other = harness.dealer.engine.connect()
+    try:
+        transaction = other.begin()
+        assert [row.id for row in other.execute(Q.LOCK_DEADLINE, {"ids": [close]})] == [close]
+        report = PassReport(now=AFTER_DOWNTIME)
+        daemon = threading.Thread(target=harness.dealer.process_due, args=(AFTER_DOWNTIME, report))
+        daemon.start()
+        daemon.join(timeout=3)  # it may wait for the step lock the other daemon holds
+        transaction.rollback()  # "close" not fired: the other daemon died
+        daemon.join()
+    finally:
+        other.close()
+    assert report.messages == 0 and report.deadlines == 0  # the message and "extra" wait
+    harness.dealer.process_due(AFTER_DOWNTIME)
+    types = harness.admin(lambda s: s.scalars(
+        select(Event.type).where(Event.game_id == "t0").order_by(Event.seq)).all())
+    assert types.index("deadline.fired") < types.index("command"), types

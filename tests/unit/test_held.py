@@ -52,3 +52,10 @@ def test_a_deadline_waits_behind_an_earlier_one_of_its_game() -> None:
 )
 def test_what_does_not_hold_a_deadline(row: PendingDeadline, now: datetime, firing: int) -> None:
     check_not_held("g1", {"close": row}, now, firing)
+
+
+def test_a_message_waits_behind_an_earlier_deadline_still_pending() -> None:
+    with pytest.raises(GameHeld, match="earlier deadline close"):
+        check_not_held("g1", {"close": PendingDeadline(7, DUE)}, LATER, inbound=True)
+    check_not_held("g1", {"close": PendingDeadline(7, DUE)}, DUE, inbound=True)  # at its very time: before it
+    check_not_held("g1", {"close": PendingDeadline(7, DUE, paused=True)}, LATER, inbound=True)
