@@ -14,7 +14,7 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from sqlalchemy import select
 
@@ -22,6 +22,7 @@ from fake_discord import FakeDiscord
 from dealer.inbox.memory import MemoryInbox
 from dealer.publish.discord import DiscordRest
 from dealer.settings import Settings
+from dealer.shell.admin import add_player, link_account
 from dealer.shell.passes import Dealer
 from dealer.shell.platforms import DiscordLink, build_publisher
 from dealer.store.models import Inbound
@@ -130,3 +131,28 @@ class DiscordTable:
         self.rest.close()
         self.fake.stop()
         self.dealer.engine.dispose()
+
+
+def tables(database_url: str, root: Path, start: datetime, **defaults: Any) -> Iterator[Callable[..., DiscordTable]]:
+    """A fixture's body: yield a maker of tables (``defaults`` overridden by its options), close them all after."""
+    made: list[DiscordTable] = []
+
+    def make(**options: Any) -> DiscordTable:
+        t = DiscordTable(database_url, root, start, **{**defaults, **options})
+        made.append(t)
+        return t
+
+    yield make
+    for t in made:
+        t.close()
+
+
+def add_players(t: DiscordTable, at: datetime, names_ids: tuple[tuple[str, int], ...], chips: int) -> None:
+    """Players ``(name, Discord user id)`` holding ``chips``, each linked to its user, who the fake knows."""
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name, user in names_ids:
+            add_player(session, name, at, chips=chips)
+            link_account(session, name, f"discord:{user}", at)
+    t.admin(setup)
+    for name, user in names_ids:
+        t.fake.add_user(user, name.lower(), name)

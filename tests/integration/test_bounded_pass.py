@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from sqlalchemy import func, select
 
 from dealer.shell.admin import add_player, create_game
@@ -28,6 +29,23 @@ T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 BACKLOG = 300
 
 
+@pytest.fixture
+def queue(harness):  # type: ignore[no-untyped-def]
+    """alice and bob in the tally t1 (4 h) opened at T0; ``queue(n)`` stores ``n`` messages
+    ``add 1`` sent at T0 + 1 s, from bob and alice in turn (``alternate=False``: alice's)."""
+    with harness.session() as session:
+        add_player(session, "alice", T0)
+        add_player(session, "bob", T0)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
+
+    def send(count: int = BACKLOG, alternate: bool = True) -> None:
+        for number in range(count):
+            sender = "bob" if alternate and number % 2 == 0 else "alice"
+            harness.send(sender, "add 1", T0 + timedelta(seconds=1), game="t1")
+
+    return send
+
+
 def counts(dealer: Dealer) -> tuple[int, int]:
     """(messages still pending, posts delivered)."""
     with dealer.sessions() as session:
@@ -36,13 +54,8 @@ def counts(dealer: Dealer) -> tuple[int, int]:
     return pending or 0, delivered or 0
 
 
-def test_each_life_of_a_crash_loop_completes_a_bounded_pass_and_advances(harness) -> None:  # type: ignore[no-untyped-def]
-    with harness.session() as session:
-        add_player(session, "alice", T0)
-        add_player(session, "bob", T0)
-        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
-    for number in range(BACKLOG):
-        harness.send("alice" if number % 2 else "bob", "add 1", T0 + timedelta(seconds=1), game="t1")
+def test_each_life_of_a_crash_loop_completes_a_bounded_pass_and_advances(harness, queue) -> None:  # type: ignore[no-untyped-def]
+    queue()
     lives = 0
     delivered_before = 0
     while True:
@@ -67,13 +80,8 @@ def test_each_life_of_a_crash_loop_completes_a_bounded_pass_and_advances(harness
         assert sum(game_view(session, "t1")["scores"].values()) == BACKLOG
 
 
-def test_an_unbounded_pass_still_does_everything_due(harness) -> None:  # type: ignore[no-untyped-def]
-    with harness.session() as session:
-        add_player(session, "alice", T0)
-        add_player(session, "bob", T0)
-        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
-    for number in range(BACKLOG):
-        harness.send("alice", "add 1", T0 + timedelta(seconds=1), game="t1")
+def test_an_unbounded_pass_still_does_everything_due(harness, queue) -> None:  # type: ignore[no-untyped-def]
+    queue(alternate=False)
     report = harness.run(T0 + timedelta(minutes=1))  # `dealer run --once`, the tests
     assert (report.messages, report.more) == (BACKLOG, False)
     assert counts(harness.dealer)[0] == 0
@@ -89,13 +97,8 @@ class Scheduler:
         pass
 
 
-def test_the_loop_runs_the_next_pass_at_once_while_work_is_left(harness) -> None:  # type: ignore[no-untyped-def]
-    with harness.session() as session:
-        add_player(session, "alice", T0)
-        add_player(session, "bob", T0)
-        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
-    for number in range(BACKLOG):
-        harness.send("alice", "add 1", T0 + timedelta(seconds=1), game="t1")
+def test_the_loop_runs_the_next_pass_at_once_while_work_is_left(harness, queue) -> None:  # type: ignore[no-untyped-def]
+    queue(alternate=False)
     dealer = harness.dealer
     dealer.clock = lambda: T0 + timedelta(minutes=1)
     dealer.wake = threading.Event()
@@ -110,13 +113,8 @@ def test_the_loop_runs_the_next_pass_at_once_while_work_is_left(harness) -> None
     assert turns > 1 and counts(dealer)[0] == 0
 
 
-def test_a_daemons_first_groups_are_small_and_grow(harness) -> None:  # type: ignore[no-untyped-def]
-    with harness.session() as session:
-        add_player(session, "alice", T0)
-        add_player(session, "bob", T0)
-        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
-    for number in range(BACKLOG):
-        harness.send("alice" if number % 2 else "bob", "add 1", T0 + timedelta(seconds=1), game="t1")
+def test_a_daemons_first_groups_are_small_and_grow(harness, queue) -> None:  # type: ignore[no-untyped-def]
+    queue()
     life = Dealer(harness.settings)
     applied, delivered = [], []
     while True:
@@ -156,13 +154,8 @@ def test_a_daemons_first_deadline_groups_are_small_too(harness) -> None:  # type
     assert harness.run(T0 + timedelta(hours=3)).more is False
 
 
-def test_the_timers_thread_is_started_only_once_a_pass_leaves_no_work(harness) -> None:  # type: ignore[no-untyped-def]
-    with harness.session() as session:
-        add_player(session, "alice", T0)
-        add_player(session, "bob", T0)
-        create_game(session, "tally", "t1", T0, players=["alice", "bob"], settings={"length": "4h"})
-    for number in range(40):
-        harness.send("alice", "add 1", T0 + timedelta(seconds=1), game="t1")
+def test_the_timers_thread_is_started_only_once_a_pass_leaves_no_work(harness, queue) -> None:  # type: ignore[no-untyped-def]
+    queue(40, alternate=False)
     dealer = harness.dealer
     dealer.clock = lambda: T0 + timedelta(minutes=1)
     timers = Timers()

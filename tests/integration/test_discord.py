@@ -7,16 +7,15 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).parent))
-from discord_harness import ACTIONS, RACEWAY, DiscordTable  # noqa: E402
+from discord_harness import ACTIONS, RACEWAY, DiscordTable, add_players, tables  # noqa: E402
 
 from fake_discord import BOT_ID  # noqa: E402
-from dealer.shell.admin import add_player, create_game, grant, link_account  # noqa: E402
+from dealer.shell.admin import create_game, grant  # noqa: E402
 from dealer.store.models import Holding, Inbound, Post, PostPart  # noqa: E402
 from dealer.verify import verify_game  # noqa: E402
 from dealer.views import game_view, player_view  # noqa: E402
@@ -27,26 +26,11 @@ ALICE, BOB, CAROL, DAVE = 210000000000000001, 210000000000000002, 21000000000000
 
 @pytest.fixture
 def table(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    made: list[DiscordTable] = []
-
-    def make(**options: Any) -> DiscordTable:
-        t = DiscordTable(database_url, tmp_path, T0, **options)
-        made.append(t)
-        return t
-
-    yield make
-    for t in made:
-        t.close()
+    yield from tables(database_url, tmp_path, T0)
 
 
 def _players(t: DiscordTable, *names_ids: tuple[str, int], chips: int = 50) -> None:
-    def setup(session):  # type: ignore[no-untyped-def]
-        for name, user in names_ids:
-            add_player(session, name, T0, chips=chips)
-            link_account(session, name, f"discord:{user}", T0)
-    t.admin(setup)
-    for name, user in names_ids:
-        t.fake.add_user(user, name.lower(), name)
+    add_players(t, T0, names_ids, chips)
 
 
 def test_a_whole_races_table_through_discord(table) -> None:  # type: ignore[no-untyped-def]

@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).parent))
-from discord_harness import ACTIONS, RACEWAY, DiscordTable  # noqa: E402
+from discord_harness import ACTIONS, RACEWAY, DiscordTable, add_players, tables  # noqa: E402
 
 from dealer.inbox.memory import MemoryInbox  # noqa: E402
-from dealer.shell.admin import add_player, create_game, grant, link_account  # noqa: E402
+from dealer.shell.admin import create_game, grant  # noqa: E402
 from dealer.shell.passes import Dealer  # noqa: E402
 from dealer.shell.platforms import build_publisher  # noqa: E402
 from dealer.store.models import Inbound, Post  # noqa: E402
@@ -33,26 +33,23 @@ ROUTES = (f"#stationary-roulette=discord:channel/{RACEWAY};#the-raceway=discord:
 
 @pytest.fixture
 def table(database_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    made: list[DiscordTable] = []
-
-    def make(**options: Any) -> DiscordTable:
-        t = DiscordTable(database_url, tmp_path, T0, **{"routes": ROUTES, **options})
-        made.append(t)
-        return t
-
-    yield make
-    for t in made:
-        t.close()
+    yield from tables(database_url, tmp_path, T0, routes=ROUTES)
 
 
 def _players(t: DiscordTable, *names_ids: tuple[str, int], chips: int = 100) -> None:
-    def setup(session):  # type: ignore[no-untyped-def]
-        for name, user in names_ids:
-            add_player(session, name, T0, chips=chips)
-            link_account(session, name, f"discord:{user}", T0)
-    t.admin(setup)
-    for name, user in names_ids:
-        t.fake.add_user(user, name, name)
+    add_players(t, T0, names_ids, chips)
+
+
+def _roulette_for_two(t: DiscordTable) -> None:
+    """alice and bob, linked, in the roulette r1 (no reminders) opening at T0."""
+    _players(t, ("alice", ALICE), ("bob", BOB))
+    t.admin(lambda s: create_game(s, "roulette", "r1", T0, players=["alice", "bob"],
+                                  settings={"remind_before": ""}))
+
+
+def _prepare(t: DiscordTable, user: int, minute: int, layout: str = "gold 30 silver 10") -> dict[str, Any]:
+    """``/roulette prepare`` gold, ``minute`` minutes after T0."""
+    return invoke(t, user, "roulette", "prepare", T0 + timedelta(minutes=minute), winning="gold", layout=layout)
 
 
 def _answered(t: DiscordTable, data: dict[str, Any]) -> dict[str, Any]:
@@ -97,9 +94,7 @@ BET = {"alice": "silver 40", "bob": "gold 40"}
 
 def test_a_whole_roulette_game_by_slash_commands_in_one_channel(table) -> None:  # type: ignore[no-untyped-def]
     t = table()
-    _players(t, ("alice", ALICE), ("bob", BOB))
-    t.admin(lambda s: create_game(s, "roulette", "r1", T0, players=["alice", "bob"],
-                                  settings={"remind_before": ""}))
+    _roulette_for_two(t)
     sent = []
     for phase in range(11):
         at = T0 + phase * DAY + timedelta(hours=1)
@@ -208,9 +203,7 @@ def test_a_hall_gift_and_offer_with_members_and_cards_autocompleted(table) -> No
 
 def test_commands_in_a_dm_and_in_an_unrouted_channel(table) -> None:  # type: ignore[no-untyped-def]
     t = table()
-    _players(t, ("alice", ALICE), ("bob", BOB))
-    t.admin(lambda s: create_game(s, "roulette", "r1", T0, players=["alice", "bob"],
-                                  settings={"remind_before": ""}))
+    _roulette_for_two(t)
     t.fake.add_channel(999)
     t.now = T0 + timedelta(minutes=1)
     elsewhere = t.fake.user_invokes(999, ALICE, "roulette", "help", {})
@@ -293,13 +286,9 @@ def test_each_interaction_is_deferred_within_3_s_while_a_deadline_burst_runs(tab
 
 def test_a_restart_between_the_deferral_and_the_follow_up_still_delivers(table) -> None:  # type: ignore[no-untyped-def]
     t = table()
-    _players(t, ("alice", ALICE), ("bob", BOB))
-    t.admin(lambda s: create_game(s, "roulette", "r1", T0, players=["alice", "bob"],
-                                  settings={"remind_before": ""}))
-    first = invoke(t, ALICE, "roulette", "prepare", T0 + timedelta(minutes=1), winning="gold",
-                   layout="gold 30 silver 10")
-    late = invoke(t, BOB, "roulette", "prepare", T0 + timedelta(minutes=2), winning="gold",
-                  layout="gold 25 silver 15")
+    _roulette_for_two(t)
+    first = _prepare(t, ALICE, 1)
+    late = _prepare(t, BOB, 2, "gold 25 silver 15")
     # The daemon stops before its pass; another starts on the same store.
     assert t.link is not None
     t.link.stop()
@@ -315,11 +304,8 @@ def test_a_restart_between_the_deferral_and_the_follow_up_still_delivers(table) 
 
 def test_a_reply_after_the_tokens_15_minutes_goes_by_dm(table) -> None:  # type: ignore[no-untyped-def]
     t = table()
-    _players(t, ("alice", ALICE), ("bob", BOB))
-    t.admin(lambda s: create_game(s, "roulette", "r1", T0, players=["alice", "bob"],
-                                  settings={"remind_before": ""}))
-    data = invoke(t, ALICE, "roulette", "prepare", T0 + timedelta(minutes=1), winning="gold",
-                  layout="gold 30 silver 10")
+    _roulette_for_two(t)
+    data = _prepare(t, ALICE, 1)
     t.run(T0 + timedelta(minutes=20))  # the daemon was down meanwhile
     assert t.fake.follow_ups(data) == []
     assert any("prepare gold gold 30 silver 10" in m["content"] for m in t.fake.dm_posts(ALICE))

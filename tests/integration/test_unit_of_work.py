@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-import board  # noqa: F401  (registers the board ruleset)
 from dealer.history import ClientSeedAdded, CommandSent
 from dealer.shell import steps, unit_of_work
 from dealer.shell.admin import add_player, create_game
