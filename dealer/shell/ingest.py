@@ -128,7 +128,7 @@ def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts,
     unflushed: list[Any] | None,
 ) -> None:
-    held = quarantine_reasons(engine, batch)
+    held = quarantine_reasons(engine, batch, now)
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now,
                             flush=unflushed is None, held=held)
     fault("after-ingest-commit")

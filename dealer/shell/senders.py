@@ -2,6 +2,8 @@
 
 A mail not authenticated is stored ``quarantined``, unless its first line carries its
 player's pass phrase; it is never applied nor answered (no backscatter) until released.
+After :data:`WRONG_PHRASES` wrong pass phrases from one sender within :data:`WRONG_WINDOW`,
+its later mails are quarantined unchecked, the right phrase too, until the window moves on.
 A ``set passphrase WORDS`` PM sets the phrase when stored, hashed and cut out of the
 stored text at once.
 """
@@ -11,7 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from datetime import datetime
+from collections import Counter
+from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from sqlalchemy.engine import Connection, Engine
@@ -31,29 +34,44 @@ log = logging.getLogger(__name__)
 _MENTIONS_PASSPHRASE = re.compile("passphrase", re.IGNORECASE)
 
 
-def quarantine_reasons(engine: Engine, deliveries: Sequence[Delivery]) -> list[str | None]:
+WRONG_PHRASES = 5
+"""Wrong pass phrases one sender may send within :data:`WRONG_WINDOW` before its mail is set aside unchecked."""
+WRONG_WINDOW = timedelta(hours=1)
+_WRONG = "its pass phrase does not match"
+
+
+def quarantine_reasons(engine: Engine, deliveries: Sequence[Delivery], now: datetime) -> list[str | None]:
     """For each delivery, why it is to be quarantined, or None when it counts."""
     if all(d.check is None or d.check.authenticated for d in deliveries):
         return [None] * len(deliveries)
+    wrong: Counter[str] = Counter()  # this batch's wrong phrases, not stored yet
     with engine.connect() as connection:
-        return [_reason(connection, delivery) for delivery in deliveries]
+        return [_reason(connection, delivery, now, wrong) for delivery in deliveries]
 
 
-def _reason(connection: Connection, delivery: Delivery) -> str | None:
+def _reason(connection: Connection, delivery: Delivery, now: datetime, wrong: Counter[str]) -> str | None:
     check = delivery.check
     if check is None or check.authenticated:
         return None
     if check.passphrase is None:
         return f"sender not authenticated: {check.how}"
-    player = Q.player_of(connection, delivery.message.sender)
+    sender = delivery.message.sender
+    tries = wrong[sender] + Q.count_quarantined_like(connection, sender, _WRONG, now - WRONG_WINDOW)
+    if tries >= WRONG_PHRASES:
+        # Guessing is capped, and so is scrypt's work (about 50 ms a check).
+        return (f"sender not authenticated ({check.how}), and {tries} wrong pass phrases from "
+                f"{sender} within the last hour: its pass phrase was not checked; a genuine mail "
+                "can be released")
+    player = Q.player_of(connection, sender)
     stored = Q.passphrase_hash(connection, player) if player else None
     if stored is not None and matches(check.passphrase, stored):
         log.info("message %s from %s: not authenticated (%s), counted by its pass phrase",
-                 delivery.message.id, delivery.message.sender, check.how)
+                 delivery.message.id, sender, check.how)
         return None
+    wrong[sender] += 1
     whose = "has no pass phrase set" if player and stored is None else \
         "is no player" if not player else "has another pass phrase"
-    return f"sender not authenticated ({check.how}), and its pass phrase does not match: {delivery.message.sender} {whose}"
+    return f"sender not authenticated ({check.how}), and {_WRONG}: {sender} {whose}"
 
 
 def redact_new_passphrase(message: InboxMessage, raw: str) -> tuple[InboxMessage, str, str | None]:

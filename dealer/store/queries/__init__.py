@@ -35,7 +35,7 @@ from dealer.store.queries.routing import (
     games_on_channel, own_channels, player_games, players_with_games, post_ref,
 )
 from dealer.store.queries.senders import (
-    QUARANTINED, count_quarantined, passphrase_hash, player_of, quarantined_messages,
+    QUARANTINED, count_quarantined, count_quarantined_like, passphrase_hash, player_of, quarantined_messages,
     release_quarantined, set_passphrase_hash,
 )
 from dealer.store.queries.sql import (

@@ -41,6 +41,15 @@ def set_passphrase_hash(connection: Connection | Session, player: str, hashed: s
     connection.execute(insert(Passphrase).values(player=player, hash=hashed, set_at=now))
 
 
+def count_quarantined_like(connection: Connection, sender: str, why: str, since: datetime) -> int:
+    """How many of ``sender``'s messages received since ``since`` were quarantined for a reason containing ``why``."""
+    return connection.execute(
+        select(func.count()).select_from(Inbound).where(
+            Inbound.sender == sender, Inbound.status == QUARANTINED, Inbound.received_at >= since,
+            Inbound.error.contains(why, autoescape=True))
+    ).scalar() or 0
+
+
 def quarantined_messages(session: Session, limit: int = 20) -> list[Inbound]:
     """The newest quarantined messages, newest first."""
     return list(session.scalars(
