@@ -27,22 +27,28 @@ def _convert(body: str, bold: tuple[str, str], italic: tuple[str, str], code: tu
     out: list[str] = []
     state = {"bold": False, "italic": False, "code": False, "fence": False}
     pos = 0
-    for match in _TOKEN.finditer(body):
+    while (match := _TOKEN.search(body, pos)) is not None:
         out.append(body[pos:match.start()])
         pos = match.end()
         token = match.group(0)
-        if state["fence"] and token != "```":
-            out.append(token)
-            continue
-        if state["code"] and token != "`":
-            out.append(token)
+        if state["fence"] or state["code"]:
+            # Shown as it is, up to the closing mark: a backslash escapes nothing there (it
+            # is read again from the character after it), and a "[" opens no tag.
+            if match.group(1) is not None:
+                out.append("\\")
+                pos = match.start() + 1
+            elif token == ("```" if state["fence"] else "`"):
+                state["fence" if state["fence"] else "code"] = False
+                out.append(fence[1] if token == "```" else code[1])
+            else:
+                out.append(bracket if token == "[" else token)
             continue
         if match.group(1) is not None:
             char = match.group(1)
             out.append(escape.get(char, char))
         elif token == "```":
-            state["fence"] = not state["fence"]
-            out.append(fence[0] if state["fence"] else fence[1])
+            state["fence"] = True
+            out.append(fence[0])
         elif token == "**":
             state["bold"] = not state["bold"]
             out.append(bold[0] if state["bold"] else bold[1])
@@ -50,8 +56,8 @@ def _convert(body: str, bold: tuple[str, str], italic: tuple[str, str], code: tu
             state["italic"] = not state["italic"]
             out.append(italic[0] if state["italic"] else italic[1])
         elif token == "`":
-            state["code"] = not state["code"]
-            out.append(code[0] if state["code"] else code[1])
+            state["code"] = True
+            out.append(code[0])
         else:  # an unescaped "[" of a template's own text
             out.append(bracket)
     out.append(body[pos:])

@@ -3,7 +3,7 @@
 Every ``{{ value }}`` is escaped by :func:`dealer.text.escape_post` unless it is a number or
 a filter's ``Markup``, so player text never carries markup or mentions into a post.
 Filters: ``utc``, ``iso``, ``signed``, ``plural``, ``duration``, ``short`` (a hash's first
-12 hex digits) and ``trusted``; globals: ``relative(when)``, ``fairness_check``.
+12 hex digits), ``code`` (player text inside a code span) and ``trusted``; globals: ``relative(when)``, ``fairness_check``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from markupsafe import Markup
 
 from dealer.clock import format_duration, format_relative, format_utc, format_utc_and_local, iso, local_zone
 from dealer.detail import BRIEF, detail_for, post_detail
+from dealer.formats import WORD_JOINER
 from dealer.games.base import PostDraft
 from dealer.text import escape_post, plural
 
@@ -165,6 +166,14 @@ def _short(value: str) -> Markup:
     return Markup(text[:SHORT_HASH] + "…")
 
 
+def _code(value: Any) -> Markup:
+    """Player text inside a code span, which shows a backslash as it is: no markdown escape,
+    but on one line, a backtick cannot close the span (it becomes U+02CB ˋ), ``@`` mentions
+    nobody (a word joiner follows it) and ``[`` opens no BBCode tag (dealer.formats)."""
+    text = " ".join(str(value).split())
+    return Markup(text.replace("`", "\u02cb").replace("@", "@" + WORD_JOINER))
+
+
 class _BytecodeCache(FileSystemBytecodeCache):
     """Jinja's cache of compiled templates in a folder, where a file it cannot read (cut
     short by a disk, not by a kill: each is written aside and renamed) means compiling the
@@ -222,6 +231,7 @@ def environment(directory: str | None = None) -> Environment:
     env.filters["plural"] = _plural
     env.filters["duration"] = lambda v: Markup(format_duration(v))
     env.filters["short"] = _short
+    env.filters["code"] = _code
     env.filters["trusted"] = Markup  # for dealer's own fixed strings (channel names, ids)
     return env
 

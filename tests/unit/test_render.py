@@ -229,3 +229,53 @@ def test_compiled_templates_are_kept_for_the_next_start_and_orphans_removed(tmp_
         assert render("common/error.txt", NOW, game_id=None, what="it broke", rule=None, allowed=[]) == first
     finally:
         use_bytecode_cache(None)
+
+
+# -- the code filter: player text inside a code span ------------------------------------------
+
+from dealer.formats import FORMATS, WORD_JOINER, render_for  # noqa: E402
+
+IN_CODE = "Send `offer ... to {{ name|code }} for ...` now."
+
+
+def _span(body: str, fmt: str) -> str:
+    """What a post in ``fmt`` shows inside its one code span."""
+    opener, closer = ("[font=monospace]", "[/font]") if fmt == "bbcode" else ("`", "`")
+    start = body.index(opener) + len(opener)
+    return body[start:body.index(" for ...", start)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_code_keeps_markup_as_typed_and_escapes_nothing(fmt: str) -> None:
+    body = render_for(fmt, one_off(IN_CODE, name="s_m_i_th *star* ~x~ |y| \\z <w>"))
+    assert _span(body, fmt) == "offer ... to s_m_i_th *star* ~x~ |y| \\z <w>"
+    assert "\\_" not in body and "\\*" not in body  # a code span would show the backslashes
+    assert body.endswith(" for ...` now.") or body.endswith(" for ...[/font] now.")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_code_cannot_close_its_span_nor_mention(fmt: str) -> None:
+    body = render_for(fmt, one_off(IN_CODE, name="a`b @everyone <@123>\nnext line"))
+    shown = _span(body, fmt)
+    assert "`" not in shown and "a\u02cbb" in shown  # the backtick is drawn, closing nothing
+    assert f"@{WORD_JOINER}everyone" in shown and f"<@{WORD_JOINER}123>" in shown
+    assert "\n" not in shown and "next line" in shown  # a code span is one line
+    assert body.count("`") == (0 if fmt == "bbcode" else 2)
+
+
+@pytest.mark.parametrize("name", ["[/font][url=https://evil.example]x[/url]", "\\[/font]", "x\\"])
+def test_code_opens_no_bbcode_tag_and_a_last_backslash_closes_nothing(name: str) -> None:
+    body = render_for("bbcode", one_off(IN_CODE, name=name))
+    assert body.count("[font=monospace]") == 1 and body.endswith(" for ...[/font] now.")
+    shown = _span(body, "bbcode")
+    assert shown.replace("[" + WORD_JOINER, "").count("[") == 0  # every "[" inert
+    assert shown.replace(WORD_JOINER, "") == "offer ... to " + name
+    for fmt in ("markdown", "discord", "plain"):
+        assert _span(render_for(fmt, one_off(IN_CODE, name=name)), fmt) == "offer ... to " + name
+
+
+def test_a_failed_trade_names_its_target_in_code_as_typed() -> None:
+    body = render("hall/trade_failed.txt", NOW, offer=3, offerer="alice", target="mr_x*",
+                  gives=["7H"], wants=[], reader="alice", why="alice no longer holds 7H")
+    assert "`offer ... to mr_x* for ...`" in body  # in code: no escape
+    assert "alice gives 7H to mr\\_x\\* for nothing" in body  # in prose: escaped
