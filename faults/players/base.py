@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import random
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Protocol
 
 from dealer.games.base import Ignored, Rejected
@@ -119,7 +119,7 @@ class Temperament:
 
 DILIGENT = Temperament("diligent")
 SLOPPY = Temperament("sloppy", malformed=0.2, refused=0.2)
-SILENT = Temperament("silent", silent_after=1)
+SILENT = Temperament("silent", silent_after=3)
 SIMULTANEOUS = Temperament("simultaneous", simultaneous=True)
 TEMPERAMENTS = {t.name: t for t in (DILIGENT, SLOPPY, SILENT, SIMULTANEOUS)}
 
@@ -171,15 +171,11 @@ class Player:
 
 
 def garble(line: str, rng: random.Random) -> str:
-    """A line that does not parse: the command word misspelt or its argument mangled."""
+    """A line that does not parse, its command word kept (else a public channel reads chatter)."""
     words = line.split()
-    choice = rng.randrange(3)
-    if choice == 0 and words:
-        word = words[0]
-        return " ".join([word[:-1] + "zq" if len(word) > 1 else word + "zq"] + words[1:])
-    if choice == 1 and len(words) > 1:
+    if len(words) > 1 and rng.random() < 0.5:
         return " ".join(words[:1] + ["%%" + words[1] + "??"] + words[2:])
-    return (words[0] if words else "bet") + " " + "@@@ ###"
+    return (words[0] if words else "bet") + " @@@ ###"
 
 
 # --- the cast ---------------------------------------------------------------------------
@@ -271,6 +267,21 @@ class ShellView:
             for act in players[name].turn(self, rng):
                 done.append((act, self.deliver(act)))
         return done
+
+    def play_until(
+        self, players: dict[str, Behaviour], rng: random.Random, every: timedelta,
+        done: Callable[[], bool], turns: int = 1000,
+    ) -> int:
+        """Play a turn of everyone every ``every`` (deadlines firing between) until ``done()``;
+        return the number of turns played, or raise AssertionError after ``turns``."""
+        for played in range(turns):
+            if done():
+                return played
+            self.play(players, rng)
+            self.advance(self.now + every)
+        if done():
+            return turns
+        raise AssertionError(f"not done after {turns} turns")
 
     def deliver(self, act: Act, at: datetime | None = None) -> str:
         """Hand ``act`` to the shell at ``at`` (default now); return what became of it."""
