@@ -1,0 +1,1 @@
+"""Scripted players of the season run and of tests: see :mod:`base`."""
