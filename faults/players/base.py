@@ -314,6 +314,8 @@ class ShellView:
         """The message id and post ref a reaction's ``key`` names."""
         if key in self.said:
             return self.said[key], None
+        if key and key.startswith("msg:"):
+            return key[4:], None
         for post in self.posts():
             if post.key == key:
                 return key, post.ref

@@ -22,9 +22,15 @@ NAMES = (
 
 
 def own_cards(view: GameView, name: str) -> list[str]:
-    """The codes of the cards ``name`` holds (plain or holographic), as its inventory shows."""
-    return [card.code for card in CATALOGUE
-            if view.balance(name, card.item()) > 0 or view.balance(name, card.item(True)) > 0]
+    """The cards ``name`` holds as a player writes them: ``KS``, or ``holo KS`` when it holds
+    only a holographic one."""
+    held = []
+    for card in CATALOGUE:
+        if view.balance(name, card.item()) > 0:
+            held.append(card.code)
+        elif view.balance(name, card.item(True)) > 0:
+            held.append(f"holo {card.code}")
+    return held
 
 
 @dataclass
@@ -67,7 +73,8 @@ class RacesPlayer(Player):
             card = rng.choice(cards) if cards else "KS"
             valid = f"horse {self.horse} card {card}"
             clash = next((h.name for h in state.horses), None)
-            unowned = next(c.code for c in CATALOGUE if c.code not in cards)
+            unowned = next(c.code for c in CATALOGUE
+                           if c.code not in cards and f"holo {c.code}" not in cards)
             refused = f"horse {clash} card {card}" if clash else f"horse {self.horse} card {unowned}"
             return [self.line(view, rng, valid, malformed=f"horse {self.horse}",
                               refused=refused, channel=CHANNEL)]
