@@ -58,6 +58,8 @@ class HallPlayer(Player):
     """What it voted on (a reaction's ref) and with which emoji."""
     proposals: list[str] = field(default_factory=list)
     """The keys of its proposal messages."""
+    retract: list[str] = field(default_factory=list)
+    """The votes it takes back at its next turn."""
 
     def decide(self, view: GameView, rng: random.Random) -> list[Act]:
         """Join first; then answers, an economic move, a fight, the government."""
@@ -149,7 +151,7 @@ class HallPlayer(Player):
         elif rng.random() < 0.04:
             acts.append(self.say(view, rng.choice(REQUESTS), expect="valid", channel=JUSTICE))
         for ruling in state.rulings:
-            if not ruling.polled and ruling.overturned is None and rng.random() < 0.15:
+            if not ruling.polled and ruling.overturned is None and rng.random() < 0.03:
                 acts.append(self.say(view, f"confidence {ruling.number}", expect="any"))
         if (state.judge is not None and not judge and self.name not in state.removal
                 and rng.random() < 0.01):
@@ -170,22 +172,29 @@ class HallPlayer(Player):
         return self.say(view, body, expect="valid", channel=PROPOSALS, key=key)
 
     def _votes(self, view: GameView, rng: random.Random, state) -> list[Act]:
-        """A vote on each open proposal, candidacy and confidence poll, some taken back."""
+        """A vote on each open proposal, candidacy and confidence poll; a few taken back a
+        turn later."""
         targets = [message_ref(p.message) for p in state.proposals if not p.closed]
         targets += [message_ref(c.message) for c in state.candidacies]
         polls = {poll_name(p.ruling) for p in state.polls}
-        targets += [post.key for post in view.posts() if post.ref in polls]
+        firsts: dict[str, str] = {}
+        for post in view.posts():
+            if post.ref in polls:
+                firsts.setdefault(post.ref, post.key)  # the poll's own post
+        targets += list(firsts.values())
         acts = []
+        for ref in self.retract:
+            acts.append(Act(self.name, kind="unreact", ref=ref, emoji=self.votes[ref],
+                            game=view.game_id, expect="any"))
+        self.retract = []
         for ref in targets:
             if ref not in self.votes:
                 emoji = FOR if rng.random() < 0.7 else AGAINST
                 self.votes[ref] = emoji
                 acts.append(Act(self.name, kind="react", ref=ref, emoji=emoji,
                                 game=view.game_id, expect="valid"))
-            elif self.votes[ref] and rng.random() < 0.05:
-                acts.append(Act(self.name, kind="unreact", ref=ref, emoji=self.votes[ref],
-                                game=view.game_id, expect="valid"))
-                self.votes[ref] = ""
+                if rng.random() < 0.1:
+                    self.retract.append(ref)
         return acts
 
     def _rule(self, view: GameView, rng: random.Random, state) -> list[Act]:

@@ -12,6 +12,7 @@ import pytest
 
 from dealer.cards import CATALOGUE
 from dealer.games import rules_for
+from dealer.games.exoptosis.testing import MatchShell
 from dealer.testing import T0, RulesShell
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "faults"))
@@ -129,3 +130,115 @@ def test_horse_names_with_markup_show_as_text() -> None:
     bodies = [post.body for post in view.posts()]
     for name in marked:
         assert not any(name in body for body in bodies), name
+
+
+HALL_SETTINGS = {"phase_length": "6h", "starting_vertebrae": 60, "reputable": "ann,bo",
+                 "judge": "cy"}
+
+
+def hall(seed: int, settings: dict[str, object], days: float, stop_at_end: bool = True) -> ShellView:
+    """A Hall cycle of six (four named at creation, two who join), played hour by hour."""
+    rng = random.Random(seed)
+    names = ["ann", "bo", "cy", "di", "ed", "flo"]
+    shell = RulesShell(rules_for("hall"), game_id="h1", seed=f"{seed:02x}" * 32,
+                       load_players_only=True)
+    shell.open(names[:4], settings, start=T0)
+    view = ShellView(shell, T0)
+    temper = {"ann": DILIGENT, "bo": DILIGENT, "cy": DILIGENT, "di": SLOPPY, "ed": SILENT,
+              "flo": SLOPPY}
+    players = cast("hall", names, rng, temper)
+    end = T0 + timedelta(days=days)
+    view.play_until(players, rng, timedelta(hours=1),
+                    lambda: view.now >= end or (stop_at_end and view.finished()), turns=24 * 40)
+    return view
+
+
+def events(view: ShellView) -> Counter[str]:
+    return Counter(kind for kind, _ in view.shell.events)
+
+
+def test_a_hall_cycle_is_won_and_ends() -> None:
+    view = hall(1, {**HALL_SETTINGS, "starting_vertebrae": 120, "victory_chips": 4}, days=20)
+    state = view.state()
+    assert state.status == "finished" and state.winner is not None
+    assert view.balance(state.winner, "chips") >= state.settings.victory_chips
+    seen = events(view)
+    assert seen["joined"] == 2  # ed and flo joined; the four others were named at creation
+    for kind in ("bought", "gift", "offer", "trade", "pack_opened"):
+        assert seen[kind] > 0, kind
+    assert all(n == 0 for n in view.shell.totals().values())  # the cycle's books balance
+    kept_their_word(view)
+
+
+def test_the_hall_government_runs() -> None:
+    view = hall(2, HALL_SETTINGS, days=8, stop_at_end=False)
+    seen = events(view)
+    tallied = Counter(data["status"] for kind, data in view.shell.events
+                      if kind == "proposal.tallied")
+    assert tallied["adopted"] > 0 and tallied["failed"] > 0, tallied
+    assert tallied["void"] > 0, tallied  # GH-22: proposals edited before their end
+    assert seen["setting.amended"] > 0  # GH-23
+    assert seen["vote.marked"] > 100
+    assert seen["request.made"] > 0 and seen["ruling.given"] > 0
+    polls = [data for kind, data in view.shell.events if kind == "poll.tallied"]
+    assert polls and any(p["overturned"] for p in polls)
+    for poll in polls:  # GH-32: strictly more to overturn than to affirm (both affirms)
+        assert poll["overturned"] == (len(poll["overturn"]) > len(poll["affirm"]) + len(poll["both"]))
+    (election,) = [data for kind, data in view.shell.events if kind == "election.tallied"]
+    assert election["winner"] in ("ann", "bo")  # the reputable ones stand (GH-34)
+    assert ("judge.changed", {"judge": election["winner"], "previous": None,
+                              "how": "elected"}) in view.shell.events
+    kept_their_word(view)
+    # GH-21: an Urgent proposal by a player who is not reputable is refused
+    urgent = Counter((a.sender in ("ann", "bo"), got) for a, got in view.outcomes
+                     if a.channel == "#proposals" and a.body.startswith("urgent"))
+    assert urgent[(True, "valid")] > 0 and urgent[(False, "refused")] > 0, urgent
+    assert urgent[(False, "valid")] == urgent[(True, "refused")] == 0
+
+
+def match(seed: int, hands: int = 8) -> ShellView:
+    """A three-way match in cycle h1, each with ``hands`` random cards and 5 chips, played out."""
+    rng = random.Random(seed)
+    shell = MatchShell(seed=f"{seed:02x}" * 32)
+    names = ["ann", "bo", "cy"]
+    for name in names:
+        for card in rng.sample(CATALOGUE, hands):
+            shell.grant(name, card.item(), 1)
+        shell.grant(name, "chips", 5)
+    shell.start(names, T0, setup_window="1h", betting_window="20m", turn_length="30m")
+    view = ShellView(shell, T0)
+    players = cast("exoptosis", names, rng, {"ann": DILIGENT, "bo": SLOPPY, "cy": DILIGENT})
+    view.play_until(players, rng, timedelta(minutes=10), view.finished, turns=500)
+    return view
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_an_exoptosis_match_is_won(seed: int) -> None:
+    view = match(seed)
+    state = view.state()
+    assert state.result == "won" and state.winner in ("ann", "bo", "cy")
+    assert not view.state().seat(state.winner).hand  # GH-16: no cards left in hand
+    assert view.shell.held() == [] and view.shell.pool_chips() == 0  # all went home
+    assert all(n == 0 for n in view.shell.totals().values())
+    moves = Counter(a.body.split()[0] for a, got in view.outcomes if got == "valid")
+    assert moves["hand"] == 3 and moves["play"] >= 5
+    kept_their_word(view)
+
+
+def test_a_battle_the_hall_opens_is_fought() -> None:
+    view = hall(3, HALL_SETTINGS, days=2, stop_at_end=False)
+    opened = [data for kind, data in view.shell.events
+              if kind == "child.opened" and data["settings"].get("fight") == "battle"]
+    assert opened
+    child = opened[0]
+    rng = random.Random(3)
+    shell = MatchShell(seed="3a" * 32)
+    shell.game_id = child["game_id"]
+    shell.balances = dict(view.shell.balances)  # the cycle's inventories, as the match sees them
+    shell.open(child["players"], child["settings"], start=view.now)
+    fight = ShellView(shell, view.now)
+    players = cast("exoptosis", child["players"], rng, {n: DILIGENT for n in child["players"]})
+    fight.play_until(players, rng, timedelta(hours=1), fight.finished, turns=500)
+    assert shell.state.result == "won"
+    assert shell.state.reward  # GH-18: a battle's winner draws a reward
+    kept_their_word(fight)
