@@ -37,7 +37,9 @@ class Act:
     key: str | None = None
     """say: a name later acts may use to edit/delete (or react to) this message."""
     ref: str | None = None
-    """edit/delete: the key of an earlier say; react/unreact: a post's key or a say's key."""
+    """edit/delete: the key of an earlier say. react/unreact: a post's key (PostSeen.key), a
+    say's key, or ``msg:ID``: another player's message that the game's state names by its
+    inbox id ID (a Hall proposal's or candidacy's ``message``)."""
     emoji: str | None = None
     expect: str = "any"
     """What the player means the line to be: valid, malformed, refused, or any (figures only)."""
@@ -63,7 +65,7 @@ class PostSeen:
     channel: str
     body: str
     ref: str | None = None
-    """The rules' name for the post (``poll-3``) when it has one."""
+    """The rules' name for the post (``poll-3``) when it has one: a Hall poll is found by it."""
 
 
 class GameView(Protocol):
@@ -79,6 +81,9 @@ class GameView(Protocol):
     def balance(self, player: str, item: str) -> int:
         """What ``player`` holds of ``item`` in the game's scope."""
 
+    def holdings(self, player: str) -> dict[str, int]:
+        """Everything ``player`` holds in the game's scope, item -> amount (none at zero)."""
+
     def posts(self) -> list[PostSeen]:
         """The game's channel posts so far, oldest first."""
 
@@ -87,7 +92,11 @@ class GameView(Protocol):
 
 
 class Behaviour(Protocol):
-    """A scripted player: reads its view, decides what to do now."""
+    """A scripted player: reads its view, decides what to do now. It remembers what it did
+    (its votes, its proposals), so one object plays a player for the whole run."""
+
+    name: str
+    temperament: Temperament
 
     def turn(self, view: GameView, rng: random.Random) -> list[Act]:
         """The acts to deliver now (possibly none)."""
@@ -245,6 +254,12 @@ class ShellView:
     def balance(self, player: str, item: str = CHIPS) -> int:
         """What ``player`` holds of ``item`` in the game's scope."""
         return self.shell.has(player, item)
+
+    def holdings(self, player: str) -> dict[str, int]:
+        """Everything ``player`` holds in the game's scope."""
+        account = self.shell.account(player)
+        return {item: n for (acct, item), n in self.shell.balances.items()
+                if acct == account and n}
 
     def posts(self) -> list[PostSeen]:
         """The public posts, keyed by their place in the shell's list."""

@@ -83,8 +83,8 @@ class HallPlayer(Player):
         acts = []
         for offer in state.offers:
             if offer.target.casefold() == self.name.casefold():
-                affordable = all(view.balance(self.name, item) >= n
-                                 for item, n in offer.wants.items())
+                held = view.holdings(self.name)
+                affordable = all(held.get(item, 0) >= n for item, n in offer.wants.items())
                 verb = "accept" if affordable and rng.random() < 0.7 else "decline"
                 acts.append(self.say(view, f"{verb} offer {offer.id}", expect="valid"))
         for duel in state.challenges:
@@ -98,8 +98,9 @@ class HallPlayer(Player):
 
     def _economy(self, view: GameView, rng: random.Random, state, me, others) -> list[Act]:
         prices = state.settings
-        vertebrae = view.balance(self.name, VERTEBRAE)
-        packs = [p for p in PACKS if view.balance(self.name, f"pack:{p}") > 0]
+        held = view.holdings(self.name)
+        vertebrae = held.get(VERTEBRAE, 0)
+        packs = [p for p in PACKS if held.get(f"pack:{p}", 0) > 0]
         cards = own_cards(view, self.name)
         moves: list[tuple[str, str | None]] = []  # (valid line, a refused version)
         if packs:

@@ -24,13 +24,14 @@ NAMES = (
 def own_cards(view: GameView, name: str) -> list[str]:
     """The cards ``name`` holds as a player writes them: ``KS``, or ``holo KS`` when it holds
     only a holographic one."""
-    held = []
+    held = view.holdings(name)
+    cards = []
     for card in CATALOGUE:
-        if view.balance(name, card.item()) > 0:
-            held.append(card.code)
-        elif view.balance(name, card.item(True)) > 0:
-            held.append(f"holo {card.code}")
-    return held
+        if held.get(card.item(), 0) > 0:
+            cards.append(card.code)
+        elif held.get(card.item(True), 0) > 0:
+            cards.append(f"holo {card.code}")
+    return cards
 
 
 @dataclass
