@@ -242,3 +242,24 @@ def test_a_battle_the_hall_opens_is_fought() -> None:
     assert shell.state.result == "won"
     assert shell.state.reward  # GH-18: a battle's winner draws a reward
     kept_their_word(fight)
+
+
+def test_a_cast_mixes_temperaments_by_their_shares() -> None:
+    names = [f"p{i}" for i in range(400)]
+    drawn = temperaments(names, random.Random(9))
+    assert drawn["p0"] == DILIGENT  # a game always has one player who plays it through
+    shares = Counter(t.name for t in drawn.values())
+    assert 180 <= shares["diligent"] <= 260 and 70 <= shares["sloppy"] <= 130
+    assert 20 <= shares["silent"] <= 60 and 20 <= shares["simultaneous"] <= 60
+    assert temperaments(names, random.Random(9)) == drawn
+    players = cast("races", names[:5], random.Random(9))
+    assert [p.temperament for p in players.values()] == [drawn[n] for n in names[:5]]
+
+
+def test_a_hall_day_is_the_same_for_the_same_seed() -> None:
+    def acts(seed: int) -> list[tuple[Act, str]]:
+        return hall(seed, HALL_SETTINGS, days=1, stop_at_end=False).outcomes
+
+    first = acts(6)
+    assert len(first) > 100 and first == acts(6)
+    assert first != acts(7)
