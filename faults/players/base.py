@@ -2,6 +2,9 @@
 how it behaves (:class:`Behaviour`, :class:`Temperament`), and :class:`ShellView`, which plays
 them against a :class:`~dealer.testing.RulesShell` in memory.
 
+A run casts players per game (:func:`cast`, keeping each object for the game's life: a player
+remembers its votes and proposals), calls ``turn(view, rng)`` a few times per phase and delivers
+the acts; an Exoptosis match a Hall opens gets a cast of its own (its ``child.opened`` players).
 A player's draws are its own seeded ``random.Random`` (it is the player, not the game: the game's
 draws go through the fair source)."""
 
