@@ -10,11 +10,9 @@ MAX_BODY_CHARS = 4000
 MAX_LINES = 40
 MAX_LINE_CHARS = 300
 
+_SPACES = re.compile(r"\s+")
 # Zero-width and bidirectional controls that make two names look alike or reorder text.
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
-
-
-_SPACES = re.compile(r" {2,}")
 
 
 def clean_line(text: str) -> str:
@@ -83,7 +81,6 @@ def quote(line: str, limit: int = 120) -> str:
 
 MAX_NAME_CHARS = 64
 
-_SPACES = re.compile(r"\s+")
 # Not in a name: '@' (a name must never read as a mention, even where a platform ignores
 # escaping) and ',' (it separates the names of `dealer game new --players a,b`).
 _REFUSED_IN_NAMES = {"@": "'@' (names never mention anyone)", ",": "',' (commas separate names in lists)"}

@@ -182,11 +182,7 @@ def reply_thread(engine: Engine, publisher: DiscoursePublisher) -> Callable[[Out
 
 def attach(publisher: Publisher, engine: Engine) -> None:
     """Give a Discourse publisher the store's reply threading, read through the reading ``engine``."""
-    from dealer.publish.routing import RoutingPublisher
-
-    if isinstance(publisher, RoutingPublisher):
-        publisher.for_each_transport(lambda transport: attach(transport, engine))
-    elif isinstance(publisher, DiscoursePublisher) and publisher.thread is None:
+    if isinstance(publisher, DiscoursePublisher) and publisher.thread is None:
         publisher.thread = reply_thread(engine, publisher)
 
 

@@ -142,12 +142,8 @@ def follow_up_of(engine: Engine, clock: Callable[[], datetime]) -> Callable[[Out
 
 
 def attach(publisher: Publisher, engine: Engine, clock: Callable[[], datetime]) -> None:
-    """Give a Discord publisher (under routes, each one made) the follow-ups of the store."""
-    from dealer.publish.routing import RoutingPublisher
-
-    if isinstance(publisher, RoutingPublisher):
-        publisher.for_each_transport(lambda transport: attach(transport, engine, clock))
-    elif getattr(publisher, "format", "") == "discord" and getattr(publisher, "follow_up", 0) is None:
+    """Give a Discord publisher the follow-ups of the store."""
+    if getattr(publisher, "format", "") == "discord" and getattr(publisher, "follow_up", 0) is None:
         publisher.follow_up = follow_up_of(engine, clock)  # type: ignore[attr-defined]
 
 

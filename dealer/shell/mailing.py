@@ -92,10 +92,6 @@ def _same(sender: str, recipient: str) -> bool:
 
 
 def attach(publisher: Publisher, engine: Engine) -> None:
-    """Give an SMTP publisher (each, under routes) the store's addressing; others need none."""
-    from dealer.publish.routing import RoutingPublisher
-
-    if isinstance(publisher, RoutingPublisher):
-        publisher.for_each_transport(lambda transport: attach(transport, engine))
-    elif isinstance(publisher, SmtpPublisher) and publisher.addressing is None:
+    """Give an SMTP publisher the store's addressing (``passes.attach_platforms``: each transport under routes)."""
+    if isinstance(publisher, SmtpPublisher) and publisher.addressing is None:
         publisher.addressing = store_addressing(engine, publisher.list_address)
