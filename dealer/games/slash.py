@@ -5,7 +5,6 @@ slash command meets the same parser, rules and refusals as a typed one (docs/DIS
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -16,12 +15,6 @@ from dealer.games.commands import (
 )
 
 SUB_COMMAND, STRING, INTEGER = 1, 3, 4
-NAME = re.compile(r"^[-_a-z0-9]{1,32}$")
-MAX_OPTIONS = MAX_CHOICES = 25
-MAX_COMMANDS = 100
-MAX_CHARACTERS = 4000
-"""The names, descriptions and values of one command with its options and choices, together
-(Discord allows 8,000 today; 4,000 was its first limit)."""
 GAME_OPTION = "game"
 """Every subcommand's last option: the game, when the channel's (or the player's one) is not it."""
 
@@ -154,7 +147,8 @@ def _sub_payload(sub: Sub) -> dict[str, Any]:
 
 
 def payload(kinds: tuple[str, ...] = BUILT_IN) -> list[dict[str, Any]]:
-    """The bulk-overwrite payload: Discord's application commands, one per game kind."""
+    """The bulk-overwrite payload: Discord's application commands, one per game kind (within
+    Discord's limits: tests/unit/games/test_slash.py)."""
     commands = []
     for kind in kinds:
         rules = rules_for(kind)
@@ -162,47 +156,7 @@ def payload(kinds: tuple[str, ...] = BUILT_IN) -> list[dict[str, Any]]:
             "name": kind, "type": 1, "description": _cut(f"{rules.title}: play by command"),
             "options": [_sub_payload(sub) for sub in subcommands(kind)],
         })
-    problems = check(commands)
-    if problems:
-        raise ValueError("the slash commands break Discord's limits: " + "; ".join(problems))
     return commands
-
-
-def check(commands: list[dict[str, Any]]) -> list[str]:
-    """What in ``commands`` breaks Discord's documented limits (nothing: an empty list)."""
-    problems: list[str] = []
-    if len(commands) > MAX_COMMANDS:
-        problems.append(f"{len(commands)} commands (at most {MAX_COMMANDS} per scope)")
-
-    def walk(where: str, item: dict[str, Any]) -> None:
-        if not NAME.fullmatch(item["name"]):
-            problems.append(f"{where}: the name {item['name']!r} is not 1-32 of a-z 0-9 - _")
-        if not 1 <= len(item.get("description", "")) <= 100:
-            problems.append(f"{where}: the description is not 1-100 characters")
-        options = item.get("options") or []
-        if len(options) > MAX_OPTIONS:
-            problems.append(f"{where}: {len(options)} options (at most {MAX_OPTIONS})")
-        if len(item.get("choices") or []) > MAX_CHOICES:
-            problems.append(f"{where}: more than {MAX_CHOICES} choices")
-        required = [bool(o.get("required")) for o in options]
-        if required != sorted(required, reverse=True):
-            problems.append(f"{where}: a required option after an optional one")
-        if len({o["name"] for o in options}) != len(options):
-            problems.append(f"{where}: two options of one name")
-        for option in options:
-            walk(f"{where} {option['name']}", option)
-
-    def size(item: dict[str, Any]) -> int:
-        return (len(item["name"]) + len(item.get("description", "")) + len(str(item.get("value", "")))
-                + sum(size(o) for o in (item.get("options") or []) + (item.get("choices") or [])))
-
-    for command in commands:
-        walk(f"/{command['name']}", command)
-        if size(command) > MAX_CHARACTERS:
-            problems.append(f"/{command['name']}: more than {MAX_CHARACTERS} characters in all")
-    if len({c["name"] for c in commands}) != len(commands):
-        problems.append("two commands of one name")
-    return problems
 
 
 @dataclass(frozen=True)

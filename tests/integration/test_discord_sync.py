@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from dealer.cli import main
 from fake_discord import GUILD_ID, FakeDiscord
-from dealer.games.slash import check, payload
+from dealer.games.slash import payload
 
 CHANNEL = 111111111111111111
 ROUTES = f"#the-raceway=discord:channel/{CHANNEL};pm=discord:dm"
@@ -39,7 +39,7 @@ def test_commands_print_the_payload_without_the_network(monkeypatch: pytest.Monk
     result = run("discord", "commands", "--json")
     assert result.exit_code == 0
     printed = json.loads(result.stdout)
-    assert printed == payload() and check(printed) == []
+    assert printed == payload()
     shown = run("discord", "commands").stdout.splitlines()
     assert any(line.startswith("/roulette prepare winning: [layout:] [game:]  — ") for line in shown)
     assert sum(len(c["options"]) for c in printed) == len(shown)
