@@ -51,12 +51,15 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
             return fn(session), views.change_mark(session)
 
     def guarded(endpoint: Callable[[Request], Response], api: bool = False) -> Callable[[Request], Response]:
-        """A store that does not answer is a 503 saying so (the page tries again later)."""
+        """No such game or player is a 404; a store that does not answer is a 503 saying so
+        (the page tries again later)."""
         from sqlalchemy.exc import DBAPIError
 
         def run(request: Request) -> Response:
             try:
                 return endpoint(request)
+            except views.NotFound as exc:
+                return _json({"error": str(exc)}, 404) if api else page("missing.html", status=404, why=str(exc))
             except DBAPIError:
                 log.warning("the store did not answer for %s", request.url.path, exc_info=True)
                 why = "the game store does not answer right now; try again in a moment"
@@ -70,9 +73,6 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
         html = env.get_template(template).render(**context)
         return HTMLResponse(html, status_code=status, headers=_HEADERS)
 
-    def not_found(exc: views.NotFound) -> Response:
-        return page("missing.html", status=404, why=str(exc))
-
     def front(request: Request) -> Response:
         data, mark = read_page(views.front_page)
         return page("front.html", front=data, mark=mark)
@@ -80,30 +80,18 @@ def create_app(sessions: sessionmaker[Session], poll_seconds: float = POLL_SECON
     def game(request: Request) -> Response:
         game_id = request.path_params["game_id"]
         epoch = _epoch(request.query_params.get("epoch"))
-        try:
-            data, mark = read_page(lambda s: views.game_page(s, game_id, epoch))
-        except views.NotFound as exc:
-            return not_found(exc)
+        data, mark = read_page(lambda s: views.game_page(s, game_id, epoch))
         return page("game.html", page=data, g=data["game"], mark=mark)
 
     def player(request: Request) -> Response:
-        try:
-            data, mark = read_page(lambda s: views.player_page(s, request.path_params["name"]))
-        except views.NotFound as exc:
-            return not_found(exc)
+        data, mark = read_page(lambda s: views.player_page(s, request.path_params["name"]))
         return page("player.html", page=data, p=data["player"], mark=mark)
 
     def api_game(request: Request) -> Response:
-        try:
-            return _json(read(lambda s: views.public_game_view(s, request.path_params["game_id"])))
-        except views.NotFound as exc:
-            return _json({"error": str(exc)}, 404)
+        return _json(read(lambda s: views.public_game_view(s, request.path_params["game_id"])))
 
     def api_player(request: Request) -> Response:
-        try:
-            return _json(read(lambda s: views.public_player_view(s, request.path_params["name"])))
-        except views.NotFound as exc:
-            return _json({"error": str(exc)}, 404)
+        return _json(read(lambda s: views.public_player_view(s, request.path_params["name"])))
 
     def changes(request: Request) -> Response:
         return _json({"mark": read(views.change_mark)})
