@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from dealer.publish import open_publisher
 from dealer.publish.base import DeliveryFailed, OutgoingPost, Publisher
 from dealer.routes import Destination, RouteTable
 
@@ -59,34 +60,12 @@ class RoutingPublisher(Publisher):
         return publisher.send_to(post, destination, destination.format)
 
 
-def make_transport(
-    destination: Destination, *, base: Path, discord: Callable[[], Publisher] | None = None,
-    email: Callable[[], Publisher] | None = None, discourse: Callable[[], Publisher] | None = None,
-) -> Publisher:
-    """The publisher of one destination's transport; a ``dir:`` path relative to ``base``."""
-    if destination.kind == "dir":
-        from dealer.publish.directory import DirectoryPublisher
-
-        path = Path(destination.arg).expanduser()
-        return DirectoryPublisher(path if path.is_absolute() else base / path)
-    if destination.kind == "stdout":
-        from dealer.publish.stdout import StdoutPublisher
-
-        return StdoutPublisher()
-    if destination.kind == "memory":
-        from dealer.publish.memory import MemoryPublisher
-
-        return MemoryPublisher()
+def make_transport(destination: Destination, settings: Any, discord: Callable[[], Publisher]) -> Publisher:
+    """The publisher of one destination's transport (:func:`dealer.publish.open_publisher`'s,
+    a ``dir:`` path taken from the settings' base folder)."""
     if destination.kind == "discord":
-        if discord is None:
-            raise ValueError("no Discord publisher is configured (DEALER_DISCORD_TOKEN)")
         return discord()
-    if destination.kind == "email":
-        if email is None:
-            raise ValueError("no SMTP publisher is configured (DEALER_SMTP_SERVER, DEALER_EMAIL_FROM)")
-        return email()
-    if destination.kind == "discourse":
-        if discourse is None:
-            raise ValueError("no Discourse publisher is configured (DEALER_DISCOURSE_URL)")
-        return discourse()
-    raise ValueError(f"no transport for {destination.spec}")
+    if destination.kind == "dir":
+        path = Path(destination.arg).expanduser()
+        return open_publisher(f"dir:{path if path.is_absolute() else settings.base / path}")
+    return open_publisher(destination.kind, settings)

@@ -62,9 +62,7 @@ def build_publisher(settings: Settings, rest: Any = None) -> Publisher:
 
         return DiscordPublisher(rest or discord_rest(settings), settings.discord_webhook_url)
 
-    return RoutingPublisher(table, lambda d: make_transport(
-        d, base=settings.base, discord=discord,
-        email=lambda: open_publisher("email", settings), discourse=lambda: open_publisher("discourse", settings)))
+    return RoutingPublisher(table, lambda d: make_transport(d, settings, discord))
 
 
 def hears_discord(table: RouteTable) -> bool:
