@@ -107,11 +107,12 @@ def discord_sync(global_: bool, clear: bool) -> None:
     only where they differ) and say what changed."""
     from dealer.publish.base import DeliveryFailed
     from dealer.shell.interactions import sync
+    from dealer.shell.platforms import discord_rest
 
     settings = _settings()
     _discord_ready(settings)
     try:
-        lines = sync(settings, global_=global_, clear=clear)
+        lines = sync(settings, discord_rest(settings, max_wait=30.0), global_=global_, clear=clear)
     except DeliveryFailed as exc:
         raise click.ClickException(f"the slash commands were not installed: {exc}") from None
     for line in lines:

@@ -178,13 +178,6 @@ def scopes(settings: Settings, rest: Any, global_: bool) -> tuple[str, list[str 
     return app, guilds
 
 
-def _rest(settings: Settings) -> Any:
-    from dealer.publish.discord import DiscordRest
-
-    return DiscordRest(settings.discord_token, api_url=settings.discord_api_url,
-                       rate=settings.discord_rate, max_wait=30.0)
-
-
 def _path(app: str, guild: str | None) -> str:
     return f"/applications/{app}/guilds/{guild}/commands" if guild else f"/applications/{app}/commands"
 
@@ -198,9 +191,9 @@ def compare(installed: list[dict[str, Any]], wanted: list[dict[str, Any]]) -> li
             + [f"removed /{n}" for n in have if n not in want])
 
 
-def sync(settings: Settings, global_: bool = False, clear: bool = False, rest: Any = None) -> list[str]:
-    """Install the commands wherever they differ (a bulk overwrite); one line per scope."""
-    rest = rest or _rest(settings)
+def sync(settings: Settings, rest: Any, global_: bool = False, clear: bool = False) -> list[str]:
+    """Install the commands wherever they differ (a bulk overwrite) through ``rest``, which it
+    closes; one line per scope."""
     wanted = [] if clear else payload()
     lines = []
     try:
