@@ -86,8 +86,9 @@ _UTC_TIME = re.compile(
 )
 
 
-def discord_timestamps(body: str) -> str:
-    """``YYYY-MM-DD HH:MM UTC`` becomes ``<t:UNIX:F>``, a relative time after it ``(<t:UNIX:R>)``."""
+def to_discord(body: str) -> str:
+    """Discord Markdown: the stored markup, with ``YYYY-MM-DD HH:MM UTC`` as ``<t:UNIX:F>`` and
+    a relative time after it as ``(<t:UNIX:R>)``, so each reader sees their own zone."""
 
     def tag(match: re.Match[str]) -> str:
         when = datetime.strptime(match.group("time"), "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
@@ -95,11 +96,6 @@ def discord_timestamps(body: str) -> str:
         return f"<t:{unix}:F>" + (f" (<t:{unix}:R>)" if match.group("rel") else "")
 
     return _UTC_TIME.sub(tag, body)
-
-
-def to_discord(body: str) -> str:
-    """Discord Markdown: the stored markup, with times as timestamp tags."""
-    return discord_timestamps(body)
 
 
 def render_for(fmt: str, body: str) -> str:
