@@ -9,9 +9,7 @@ from datetime import datetime
 from typing import Any, Literal, Mapping
 
 from dealer.fairness import Draw, FairSource, client_hash, commitment
-from dealer.games.base import (
-    Context, Deletion, Edit, GameState, Message, PostDraft, Reaction, Rejected, Rules, Summary,
-)
+from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules, Summary
 from dealer.history import (
     ChildActed,
     ChildFinished,
@@ -63,25 +61,16 @@ def perform(
     if isinstance(step, ItemGranted):
         return rules.grant(ctx, state, step.player, step.item, step.amount)
     if isinstance(step, MessageTaken):
-        taken = rules.on_message(ctx, state, Message(
-            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
-            body=step.body, lines=tuple(step.lines)))
+        taken = rules.on_message(ctx, state, step)
         if taken is None:
             raise NotTaken(step.id)
         return taken
     if isinstance(step, EditSent):
-        return rules.on_edit(ctx, state, Edit(
-            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
-            target=step.target, body=step.body))
+        return rules.on_edit(ctx, state, step)
     if isinstance(step, DeletionSent):
-        return rules.on_delete(ctx, state, Deletion(
-            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
-            target=step.target))
+        return rules.on_delete(ctx, state, step)
     if isinstance(step, ReactionSent):
-        return rules.on_reaction(ctx, state, Reaction(
-            id=step.id, sender=step.sender, channel=step.channel, sent_at=step.sent_at,
-            target=step.target, emoji=step.emoji, removed=step.removed,
-            target_ref=step.target_ref))
+        return rules.on_reaction(ctx, state, step)
     if isinstance(step, ChildFinished):
         # The summary as the history keeps it (JSON), so a replay hands the rules the same.
         data = step.data()

@@ -22,7 +22,7 @@ from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
 from dealer.games.commands import Commands
 from dealer.games.rejection import Rejected  # a ruleset imports it with the rest of its interface
-from dealer.history import HistoryEvent
+from dealer.history import DeletionSent, EditSent, HistoryEvent, MessageTaken, ReactionSent
 from dealer.ledger import GLOBAL, Ledger, Scope
 
 
@@ -133,61 +133,6 @@ class SealedCheck:
     receipts: int = 0
     commitments: int = 0
     problems: list[str] = field(default_factory=list)
-
-
-# -- inbound events: what reaches a ruleset ---------------------------------------------
-# Every message a transport delivers becomes one of these, carrying its own id (what a
-# later edit, deletion or reaction names as its target) and the sender's registered name.
-
-
-@dataclass(frozen=True)
-class Message:
-    """A message: its inbox id, sender, channel (``pm`` or ``#name``), body and command lines."""
-
-    id: str
-    sender: str
-    channel: str
-    sent_at: datetime
-    body: str
-    lines: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Edit:
-    """The message ``target`` (a player's message, by its inbox id) now reads ``body``."""
-
-    id: str
-    sender: str
-    channel: str
-    sent_at: datetime
-    target: str
-    body: str
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """The message ``target`` was deleted by ``sender``."""
-
-    id: str
-    sender: str
-    channel: str
-    sent_at: datetime
-    target: str
-
-
-@dataclass(frozen=True)
-class Reaction:
-    """``sender`` added (or, ``removed``, took back) ``emoji`` on the message or post ``target``."""
-
-    id: str
-    sender: str
-    channel: str
-    sent_at: datetime
-    target: str
-    emoji: str
-    removed: bool = False
-    target_ref: str | None = None
-    """The rules' name of the post ``target`` (``ctx.post(..., ref=...)``), if it has one."""
 
 
 class Ignored(Exception):
@@ -361,11 +306,12 @@ class Rules(ABC):
         """The ledger scope of the game's accounts (None: the global wallets; GH-1: a cycle's id)."""
         return parent_scope
 
-    # -- inbound events (see :class:`Message`, :class:`Edit`, :class:`Deletion`,
-    # :class:`Reaction`). A hook a ruleset does not override costs nothing: the shell
-    # sees that and runs no step for it.
+    # -- inbound events, as the history records them (dealer.history: each carries its own
+    # id, which a later edit, deletion or reaction names as its target, and the sender's
+    # registered name). A hook a ruleset does not override costs nothing: the shell sees
+    # that and runs no step for it.
 
-    def on_message(self, ctx: Context, state: GameState, message: Message) -> GameState | None:
+    def on_message(self, ctx: Context, state: GameState, message: MessageTaken) -> GameState | None:
         """A message to the game: the new state to take it whole, or None to read it line by line."""
         return None
 
@@ -373,15 +319,15 @@ class Rules(ABC):
         """Whether :meth:`on_message` may take a message sent in ``channel``: no step otherwise."""
         return True
 
-    def on_edit(self, ctx: Context, state: GameState, edit: Edit) -> GameState:
+    def on_edit(self, ctx: Context, state: GameState, edit: EditSent) -> GameState:
         """A message of the game was edited; ignored by default."""
         raise Ignored("no rule uses it")
 
-    def on_delete(self, ctx: Context, state: GameState, deletion: Deletion) -> GameState:
+    def on_delete(self, ctx: Context, state: GameState, deletion: DeletionSent) -> GameState:
         """A message of the game was deleted; ignored by default (see :meth:`on_edit`)."""
         raise Ignored("no rule uses it")
 
-    def on_reaction(self, ctx: Context, state: GameState, reaction: Reaction) -> GameState:
+    def on_reaction(self, ctx: Context, state: GameState, reaction: ReactionSent) -> GameState:
         """A reaction was added or removed on a message or post of the game; ignored by default."""
         raise Ignored("no rule uses it")
 

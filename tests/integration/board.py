@@ -22,12 +22,9 @@ from pydantic import BaseModel
 
 from dealer import ledger as L
 from dealer.games import register
-from dealer.games.base import (
-    Context, Deletion, Edit, GameSettings, GameState, Ignored, Message, Reaction, Rejected, Rules,
-    Summary,
-)
+from dealer.games.base import Context, GameSettings, GameState, Ignored, Rejected, Rules, Summary
 from dealer.games.commands import Command, Commands, Example, Word
-from dealer.history import HistoryEvent
+from dealer.history import DeletionSent, EditSent, HistoryEvent, MessageTaken, ReactionSent
 from dealer.render import add_template_dir
 
 add_template_dir(Path(__file__).parent / "templates")
@@ -107,7 +104,7 @@ class Board(Rules):
         ctx.record(DuelOpened(game=child))
         return state
 
-    def on_message(self, ctx: Context, state: BoardState, message: Message) -> BoardState | None:
+    def on_message(self, ctx: Context, state: BoardState, message: MessageTaken) -> BoardState | None:
         if message.channel != "#motions":
             return None  # read line by line as commands
         state.motions[message.id] = Motion(author=message.sender, text=message.body)
@@ -115,7 +112,7 @@ class Board(Rules):
         ctx.post("motion", "board/motion.txt", "New motion", author=message.sender, text=message.body)
         return state
 
-    def on_edit(self, ctx: Context, state: BoardState, edit: Edit) -> BoardState:
+    def on_edit(self, ctx: Context, state: BoardState, edit: EditSent) -> BoardState:
         motion = state.motions.get(edit.target)
         if motion is None:
             raise Ignored("not a motion")
@@ -125,14 +122,14 @@ class Board(Rules):
         ctx.record(MotionEdited(message=edit.target))
         return state
 
-    def on_delete(self, ctx: Context, state: BoardState, deletion: Deletion) -> BoardState:
+    def on_delete(self, ctx: Context, state: BoardState, deletion: DeletionSent) -> BoardState:
         motion = state.motions.get(deletion.target)
         if motion is None:
             raise Ignored("not a motion")
         motion.withdrawn = True
         return state
 
-    def on_reaction(self, ctx: Context, state: BoardState, reaction: Reaction) -> BoardState:
+    def on_reaction(self, ctx: Context, state: BoardState, reaction: ReactionSent) -> BoardState:
         motion = state.motions.get(reaction.target)
         if motion is None:  # one of the board's own posts
             if not reaction.removed and reaction.sender not in state.acks:

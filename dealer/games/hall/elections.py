@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from dealer.clock import iso, parse_time
-from dealer.games.base import Context, Deletion, Ignored, Message, Reaction, Rejected
+from dealer.games.base import Context, Ignored, Rejected
+from dealer.history import DeletionSent, MessageTaken, ReactionSent
 from dealer.games.hall import gov_events as events
 from dealer.games.hall.judge import change_judge
 from dealer.games.hall.proposals import record_mark, remember_closed
@@ -43,7 +44,7 @@ def week_of_deadline(name: str) -> datetime | None:
         return None
 
 
-def stand(ctx: Context, state: HallState, message: Message) -> None:
+def stand(ctx: Context, state: HallState, message: MessageTaken) -> None:
     """GH-34: a reputable player's message in ``#judge-elections`` is a candidacy."""
     if not state.settings.is_reputable(message.sender):
         names = ", ".join(state.settings.reputable) or "nobody yet"
@@ -63,13 +64,13 @@ def stand(ctx: Context, state: HallState, message: Message) -> None:
              in_channel=CHANNEL, candidacy=candidacy, ends_at=ends_at)
 
 
-def react(ctx: Context, state: HallState, candidacy: Candidacy, reaction: Reaction) -> None:
+def react(ctx: Context, state: HallState, candidacy: Candidacy, reaction: ReactionSent) -> None:
     """GH-34: a 👍 or 👎 on a candidacy, counted by when it was sent."""
     record_mark(ctx, f"candidacy-{candidacy.candidate}",
                 mark(candidacy.marks, reaction, reaction.sender, candidacy.week + WEEK, "GH-34"))
 
 
-def withdraw(ctx: Context, state: HallState, candidacy: Candidacy, deletion: Deletion) -> None:
+def withdraw(ctx: Context, state: HallState, candidacy: Candidacy, deletion: DeletionSent) -> None:
     """Interpretation: a candidacy whose message is deleted before the week ends is withdrawn."""
     if deletion.sent_at > candidacy.week + WEEK:
         raise Ignored("the election week had ended")

@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any, Callable
 
 from dealer.clock import iso
-from dealer.games.base import Context, Deletion, Edit, Ignored, Message, Reaction, Rejected
+from dealer.games.base import Context, Ignored, Rejected
+from dealer.history import DeletionSent, EditSent, MessageTaken, ReactionSent
 from dealer.games.commands import Command, Example, Text, Whole
 from dealer.games.hall import elections, gov_events as events, judge, proposals
 from dealer.games.hall.events import DeadlineIgnored
@@ -189,7 +190,7 @@ def takes_whole(channel: str) -> bool:
 
 
 def take_message(
-    ctx: Context, state: HallState, message: Message, is_commands: Callable[[str], bool],
+    ctx: Context, state: HallState, message: MessageTaken, is_commands: Callable[[str], bool],
     require_running: Callable[[HallState, datetime], None],
 ) -> bool:
     """Take ``message`` whole if it is a proposal, a request or a candidacy (True)."""
@@ -226,7 +227,7 @@ _HELP = re.compile(r"^(help|\?|commands)$", re.IGNORECASE)
 # --- edits, deletions, reactions -------------------------------------------------------------
 
 
-def on_change(ctx: Context, state: HallState, event: Edit | Deletion) -> None:
+def on_change(ctx: Context, state: HallState, event: EditSent | DeletionSent) -> None:
     """An edit or deletion of a proposal (GH-22: void) or a candidacy (withdrawn)."""
     proposal = proposals.find(state, event.target)
     if proposal is not None:
@@ -234,14 +235,14 @@ def on_change(ctx: Context, state: HallState, event: Edit | Deletion) -> None:
         return
     candidacy = next((c for c in state.candidacies if c.message == event.target), None)
     if candidacy is not None:
-        if isinstance(event, Deletion):
+        if isinstance(event, DeletionSent):
             elections.withdraw(ctx, state, candidacy, event)
             return
         raise Ignored("an edit of a candidacy changes nothing")
     raise Ignored("it concerns no open proposal or candidacy")
 
 
-def on_reaction(ctx: Context, state: HallState, reaction: Reaction) -> None:
+def on_reaction(ctx: Context, state: HallState, reaction: ReactionSent) -> None:
     """A reaction on a proposal, a poll or a candidacy: a vote if 👍 or 👎, sent in time."""
     target = reaction.target_ref or reaction.target
     poll = next((p for p in state.polls if judge.poll_name(p.ruling) == target), None)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from dealer.clock import format_utc, iso
-from dealer.games.base import Context, Message, Reaction, Rejected
+from dealer.games.base import Context, Rejected
+from dealer.history import MessageTaken, ReactionSent
 from dealer.games.hall import gov_events as events
 from dealer.games.hall.proposals import record_mark, remember_closed
 from dealer.games.hall.state import HallState, Poll, Request, Ruling
@@ -30,7 +31,7 @@ def is_judge(state: HallState, name: str) -> bool:
     return state.judge is not None and state.judge.casefold() == name.casefold()
 
 
-def request(ctx: Context, state: HallState, message: Message) -> None:
+def request(ctx: Context, state: HallState, message: MessageTaken) -> None:
     """GH-31: a request for justice (a question or a statement), numbered."""
     text = message.body.strip()
     number = state.next_request
@@ -159,7 +160,7 @@ def confidence(ctx: Context, state: HallState, actor: str, number: int) -> None:
              ref=poll_name(number), poll=poll, ruling=ruling)
 
 
-def react(ctx: Context, state: HallState, poll: Poll, reaction: Reaction) -> None:
+def react(ctx: Context, state: HallState, poll: Poll, reaction: ReactionSent) -> None:
     """GH-32: a 👍 (overturn) or 👎 (affirm) on a poll, counted by when it was sent."""
     record_mark(ctx, poll_name(poll.ruling),
                 mark(poll.marks, reaction, reaction.sender, poll.ends_at, "GH-32"))

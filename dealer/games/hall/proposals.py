@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from dealer.clock import format_duration, format_utc, iso
-from dealer.games.base import Context, Deletion, Edit, Ignored, Message, Reaction, Rejected
+from dealer.games.base import Context, Ignored, Rejected
+from dealer.history import DeletionSent, EditSent, MessageTaken, ReactionSent
 from dealer.games.hall import gov_events as events
 from dealer.games.hall.state import Adopted, ClosedVote, HallSettings, HallState, Mark, Proposal
 from dealer.games.hall.votes import mark, tally
@@ -35,7 +36,7 @@ def deadline_name(number: int) -> str:
     return f"proposal-{number}"
 
 
-def submit(ctx: Context, state: HallState, message: Message) -> None:
+def submit(ctx: Context, state: HallState, message: MessageTaken) -> None:
     """GH-20, GH-21: a member's message in ``#proposals`` becomes a proposal."""
     lines = message.body.strip().splitlines()
     urgent = bool(lines) and _URGENT.match(lines[0].strip()) is not None
@@ -118,17 +119,17 @@ def find(state: HallState, message_id: str) -> Proposal | None:
     return next((p for p in state.proposals if p.message == message_id), None)
 
 
-def react(ctx: Context, state: HallState, proposal: Proposal, reaction: Reaction) -> None:
+def react(ctx: Context, state: HallState, proposal: Proposal, reaction: ReactionSent) -> None:
     """GH-20: a 👍 or 👎 on a proposal, added or taken back, counted by when it was sent."""
     record_mark(ctx, deadline_name(proposal.number),
                 mark(proposal.marks, reaction, reaction.sender, proposal.ends_at, "GH-20"))
 
 
-def changed(ctx: Context, state: HallState, proposal: Proposal, event: Edit | Deletion) -> None:
+def changed(ctx: Context, state: HallState, proposal: Proposal, event: EditSent | DeletionSent) -> None:
     """GH-22: an edit or deletion during the period makes the proposal void."""
     if event.sent_at > proposal.ends_at:
         raise Ignored(f"proposal {proposal.number}'s vote had ended")
-    change = "edited" if isinstance(event, Edit) else "deleted"
+    change = "edited" if isinstance(event, EditSent) else "deleted"
     if change == "edited" and proposal.edited_at is None:
         proposal.edited_at = event.sent_at
     elif change == "deleted" and proposal.deleted_at is None:

@@ -8,9 +8,8 @@ from typing import Any, Callable
 
 from dealer.clock import format_utc
 from dealer.games import register
-from dealer.games.base import (
-    Context, Deletion, Edit, Message, Reaction, Rejected, Rules, Summary,
-)
+from dealer.games.base import Context, Rejected, Rules, Summary
+from dealer.history import DeletionSent, EditSent, MessageTaken, ReactionSent
 from dealer.games.commands import Receipts
 from dealer.games.hall import economy, elections, events, fights, gifts, governance, phases, trades
 from dealer.games.hall.commands import (
@@ -108,7 +107,7 @@ class Hall(Rules):
         self._after_step(ctx, state)
         return state
 
-    def on_message(self, ctx: Context, state: Any, message: Message) -> HallState | None:
+    def on_message(self, ctx: Context, state: Any, message: MessageTaken) -> HallState | None:
         """A proposal, a request or a candidacy (GH-20, GH-31, GH-34) is taken whole."""
         if phases.open_if_due(ctx, state):
             self._after_step(ctx, state)
@@ -122,17 +121,17 @@ class Hall(Rules):
         """Only the government's channels hold whole messages (GH-20, GH-31, GH-34)."""
         return governance.takes_whole(channel)
 
-    def on_edit(self, ctx: Context, state: Any, edit: Edit) -> HallState:
+    def on_edit(self, ctx: Context, state: Any, edit: EditSent) -> HallState:
         """GH-22: an edited proposal is void at its tally."""
         governance.on_change(ctx, state, edit)
         return state
 
-    def on_delete(self, ctx: Context, state: Any, deletion: Deletion) -> HallState:
+    def on_delete(self, ctx: Context, state: Any, deletion: DeletionSent) -> HallState:
         """GH-22: a deleted proposal is void; a deleted candidacy is withdrawn."""
         governance.on_change(ctx, state, deletion)
         return state
 
-    def on_reaction(self, ctx: Context, state: Any, reaction: Reaction) -> HallState:
+    def on_reaction(self, ctx: Context, state: Any, reaction: ReactionSent) -> HallState:
         """GH-20, GH-32, GH-34: 👍 and 👎 on a proposal, a poll or a candidacy are votes."""
         governance.on_reaction(ctx, state, reaction)
         return state

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from dealer.games.base import Ignored, Reaction, Rejected
+from dealer.games.base import Ignored, Rejected
+from dealer.history import ReactionSent
 from dealer.games.hall.state import HallState, Mark
 
 FOR = "\N{THUMBS UP SIGN}"
@@ -20,7 +21,7 @@ def vote_kind(emoji: str) -> str | None:
 
 
 def mark(
-    marks: list[Mark], reaction: Reaction, voter: str, ends_at: datetime, rule: str
+    marks: list[Mark], reaction: ReactionSent, voter: str, ends_at: datetime, rule: str
 ) -> Mark | None:
     """Record ``reaction`` among ``marks`` (latest ``sent_at`` wins; GH-20); the mark it set, or None."""
     kind = vote_kind(reaction.emoji)
@@ -68,7 +69,7 @@ def tally(state: HallState, marks: list[Mark], ends_at: datetime) -> Tally:
     return Tally(tuple(sorted(ayes - both)), tuple(sorted(noes - both)), tuple(sorted(both)))
 
 
-def late_reply(what: str, reaction: Reaction, ends_at: datetime, tallied_at: datetime) -> Rejected:
+def late_reply(what: str, reaction: ReactionSent, ends_at: datetime, tallied_at: datetime) -> Rejected:
     """The refusal of a reaction read after its vote's tally: a posted tally stands (docs/GOVERNANCE.md)."""
     sent = reaction.sent_at
     if sent <= ends_at:

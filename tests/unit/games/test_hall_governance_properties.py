@@ -17,7 +17,8 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dealer.games.base import Ignored, Reaction, Rejected
+from dealer.games.base import Ignored, Rejected
+from dealer.history import ReactionSent
 from dealer.games.hall import Hall
 from dealer.games.hall.state import HallSettings, HallState, Member
 from dealer.games.hall.votes import mark, tally
@@ -34,8 +35,8 @@ change = st.tuples(st.sampled_from(VOTERS), st.sampled_from((UP, DOWN)), st.bool
                    st.integers(0, 12 * 60))
 
 
-def _reaction(voter: str, emoji: str, removed: bool, minute: int) -> Reaction:
-    return Reaction(id=f"{voter}{minute}", sender=voter, channel="#proposals",
+def _reaction(voter: str, emoji: str, removed: bool, minute: int) -> ReactionSent:
+    return ReactionSent(id=f"{voter}{minute}", sender=voter, channel="#proposals",
                     sent_at=T0 + timedelta(minutes=minute), target="m1", emoji=emoji,
                     removed=removed)
 
