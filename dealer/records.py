@@ -13,7 +13,6 @@ from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules, Su
 from dealer.history import (
     ChildActed,
     ChildFinished,
-    ChildOpened,
     ClientSeedAdded,
     CommandSent,
     DeletionSent,
@@ -186,12 +185,7 @@ def collect(
     completed.update(balances=ctx.ledger.opening_reads(), epoch=fair.epoch, counter=fair.counter)
     deadlines, deadline_events = deadline_changes(ctx.deadline_changes, pending)
     changes, fair_events = fair_changes(ctx.rng, fair, finished=summary.status == "finished")
-    children = [
-        ChildOpened(kind=c.kind, game_id=c.game_id, players=c.players, settings=c.settings,
-                    start=c.start, channel=c.channel)
-        for c in ctx.children
-    ]
-    events: list[HistoryEvent] = [*ctx.events, *children, *deadline_events, *fair_events]
+    events: list[HistoryEvent] = [*ctx.events, *ctx.children, *deadline_events, *fair_events]
     return StepRecords(
         new_state=state,
         status=summary.status,

@@ -22,7 +22,9 @@ from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
 from dealer.games.commands import Commands
 from dealer.games.rejection import Rejected  # a ruleset imports it with the rest of its interface
-from dealer.history import DeletionSent, EditSent, HistoryEvent, MessageTaken, ReactionSent
+from dealer.history import (
+    ChildOpened, DeletionSent, EditSent, HistoryEvent, MessageTaken, ReactionSent,
+)
 from dealer.ledger import GLOBAL, Ledger, Scope
 
 
@@ -144,18 +146,6 @@ class Ignored(Exception):
 
 
 @dataclass
-class ChildDraft:
-    """A child game a step opens (:meth:`Context.open_child`)."""
-
-    kind: str
-    game_id: str
-    players: list[str]
-    settings: dict[str, Any]
-    start: datetime
-    channel: str | None
-
-
-@dataclass
 class Context:
     """The world as a rule step sees it, and the effects it collects."""
 
@@ -173,7 +163,8 @@ class Context:
     """The ledger scope of the game's accounts (see :meth:`Rules.ledger_scope`)."""
     parent_id: str | None = None
     """The game this one is a match of (a child game), or None."""
-    children: list[ChildDraft] = field(default_factory=list)
+    children: list[ChildOpened] = field(default_factory=list)
+    """The child games the step opens, as its history records them."""
     parent_actions: list[str] = field(default_factory=list)
     """Players whose command in this (child) game counts as an action in its parent."""
     first_messages: dict[str, datetime] = field(default_factory=dict)
@@ -230,9 +221,9 @@ class Context:
         channel: str | None = None,
     ) -> None:
         """Open a child game (a match): its own clock, fair source and history, in this scope."""
-        self.children.append(ChildDraft(
-            kind, game_id, list(players), dict(settings or {}), as_utc(start or self.now), channel,
-        ))
+        self.children.append(ChildOpened(kind=kind, game_id=game_id, players=list(players),
+                                         settings=dict(settings or {}), start=start or self.now,
+                                         channel=channel))
 
     def act_in_parent(self, actor: str) -> None:
         """``actor``'s command in this child game is also an action in its parent (GH-6)."""

@@ -17,9 +17,11 @@ from dealer.clock import iso
 from dealer.fairness import FairSource, new_server_seed
 from dealer.games import hosts_matches, rules_for
 from dealer.games.base import (
-    ChildDraft, Context, GameSettings, GameState, Rejected, Rules, Summary,
+    Context, GameSettings, GameState, Rejected, Rules, Summary,
 )
-from dealer.history import ChildActed, ChildFinished, GameCreated, ParentFinished, StepInput
+from dealer.history import (
+    ChildActed, ChildFinished, ChildOpened, GameCreated, ParentFinished, StepInput,
+)
 from dealer.records import FairMark, collect, perform
 from dealer.shell.effects import Executor, PendingDeadline, commit_effects, new_seed_row
 from dealer.shell import unit_of_work
@@ -257,7 +259,7 @@ class ChildRefused(RuntimeError):
     so the whole transaction is rolled back and fails loudly."""
 
 
-def _check_child(session: Executor, draft: ChildDraft) -> tuple[Rules, GameSettings]:
+def _check_child(session: Executor, draft: ChildOpened) -> tuple[Rules, GameSettings]:
     """Check a child game a step opens (ruleset, settings) before the step writes anything."""
     try:
         rules = rules_for(draft.kind)
