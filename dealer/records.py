@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
 from dealer.fairness import Draw, FairSource, client_hash, commitment
 from dealer.games.base import Context, GameState, PostDraft, Rejected, Rules, Summary
@@ -134,13 +134,8 @@ class FairChanges:
     """The epoch whose seed is revealed because the game finished."""
 
 
-@dataclass(frozen=True)
-class DeadlineChange:
-    """A deadline the step created, moved or cancelled."""
-
-    name: str
-    action: Literal["set", "moved", "cancelled"]
-    due_at: datetime | None
+DeadlineChange = DeadlineSet | DeadlineMoved | DeadlineCancelled
+"""A deadline the step created, moved or cancelled, as its history records it."""
 
 
 @dataclass
@@ -183,9 +178,9 @@ def collect(
     # The input, completed with what the step read from outside the history.
     completed = step.data()
     completed.update(balances=ctx.ledger.opening_reads(), epoch=fair.epoch, counter=fair.counter)
-    deadlines, deadline_events = deadline_changes(ctx.deadline_changes, pending)
+    deadlines = deadline_changes(ctx.deadline_changes, pending)
     changes, fair_events = fair_changes(ctx.rng, fair, finished=summary.status == "finished")
-    events: list[HistoryEvent] = [*ctx.events, *ctx.children, *deadline_events, *fair_events]
+    events: list[HistoryEvent] = [*ctx.events, *ctx.children, *deadlines, *fair_events]
     return StepRecords(
         new_state=state,
         status=summary.status,
@@ -201,31 +196,27 @@ def collect(
 
 def deadline_changes(
     changes: Mapping[str, datetime | None], pending: Mapping[str, datetime]
-) -> tuple[list[DeadlineChange], list[HistoryEvent]]:
-    """The deadline rows to create, move or cancel, and their events."""
+) -> list[DeadlineChange]:
+    """The deadline rows to create, move or cancel, as their events."""
     result: list[DeadlineChange] = []
-    events: list[HistoryEvent] = []
     for name, when in changes.items():
         if when is None:
             if name in pending:
-                result.append(DeadlineChange(name, "cancelled", None))
-                events.append(DeadlineCancelled(deadline=name))
+                result.append(DeadlineCancelled(deadline=name))
         elif name not in pending:
-            result.append(DeadlineChange(name, "set", when))
-            events.append(DeadlineSet(deadline=name, due_at=when))
+            result.append(DeadlineSet(deadline=name, due_at=when))
         elif pending[name] != when:
-            result.append(DeadlineChange(name, "moved", when))
-            events.append(DeadlineMoved(deadline=name, due_at=when))
-    return result, events
+            result.append(DeadlineMoved(deadline=name, due_at=when))
+    return result
 
 
 def apply_deadlines(pending: dict[str, datetime], changes: list[DeadlineChange]) -> None:
     """Bring an in-memory set of pending deadlines up to date with a step's changes."""
     for change in changes:
-        if change.due_at is None:
-            pending.pop(change.name, None)
+        if isinstance(change, DeadlineCancelled):
+            pending.pop(change.deadline, None)
         else:
-            pending[change.name] = change.due_at
+            pending[change.deadline] = change.due_at
 
 
 def fair_changes(

@@ -16,7 +16,7 @@ from sqlalchemy.orm.util import identity_key
 from dealer import ledger as L
 from dealer.fairness import commitment, new_server_seed
 from dealer.games.base import PostDraft
-from dealer.history import HistoryEvent
+from dealer.history import DeadlineCancelled, DeadlineMoved, HistoryEvent
 from dealer.records import DeadlineChange, FairChanges, StepRecords
 from dealer.render import render_post
 from dealer.shell import unit_of_work
@@ -193,16 +193,16 @@ def write_deadlines(
     """Create, move or cancel the game's deadline rows as the step's records say."""
     created = []
     for change in changes:
-        if change.action == "cancelled":
-            session.execute(Q.CANCEL_DEADLINE, {"deadline_id": pending[change.name].id})
-        elif change.action == "moved":
-            session.execute(Q.MOVE_DEADLINE, {"deadline_id": pending[change.name].id, "when": change.due_at})
+        if isinstance(change, DeadlineCancelled):
+            session.execute(Q.CANCEL_DEADLINE, {"deadline_id": pending[change.deadline].id})
+        elif isinstance(change, DeadlineMoved):
+            session.execute(Q.MOVE_DEADLINE, {"deadline_id": pending[change.deadline].id, "when": change.due_at})
         else:
             created.append(change)
     if created:
         paused = game.paused  # read with the game's row (Q.LOCK_GAME): no query of its own
         rows = [
-            {"game_id": game.id, "name": change.name, "due_at": change.due_at,
+            {"game_id": game.id, "name": change.deadline, "due_at": change.due_at,
              "set_due_at": change.due_at, "status": "pending", "paused": paused}
             for change in created
         ]

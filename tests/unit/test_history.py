@@ -84,10 +84,11 @@ def test_a_step_input_is_shown_without_what_it_carries_for_the_replay() -> None:
 def test_deadline_changes_record_only_what_changes_the_pending_set() -> None:
     pending = {"round-1": T0, "reminder": T0 - timedelta(hours=1)}
     changes = {"round-1": T0, "reminder": None, "ghost": None, "round-2": T0 + timedelta(days=1)}
-    rows, events = deadline_changes(changes, pending)
-    assert [(c.name, c.action) for c in rows] == [("reminder", "cancelled"), ("round-2", "set")]
-    assert [e.type for e in events] == ["deadline.cancelled", "deadline.set"]
-    apply_deadlines(pending, rows)
+    events = deadline_changes(changes, pending)
+    assert [(e.type, e.deadline) for e in events] == [("deadline.cancelled", "reminder"),
+                                                       ("deadline.set", "round-2")]
+    assert events[1].due_at == T0 + timedelta(days=1)
+    apply_deadlines(pending, events)
     assert pending == {"round-1": T0, "round-2": T0 + timedelta(days=1)}
 
 
