@@ -72,7 +72,7 @@ class PostSeen:
 
 
 class GameView(Protocol):
-    """What a player may read of one game (the runner backs it by the store; tests by RulesShell)."""
+    """What a player may read of one game (a run backs it by the store; tests by RulesShell)."""
 
     game_id: str
     kind: str

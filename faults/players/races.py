@@ -76,7 +76,8 @@ class RacesPlayer(Player):
             clash = next((h.name for h in state.horses), None)
             unowned = next(c.code for c in CATALOGUE
                            if c.code not in cards and f"holo {c.code}" not in cards)
-            refused = f"horse {clash} card {card}" if clash else f"horse {self.horse} card {unowned}"
+            refused = (f"horse {clash} card {card}" if clash  # OR-2: a name taken
+                       else f"horse {self.horse} card {unowned}")  # OR-2: a card not owned
             return [self.line(view, rng, valid, malformed=f"horse {self.horse}",
                               refused=refused, channel=CHANNEL)]
         if self.name not in state.ready:

@@ -136,7 +136,9 @@ HALL_SETTINGS = {"phase_length": "6h", "starting_vertebrae": 60, "reputable": "a
                  "judge": "cy"}
 
 
-def hall(seed: int, settings: dict[str, object], days: float, stop_at_end: bool = True) -> ShellView:
+def hall(
+    seed: int, settings: dict[str, object], days: float, stop_at_end: bool = True
+) -> ShellView:
     """A Hall cycle of six (four named at creation, two who join), played hour by hour."""
     rng = random.Random(seed)
     names = ["ann", "bo", "cy", "di", "ed", "flo"]
@@ -183,7 +185,8 @@ def test_the_hall_government_runs() -> None:
     polls = [data for kind, data in view.shell.events if kind == "poll.tallied"]
     assert polls and any(p["overturned"] for p in polls)
     for poll in polls:  # GH-32: strictly more to overturn than to affirm (both affirms)
-        assert poll["overturned"] == (len(poll["overturn"]) > len(poll["affirm"]) + len(poll["both"]))
+        affirm = len(poll["affirm"]) + len(poll["both"])
+        assert poll["overturned"] == (len(poll["overturn"]) > affirm)
     (election,) = [data for kind, data in view.shell.events if kind == "election.tallied"]
     assert election["winner"] in ("ann", "bo")  # the reputable ones stand (GH-34)
     assert ("judge.changed", {"judge": election["winner"], "previous": None,
