@@ -199,7 +199,7 @@ def test_the_hall_government_runs() -> None:
     assert urgent[(False, "valid")] == urgent[(True, "refused")] == 0
 
 
-def match(seed: int, hands: int = 8) -> ShellView:
+def match(seed: int, hands: int = 8, temper: dict[str, Temperament] | None = None) -> ShellView:
     """A three-way match in cycle h1, each with ``hands`` random cards and 5 chips, played out."""
     rng = random.Random(seed)
     shell = MatchShell(seed=f"{seed:02x}" * 32)
@@ -210,7 +210,8 @@ def match(seed: int, hands: int = 8) -> ShellView:
         shell.grant(name, "chips", 5)
     shell.start(names, T0, setup_window="1h", betting_window="20m", turn_length="30m")
     view = ShellView(shell, T0)
-    players = cast("exoptosis", names, rng, {"ann": DILIGENT, "bo": SLOPPY, "cy": DILIGENT})
+    players = cast("exoptosis", names, rng,
+                   temper or {"ann": DILIGENT, "bo": SLOPPY, "cy": DILIGENT})
     view.play_until(players, rng, timedelta(minutes=10), view.finished, turns=500)
     return view
 
@@ -226,6 +227,14 @@ def test_an_exoptosis_match_is_won(seed: int) -> None:
     moves = Counter(a.body.split()[0] for a, got in view.outcomes if got == "valid")
     assert moves["hand"] == 3 and moves["play"] >= 5
     kept_their_word(view)
+
+
+def test_a_silent_participant_s_turns_are_skipped() -> None:
+    view = match(2, temper={"ann": DILIGENT, "bo": SILENT, "cy": DILIGENT})
+    state = view.state()
+    assert state.result == "won" and state.winner in ("ann", "cy")
+    skipped = [data for kind, data in view.shell.events if kind == "skipped"]
+    assert skipped and {data["player"] for data in skipped} == {"bo"}  # GH-17
 
 
 def test_a_battle_the_hall_opens_is_fought() -> None:
