@@ -55,6 +55,8 @@ class Citizen:
     """The keys of its proposal messages."""
     retract: list[str] = field(default_factory=list)
     """The votes it takes back at its next turn."""
+    standing: str | None = None
+    """The key of its candidacy this week, while it stands."""
 
     def acts(self, me: Player, view: GameView, rng: random.Random, state) -> list[Act]:
         """``me``'s votes, a proposal now and then, requests or rulings, polls, candidacies."""
@@ -76,9 +78,15 @@ class Citizen:
         if (state.judge is not None and not judge and me.name not in state.removal
                 and rng.random() < 0.01):
             acts.append(me.say(view, "remove judge", expect="valid"))
-        if reputable and rng.random() < 0.2 and not any(
-                c.candidate.casefold() == me.name.casefold() for c in state.candidacies):
-            acts.append(me.say(view, rng.choice(CANDIDACIES), expect="valid", channel=ELECTIONS))
+        standing = any(c.candidate.casefold() == me.name.casefold() for c in state.candidacies)
+        if standing and self.standing and rng.random() < 0.02:  # GH-34: deleted, withdrawn
+            acts.append(Act(me.name, kind="delete", ref=self.standing, game=view.game_id,
+                            expect="valid"))
+            self.standing = None
+        elif reputable and not standing and rng.random() < 0.2:
+            self.standing = f"{me.name}-candidacy-{view.now:%Y%m%d%H%M%S}"
+            acts.append(me.say(view, rng.choice(CANDIDACIES), expect="valid", channel=ELECTIONS,
+                               key=self.standing))
         return acts
 
     def _propose(self, me: Player, view: GameView, rng: random.Random, reputable: bool) -> Act:

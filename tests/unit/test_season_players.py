@@ -191,6 +191,8 @@ def test_the_hall_government_runs() -> None:
     assert election["winner"] in ("ann", "bo")  # the reputable ones stand (GH-34)
     assert ("judge.changed", {"judge": election["winner"], "previous": None,
                               "how": "elected"}) in view.shell.events
+    deleted = [a for a, got in view.outcomes if a.kind == "delete"]
+    assert deleted and len(view.shell.posts("candidacy_withdrawn")) == len(deleted)  # GH-34
     kept_their_word(view)
     # GH-21: an Urgent proposal by a player who is not reputable is refused
     urgent = Counter((a.sender in ("ann", "bo"), got) for a, got in view.outcomes
