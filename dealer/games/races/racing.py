@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from dealer.cards import STANDARD_DECK
+from dealer.clock import format_utc
 from dealer.games.base import Context, Rejected
 from dealer.games.races import ending, events
 from dealer.games.races.field import card_of
@@ -29,6 +30,15 @@ def start_race(ctx: Context, state: RacesState) -> None:
 def act(ctx: Context, state: RacesState, actor: str | None, kind: Kind) -> RacesState:
     """Perform a Race or Lap Action for ``actor`` (None: the dealer, OR-11)."""
     _check_may_act(state, actor, kind)
+    if actor is not None and state.last_action_at is not None and ctx.now < state.last_action_at:
+        # Handled late (a daemon down, a bridge retrying): the race moved on meanwhile, and
+        # acting now at its sent time would set the idle clock back (OR-11) and write history
+        # out of time order.
+        raise Rejected(
+            f"too late: sent at {format_utc(ctx.now)}, before the race's action "
+            f"{state.actions} at {format_utc(state.last_action_at)}, which was handled first",
+            "OR-7", ["lap" if state.lap_owed else "race"],
+        )
     drawn = ctx.rng.choice(STANDARD_DECK, purpose=f"OR-{7 if kind == 'race' else 8} {kind} action")
     cards = [card_of(h) for h in state.horses]
     positions = [h.position for h in state.horses]

@@ -712,6 +712,19 @@ def test_the_dealer_acts_when_nobody_does():
     assert "Lap Action 3** by the dealer" in shell.posts("lap_action")[-1].body
 
 
+def test_an_action_sent_before_the_last_one_but_handled_after_is_too_late():
+    # A race action sent at 10:40 but read after the dealer's idle action of 10:43: applied
+    # at 10:40 it would set the idle clock back to 11:10 and write history out of time order.
+    shell = racing_table(idle_action_after="30m")
+    shell.script("KH")
+    shell.fire_due(T0 + minutes(43))  # the dealer races
+    assert shell.state.last_action_at == T0 + minutes(43)
+    rejected = shell.refuse("alice", "race", T0 + minutes(40), fire_first=False)
+    assert rejected.rule == "OR-7" and rejected.what.startswith("too late")
+    assert "action 1" in rejected.what
+    assert shell.deadlines == {"idle": T0 + minutes(73)}  # where the dealer's action put it
+
+
 def test_without_the_setting_there_is_no_idle_deadline():
     shell = racing_table()
     assert shell.deadlines == {}
