@@ -23,7 +23,8 @@ delivered) has committed. The directory outbox itself cannot show a post sent tw
 re-send rewrites the same file); the send log does, and says which process sent it and
 whether its batch was committed. With ``FAULTRUN_PASS_LOG=FILE``, the life's pid is
 appended to FILE after each turn of its loop (a pass over, its timer set): the lives that
-completed a pass.
+completed a pass. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
+send while FILE exists (a publisher outage: the posts wait and go out after their backoff).
 
 With ``"exec": true`` in the request, the child does not run dealer in the forked image:
 it execs this script anew (``--life LOG``), which imports dealer as ``dealer run`` does under
@@ -52,7 +53,7 @@ import dealer.inbox.directory  # noqa: F401
 import dealer.shell.delivery
 import dealer.shell.passes  # noqa: F401
 import dealer.shell.pidfile  # noqa: F401
-from dealer.publish.base import OutgoingPost
+from dealer.publish.base import DeliveryFailed, OutgoingPost
 from dealer.publish.directory import DirectoryPublisher
 
 
@@ -77,6 +78,18 @@ def record_sends(path: str) -> None:
     dealer.shell.delivery.fault = fault_and_record  # type: ignore[assignment]
 
 
+def outage_while(flag: str) -> None:
+    """Fail every send of the directory publisher while the file ``flag`` exists."""
+    send = DirectoryPublisher.send
+
+    def send_unless_out(self: DirectoryPublisher, post: OutgoingPost) -> str:
+        if os.path.exists(flag):
+            raise DeliveryFailed("the publisher is out (the season's outage)")
+        return send(self, post)
+
+    DirectoryPublisher.send = send_unless_out  # type: ignore[method-assign]
+
+
 def record_passes(path: str) -> None:
     """Append this process's pid to ``path`` after each turn of the daemon's loop."""
     log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -99,6 +112,8 @@ def life(env: dict[str, str], log: str) -> int:
     os.environ.clear()
     os.environ.update(env)
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 PID`: where is this life now
+    if env.get("FAULTRUN_OUTAGE"):
+        outage_while(env["FAULTRUN_OUTAGE"])
     if env.get("FAULTRUN_SEND_LOG"):
         record_sends(env["FAULTRUN_SEND_LOG"])
     if env.get("FAULTRUN_PASS_LOG"):

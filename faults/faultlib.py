@@ -49,10 +49,11 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterator
 
 from sqlalchemy import exists, select, text
 from sqlalchemy.engine import Engine, make_url
@@ -62,7 +63,7 @@ from dealer.ledger import CHIPS, MINT, scope_of
 from dealer.replay import replay_game
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.faults import POINTS
-from dealer.store.db import make_engine, session_factory
+from dealer.store.db import make_engine, migrate, normalise_url, session_factory
 from dealer.store.models import Deadline, Event, Holding, Inbound, LedgerEntry, Post
 
 LAUNCHER = Path(__file__).resolve().parent / "daemon.py"
@@ -196,6 +197,42 @@ class Figures:
             *(f"  {p}" for p in self.problems[:40]),
             *([f"  ... and {len(self.problems) - 40} more"] if len(self.problems) > 40 else []),
         ]
+
+
+# -- the store ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def scratch_store(url: str | None, root: Path, prefix: str, keep: bool = False) -> Iterator[str]:
+    """A migrated store for one run; yield its URL. By default a SQLite file in ``root``; a
+    Postgres URL is used inside a schema of its own (``<prefix>_<pid>``, chosen through
+    ``search_path``), dropped at the end unless ``keep``, so the run neither reads nor
+    disturbs what else the database holds."""
+    url = url or f"sqlite:///{root / 'dealer.db'}"
+    schema = None
+    admin_url = normalise_url(url)
+    if make_url(admin_url).get_backend_name() == "postgresql":
+        schema = f"{prefix}_{os.getpid()}"
+        admin = make_engine(admin_url)
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        admin.dispose()
+        url = make_url(admin_url).update_query_dict(
+            {"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+    try:
+        engine = make_engine(url)
+        migrate(engine)
+        engine.dispose()
+        yield url
+    finally:
+        if keep:
+            print(f"kept: {root}" + (f", schema {schema}" if schema else ""), file=sys.stderr)
+        if schema and not keep:
+            admin = make_engine(admin_url)
+            with admin.begin() as connection:
+                connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            admin.dispose()
 
 
 # -- set-up ------------------------------------------------------------------------------------

@@ -27,13 +27,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import faultlib  # noqa: E402
-
-from dealer.store.db import make_engine, migrate, normalise_url  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,46 +72,25 @@ def main(argv: list[str] | None = None) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
 
     root = Path(tempfile.mkdtemp(prefix="dealer-faults-"))
-    url = args.database_url or f"sqlite:///{root / 'dealer.db'}"
-    schema = None
-    admin_url = normalise_url(url)
-    if make_url(admin_url).get_backend_name() == "postgresql":
-        schema = f"dealer_faults_{os.getpid()}"
-        admin = make_engine(admin_url)
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-        admin.dispose()
-        url = make_url(admin_url).update_query_dict(
-            {"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
     try:
-        engine = make_engine(url)
-        migrate(engine)
-        engine.dispose()
-        attack = faultlib.Attack(
-            database_url=url, root=root, kills=args.kills, replicas=args.replicas,
-            games=args.games, round_length=args.round_length, message_rate=args.rate,
-            random_share=args.random_share, longest_random_life=args.longest_random_life,
-            shortest_random_life=shortest, exec_lives=args.exec,
-            named_life_limit=args.named_life_limit, drain_limit=args.drain_limit,
-            disconnect_every=args.disconnect_every or None, seed=seed,
-        )
-        print(f"fault run in {root} on {make_url(url).render_as_string(hide_password=True)}",
-              file=sys.stderr)
-        figures = faultlib.run(attack, progress=sys.stderr)
-        print("\n".join(figures.lines()))
-        print("PASS" if figures.ok else "FAIL")
-        return 0 if figures.ok else 1
+        with faultlib.scratch_store(args.database_url, root, "dealer_faults", args.keep) as url:
+            attack = faultlib.Attack(
+                database_url=url, root=root, kills=args.kills, replicas=args.replicas,
+                games=args.games, round_length=args.round_length, message_rate=args.rate,
+                random_share=args.random_share, longest_random_life=args.longest_random_life,
+                shortest_random_life=shortest, exec_lives=args.exec,
+                named_life_limit=args.named_life_limit, drain_limit=args.drain_limit,
+                disconnect_every=args.disconnect_every or None, seed=seed,
+            )
+            print(f"fault run in {root} on {make_url(url).render_as_string(hide_password=True)}",
+                  file=sys.stderr)
+            figures = faultlib.run(attack, progress=sys.stderr)
+            print("\n".join(figures.lines()))
+            print("PASS" if figures.ok else "FAIL")
+            return 0 if figures.ok else 1
     finally:
-        if args.keep:
-            print(f"kept: {root}" + (f", schema {schema}" if schema else ""), file=sys.stderr)
-        else:
+        if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-            if schema:
-                admin = make_engine(admin_url)
-                with admin.begin() as connection:
-                    connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-                admin.dispose()
 
 
 if __name__ == "__main__":

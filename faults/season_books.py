@@ -1,0 +1,229 @@
+"""The season's books: what the store, the inbox and the outbox must show after a season,
+each check printed with what it counted, and the season failed when it played too little to
+prove anything (no round, no race, no finished game)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+import faultlib
+from dealer.clock import utcnow
+from dealer.health import check_health
+from dealer.replay import replay_game
+from dealer.store.db import session_factory
+from dealer.store.models import Deadline, Event, Game, Inbound, Post
+from dealer.verify import verify_game
+
+RESTART_SLACK = timedelta(seconds=15)
+"""How late a deadline may fire beyond the downtime: a killed daemon's successor starts,
+takes its lock and catches up (on 2 busy cores, several seconds)."""
+
+
+def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultlib.Life],
+          settled: datetime, chips: int, faults: Any, figures: Any) -> None:
+    """Every check of the module's docstring, into ``figures``."""
+    problems = figures.problems
+    checks = figures.checks
+    k = figures.kills
+    _inbox(engine, root / "inbox", sent.all(), figures)
+    _answers(engine, figures)
+    faultlib._audit_posts(engine, root / "outbox", root / "sends.log", lives, settled, k)
+    checks.append(("posts", f"{k.posts} queued, {k.sends} sends, {k.resends_after_kill} re-sent "
+                            f"after a kill, {k.resends_after_cut} after a cut connection, "
+                            f"{k.doubles} doubles, {k.missing} missing"))
+    _deadlines(engine, settled, k)
+    late = _late(engine, timedelta(seconds=faults.downtime_seconds()) + RESTART_SLACK)
+    checks.append(("deadlines", f"{k.deadlines_fired} fired once each, in order, none early; "
+                                f"{late[0]} late by more than a kill's restart, "
+                                f"{len(late[1])} beyond the downtime; latest {late[2]:.1f} s"))
+    problems += [f"deadline fired {d} late: {what}" for what, d in late[1][:10]]
+    table = faultlib.Table([], chips)
+    faultlib._audit_ledger(engine, table, k)
+    checks.append(("ledger", f"every item sums to zero, no entry crosses a scope, "
+                             f"{chips} chips handed out all held"))
+    problems += k.problems
+    _games(engine, runner, figures)
+    health = check_health(engine, utcnow())
+    checks.append(("health", "healthy" if health.ok else f"unhealthy: {health}"))
+    if not health.ok:
+        problems.append(f"dealer health: {health}")
+    _vacuity(figures)
+
+
+def _inbox(engine: Engine, inbox: Path, sent: dict[str, list[str]], figures: Any) -> None:
+    problems = figures.problems
+    left = sorted(p.name for p in inbox.glob("*.json"))
+    if left:
+        problems.append(f"{len(left)} inbox file(s) never taken, e.g. {left[:3]}")
+    moved = Counter(p.stem for p in (inbox / "processed").glob("*.json"))
+    moved.update(p.stem for p in (inbox / "rejected").glob("*.json"))
+    wrong = [i for i in sent.get("dir", []) if moved[i] != 1]
+    if wrong:
+        problems.append(f"{len(wrong)} inbox file(s) not moved exactly once, e.g. {wrong[:3]}")
+    with engine.connect() as connection:
+        rows = connection.execute(select(Inbound.source, Inbound.external_id, Inbound.status)).all()
+    stored = Counter((source, ident) for source, ident, _ in rows)
+    written = [(source, ident) for source, ids in sent.items() for ident in ids]
+    not_once = [w for w in written if stored[w] != 1]
+    if not_once:
+        problems.append(f"{len(not_once)} message(s) not stored exactly once, e.g. "
+                        f"{[(w, stored[w]) for w in not_once[:3]]}")
+    strangers = set(stored) - set(written)
+    if strangers:
+        problems.append(f"{len(strangers)} stored message(s) nobody sent: {sorted(strangers)[:3]}")
+    outcomes = Counter(status for _, _, status in rows)
+    for status in ("pending", "failed", "quarantined"):
+        if outcomes[status]:
+            problems.append(f"{outcomes[status]} message(s) left {status}")
+    by_source = ", ".join(f"{source} {len(ids)}" for source, ids in sorted(sent.items()))
+    figures.counts["messages"] = len(written)
+    figures.counts.update({f"sent {source}": len(ids) for source, ids in sent.items()})
+    figures.checks.append(("inbox", f"{len(written)} sent ({by_source}), each stored once; "
+                                    + ", ".join(f"{s} {n}" for s, n in sorted(outcomes.items()))))
+
+
+def _answers(engine: Engine, figures: Any) -> None:
+    """Each message answered at most once, and each PM with a command exactly once."""
+    with engine.connect() as connection:
+        inbound = connection.execute(select(Inbound.id, Inbound.channel, Inbound.kind,
+                                            Inbound.status)).all()
+        keys = connection.execute(select(Post.key).where(Post.key.like("in:%:reply:%"))).scalars().all()
+    replies: Counter[int] = Counter()
+    for key in keys:
+        replies[int(key.split(":")[1])] += 1
+    twice = [i for i, n in replies.items() if n > 1]
+    unanswered = [i for i, channel, kind, status in inbound
+                  if channel == "pm" and kind == "message" and status != "ignored" and not replies[i]]
+    if twice:
+        figures.problems.append(f"{len(twice)} message(s) answered more than once, e.g. {twice[:3]}")
+    if unanswered:
+        figures.problems.append(f"{len(unanswered)} PM(s) never answered, e.g. {unanswered[:3]}")
+    figures.checks.append(("answers", f"{sum(replies.values())} replies, none twice; "
+                                      f"{len(unanswered)} PMs unanswered"))
+
+
+def _deadlines(engine: Engine, settled: datetime, k: Any) -> None:
+    """Every deadline due by ``settled`` fired once, not early, each game's in the order they
+    fell due, as its history says (a name may come back: a race's ``idle``)."""
+    misfires: list[str] = []
+    with engine.connect() as connection:
+        rows = connection.execute(
+            select(Deadline.game_id, Deadline.name, Deadline.due_at, Deadline.status,
+                   Deadline.fired_at).order_by(Deadline.game_id, Deadline.due_at, Deadline.id)).all()
+        fired_events = connection.execute(
+            select(Event.game_id, Event.at, Event.data)
+            .where(Event.type == "deadline.fired").order_by(Event.game_id, Event.seq)).all()
+    history: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for game_id, at, data in fired_events:
+        history[game_id].append((data["deadline"], at))
+    fired: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for game_id, name, due_at, status, fired_at in rows:
+        if status == "pending" and due_at <= settled:
+            misfires.append(f"{game_id}: {name} due {due_at} never fired")
+        if status != "fired":
+            continue
+        fired[game_id].append((name, due_at))
+        if fired_at is None or fired_at < due_at:
+            misfires.append(f"{game_id}: {name} due {due_at} fired early, at {fired_at}")
+    for game_id in set(fired) | set(history):
+        steps = history[game_id]
+        if steps != fired[game_id]:
+            misfires.append(f"{game_id}: deadlines fired {_names(fired[game_id])} but the history "
+                            f"says {_names(steps)}")
+        if [at for _, at in steps] != sorted(at for _, at in steps):
+            misfires.append(f"{game_id}: deadlines fired out of order: {_names(steps)}")
+    k.deadlines_fired = sum(len(v) for v in fired.values())
+    k.misfires = len(misfires)
+    k.problems += misfires
+
+
+def _names(steps: list[tuple[str, Any]]) -> str:
+    return ", ".join(f"{name}@{at:%H:%M:%S.%f}" for name, at in steps[:12]) + (
+        " ..." if len(steps) > 12 else "")
+
+
+def _late(engine: Engine, allowed: timedelta) -> tuple[int, list[tuple[str, timedelta]], float]:
+    """Deadlines fired later than a restart takes, those later than ``allowed``, the latest."""
+    with engine.connect() as connection:
+        rows = connection.execute(select(Deadline.game_id, Deadline.name, Deadline.due_at,
+                                         Deadline.fired_at).where(Deadline.status == "fired")).all()
+    late = 0
+    beyond = []
+    latest = timedelta(0)
+    for game_id, name, due_at, fired_at in rows:
+        delay = fired_at - due_at
+        latest = max(latest, delay)
+        if delay > RESTART_SLACK:
+            late += 1
+        if delay > allowed:
+            beyond.append((f"{game_id} {name}", delay))
+    return late, beyond, latest.total_seconds()
+
+
+def _games(engine: Engine, runner: Any, figures: Any) -> None:
+    """Replay equal for every game, verify passing for every finished one, none stuck."""
+    problems = figures.problems
+    with engine.connect() as connection:
+        games = connection.execute(select(Game.id, Game.kind, Game.status)).all()
+        events = Counter(connection.execute(select(Event.type)).scalars())
+    replayed = verified = 0
+    status: dict[str, Counter[str]] = defaultdict(Counter)
+    with session_factory(engine)() as session:
+        for game_id, kind, state in games:
+            status[kind][state] += 1
+            report = replay_game(session, game_id)
+            replayed += 1
+            if not report.ok:
+                problems.append(f"{game_id}: dealer replay differs from the store: {report.difference}")
+            if state == "finished":
+                verification = verify_game(session, game_id)
+                verified += 1
+                if not verification.ok:
+                    problems.append(f"{game_id}: dealer verify: {verification.problems[:3]}")
+            else:
+                problems.append(f"{game_id} ({kind}) {state} at the end: stuck")
+    figures.checks.append(("games", f"{replayed} replayed equal, {verified} verified; " + "; ".join(
+        f"{kind}: " + ", ".join(f"{n} {s}" for s, n in sorted(c.items()))
+        for kind, c in sorted(status.items()))))
+    figures.counts.update({
+        "roulette games finished": status["roulette"]["finished"],
+        "rounds played": events["round.resolved"],
+        "races tables finished": status["races"]["finished"],
+        "races run": _races_run(engine),
+    })
+
+
+def _races_run(engine: Engine) -> int:
+    with engine.connect() as connection:
+        data = connection.execute(select(Event.data).where(Event.type == "table.finished")).scalars()
+        return sum(1 for d in data if d.get("outcome") == "raced")
+
+
+MILESTONES = {"rounds played": 1, "roulette games finished": 1, "races run": 2}
+"""What a season must have done to prove anything: rounds, finished games, a race on two days
+(the daily table)."""
+
+
+def _vacuity(figures: Any) -> None:
+    """Fail a season that played too little, or whose faults asked for never happened."""
+    missing = [f"{name} (at least {least})" for name, least in MILESTONES.items()
+               if figures.counts.get(name, 0) < least]
+    season, faults = figures.season, figures.faults
+    if season.kills and not figures.kills.kills:
+        missing.append("a daemon killed")
+    if season.downtime > 0 and faults.get("downtime") == "none":
+        missing.append("the day of downtime")
+    if season.outage and faults.get("publisher outage") == "none":
+        missing.append("the publisher outage")
+    if season.disconnects and figures.backend == "postgresql" and not faults.get("connections cut"):
+        missing.append("a connection cut")
+    transports = ["dir", "webhook"] if season.webhook else ["dir"]
+    missing += [f"a message over {t}" for t in transports if not figures.counts.get(f"sent {t}")]
+    if missing:
+        figures.problems.append(f"vacuous season: nothing of {'; '.join(missing)}")

@@ -1,0 +1,119 @@
+"""The season's faults, planned from its seed: daemons killed all season (faultlib's replicas:
+at named fault points and at random moments), on Postgres their connections cut every few
+seconds (faultlib's disconnector), the publisher out once for a fifth of a day (every send
+of the directory publisher fails while the flag file ``outage`` exists: faults/daemon.py;
+the posts wait and are sent again after their backoff), and a day of downtime with no daemon at all while the
+players go on writing (the directory inbox fills up; the webhook's sender retries)."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+import faultlib
+from dealer.clock import utcnow
+
+
+class Faults:
+    """When each fault happens, and doing it at its time (``step`` from the season's loop)."""
+
+    def __init__(self, season: Any, engine: Engine, root: Path, send_log: Path, rng: random.Random):
+        self.season = season
+        self.engine = engine
+        self.root = root
+        self.send_log = send_log
+        self.flag = root / "outage"
+        self.rng = rng
+        day = season.day_seconds
+        self.downtime: tuple[float, float] | None = None
+        if season.downtime > 0 and season.days >= 2:
+            first = rng.uniform(0.5, max(0.5, season.days - season.downtime - 0.5)) * day
+            self.downtime = (first, first + season.downtime * day)
+        self.outage: tuple[float, float] | None = None
+        if season.outage:
+            for _ in range(100):
+                first = rng.uniform(0.2, max(0.2, season.days - 0.4)) * day
+                window = (first, first + 0.2 * day)
+                if self.downtime is None or window[1] < self.downtime[0] or window[0] > self.downtime[1]:
+                    self.outage = window
+                    break
+        self.down_since: datetime | None = None
+        self.down_until: datetime | None = None
+        self.out_since: datetime | None = None
+        self.out_until: datetime | None = None
+        self.disconnector: faultlib.Disconnector | None = None
+        self.cut = 0
+
+    def attack(self) -> faultlib.Attack:
+        """How the replicas' lives end while the season runs (faultlib's knobs)."""
+        return faultlib.Attack(
+            database_url=self.season.database_url, root=self.root,
+            random_share=0.5, shortest_random_life=0.5,
+            longest_random_life=max(1.0, self.season.day_seconds / 3), named_life_limit=2.5,
+        )
+
+    def start(self, began: float, postgres: bool) -> None:
+        if postgres and self.season.disconnects:
+            self.disconnector = faultlib.Disconnector(
+                self.engine, max(1.0, self.season.day_seconds / 4), self.rng.randrange(2**32),
+                self.send_log)
+            self.disconnector.start()
+
+    def step(self, elapsed: float, replicas: list[faultlib.Replica], kills: faultlib.Figures) -> bool:
+        """Begin or end the outage and the downtime as their time comes; True while down."""
+        if self.outage:
+            first, last = self.outage
+            if first <= elapsed < last and self.out_since is None:
+                self.flag.write_text("out\n", encoding="utf-8")
+                self.out_since = utcnow()
+            elif elapsed >= last and self.out_since is not None and self.out_until is None:
+                self._outage_over()
+        if not self.downtime:
+            return False
+        first, last = self.downtime
+        if first <= elapsed < last:
+            if self.down_since is None:
+                self.down_since = utcnow()
+                for replica in replicas:
+                    replica.end_attack(kills)  # killed now, not restarted until it is over
+            return True
+        if elapsed >= last and self.down_since is not None and self.down_until is None:
+            self.down_until = utcnow()
+        return False
+
+    def _outage_over(self) -> None:
+        self.flag.unlink()
+        self.out_until = utcnow()
+
+    def stop(self, kills: faultlib.Figures) -> None:
+        """End what is still going on (the outage, the disconnector)."""
+        if self.out_since is not None and self.out_until is None:
+            self._outage_over()
+        if self.down_since is not None and self.down_until is None:
+            self.down_until = utcnow()
+        if self.disconnector is not None:
+            self.disconnector.halt.set()
+            self.disconnector.join()
+            self.cut = self.disconnector.cut
+            kills.disconnects = self.cut
+            self.disconnector = None
+
+    def downtime_seconds(self) -> float:
+        """How long the daemons were all down (0 without a downtime)."""
+        if self.down_since is None or self.down_until is None:
+            return 0.0
+        return (self.down_until - self.down_since).total_seconds()
+
+    def figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["downtime"] = f"{self.downtime_seconds():.1f} s" if self.down_since else "none"
+        if self.out_since and self.out_until:
+            out["publisher outage"] = f"{(self.out_until - self.out_since).total_seconds():.1f} s"
+        else:
+            out["publisher outage"] = "none"
+        out["connections cut"] = self.cut
+        return out

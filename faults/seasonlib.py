@@ -1,0 +1,436 @@
+"""The season: days of several games at once, played by scripted players through the real
+daemon under faults, then the books (:mod:`season_books`).
+
+Not part of the package: ``faults/season.py`` and ``tests/integration/test_season.py`` import
+it by file name, beside :mod:`faultlib`, whose fork server and replicas run the daemons.
+
+Time is compressed real time: the daemon is the real ``dealer run`` on the real clock, and the
+games are created with short durations, so a season "day" lasts ``day_seconds`` seconds. One
+run:
+
+1. **Set-up**: ``players`` players, each with chips and a few cards in its wallet.
+2. **The days**: a Stationary Roulette league (the idle players paired at random, a new pair
+   as soon as two are free, each game a few rounds of a quarter day) and a daily Off to the
+   Races table; every ``tick`` each game's players may take a turn (:mod:`faults.players`)
+   and their acts go in over the directory inbox or the signed webhook (each player keeps
+   one). Meanwhile :mod:`season_faults` kills daemons, cuts connections, takes the publisher
+   away and stops every daemon for the day of downtime.
+3. **The end**: no new game; the players finish those in progress; the faults stop; the
+   daemons run clean until nothing is left to do; then they are stopped and the books are
+   checked.
+
+Randomness here (the pairs, the players' acts, the faults) is test infrastructure, a seeded
+``random.Random``, not a game draw; the games draw through the fair source.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine, make_url
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import faultlib  # noqa: E402
+import season_books  # noqa: E402
+import season_faults  # noqa: E402
+from transports import SECRET, Directory, Sent, Webhook  # noqa: E402
+
+from dealer.cards import CATALOGUE  # noqa: E402
+from dealer.clock import iso_exact, utcnow  # noqa: E402
+from dealer.ledger import GLOBAL  # noqa: E402
+from dealer.shell.admin import add_player, create_game, grant  # noqa: E402
+from dealer.shell.steps import load_state  # noqa: E402
+from dealer.store.db import make_engine, session_factory  # noqa: E402
+from dealer.store.models import Game, Holding, Post  # noqa: E402
+from faults.players.base import Act, Behaviour, PostSeen, cast  # noqa: E402
+
+STARTING_CHIPS = 1000
+CARDS_EACH = 3
+RACEWAY = "#the-raceway"
+
+
+@dataclass
+class Season:
+    """What one season does (sizes, timing, which faults)."""
+
+    database_url: str
+    root: Path
+    seed: int = 0
+    days: int = 3
+    players: int = 12
+    day_seconds: float = 20.0
+    replicas: int = 1
+    kills: bool = True
+    """SIGKILL daemons at random moments and named fault points all season."""
+    disconnects: bool = True
+    """On Postgres: cut the daemons' connections every few seconds."""
+    outage: bool = True
+    """Take the publisher's outbox away for a fifth of a day, once."""
+    downtime: float = 1.0
+    """Days with no daemon at all (players still write), once, mid-season; 0: none."""
+    webhook: bool = True
+    """Half the players write over the signed webhook (the others over the directory inbox)."""
+    rounds: int = 3
+    """Rounds of each roulette game (a round lasts a quarter day)."""
+    drain_days: float = 3.0
+    """How long after the last day the games in progress may take to finish."""
+    tick: float = 0.25
+    """Seconds between the players' turns."""
+    poll_interval: float = 0.2
+    port_base: int = 0
+    """The replicas' webhook ports are ``port_base + index`` (0: free ports found at start)."""
+
+
+@dataclass
+class Figures:
+    """What the season did and what the books say: ``faults/season.py`` prints these lines."""
+
+    season: Season
+    backend: str = ""
+    duration: float = 0.0
+    kills: faultlib.Figures = field(default_factory=faultlib.Figures)
+    """The replicas' lives and kills, and the post and deadline audits (faultlib's)."""
+    faults: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    """What was played: rounds, races, games finished, messages by transport and outcome ..."""
+    checks: list[tuple[str, str]] = field(default_factory=list)
+    """Each check of the books and what it counted."""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def lines(self) -> list[str]:
+        s = self.season
+        k = self.kills
+        out = [
+            f"store: {self.backend}; replicas: {s.replicas}; seed: {s.seed}; {s.days} days of "
+            f"{s.day_seconds:g} s; {s.players} players",
+            f"duration: {self.duration:.1f} s; daemon lives: {k.lives}; kills {k.kills} (named "
+            f"{sum(k.kills_named.values())}, random {k.kills_random}); exits on their own {k.exits}",
+            "faults: " + ", ".join(f"{name} {value}" for name, value in self.faults.items()),
+            "played: " + ", ".join(f"{name} {value}" for name, value in sorted(self.counts.items())),
+            "books:",
+            *(f"  {name}: {what}" for name, what in self.checks),
+            f"problems: {len(self.problems)}",
+            *(f"  {p}" for p in self.problems[:40]),
+            *([f"  ... and {len(self.problems) - 40} more"] if len(self.problems) > 40 else []),
+        ]
+        return out
+
+
+class StoreView:
+    """A :class:`~faults.players.base.GameView` on the store, read afresh at each tick."""
+
+    def __init__(self, engine: Engine, game_id: str, kind: str, now: datetime):
+        self.engine = engine
+        self.game_id = game_id
+        self.kind = kind
+        self.now = now
+        self._state: Any = None
+        self._status = ""
+        self._held: dict[str, dict[str, int]] = {}
+        with session_factory(engine)() as session:
+            game = session.get(Game, game_id)
+            if game is not None and game.state and game.state != "{}":
+                self._state = load_state(game)[1]
+                self._status = game.status
+
+    def state(self) -> Any:
+        return self._state
+
+    def holdings(self, player: str) -> dict[str, int]:
+        if player not in self._held:
+            account = GLOBAL.player(player)
+            with self.engine.connect() as connection:
+                rows = connection.execute(select(Holding.item, Holding.amount)
+                                          .where(Holding.account == account)).all()
+            self._held[player] = {item: n for item, n in rows if n}
+        return self._held[player]
+
+    def balance(self, player: str, item: str) -> int:
+        return self.holdings(player).get(item, 0)
+
+    def posts(self) -> list[PostSeen]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(Post.id, Post.channel, Post.body, Post.ref)
+                .where(Post.game_id == self.game_id, Post.recipient.is_(None))
+                .order_by(Post.id)).all()
+        return [PostSeen(key=str(i), channel=channel, body=body, ref=ref)
+                for i, channel, body, ref in rows]
+
+    def finished(self) -> bool:
+        return self._status == "finished"
+
+
+@dataclass
+class Table:
+    """A game of the season and its cast."""
+
+    game_id: str
+    kind: str
+    players: dict[str, Behaviour]
+    created: float
+    """Monotonic time of its creation."""
+    finished: bool = False
+
+
+class Runner:
+    """The season in progress: the games, the players' turns, the transports."""
+
+    def __init__(self, season: Season, engine: Engine, transports: dict[str, Any],
+                 faults: season_faults.Faults, progress: IO[str] | None):
+        self.season = season
+        self.engine = engine
+        self.rng = random.Random(season.seed)
+        self.players_rng = random.Random(self.rng.randrange(2**32))
+        self.names = [f"p{i:02d}" for i in range(1, season.players + 1)]
+        self.transports = transports
+        self.transport_of = {
+            name: ("webhook" if season.webhook and "webhook" in transports and i % 2 else "dir")
+            for i, name in enumerate(self.names)}
+        self.tables: list[Table] = []
+        self.idle = list(self.names)
+        self.said: dict[str, str] = {}
+        self.count = 0
+        self.acts: dict[str, int] = {}
+        self.faults = faults
+        self.progress = progress
+        self.last_races_day = -1
+
+    # -- set-up ----------------------------------------------------------------------------
+
+    def set_up(self) -> int:
+        """Players with chips and cards; return the chips handed out."""
+        now = utcnow()
+        cards = [card.code for card in CATALOGUE]
+        with session_factory(self.engine).begin() as session:
+            for name in self.names:
+                add_player(session, name, now, chips=STARTING_CHIPS)
+                for code in self.rng.sample(cards, CARDS_EACH):
+                    grant(session, name, code, 1, now)
+        return STARTING_CHIPS * len(self.names)
+
+    def seconds(self, days: float) -> str:
+        """A duration setting of ``days`` season days, in whole seconds (at least 1)."""
+        return f"{max(1, round(days * self.season.day_seconds))}s"
+
+    def open_games(self, day: int) -> None:
+        """New roulette pairs from the idle players; the day's races table once the last is over."""
+        self.rng.shuffle(self.idle)
+        while len(self.idle) >= 2:
+            a, b = self.idle.pop(), self.idle.pop()
+            settings = {"rounds": str(self.season.rounds),
+                        "round_length": self.seconds(0.25),
+                        "preparation_length": self.seconds(0.25), "remind_before": ""}
+            self._create("roulette", f"rl{len(self.tables) + 1:04d}", [a, b], settings, [a, b])
+        races = [t for t in self.tables if t.kind == "races"]
+        if day > self.last_races_day and all(t.finished for t in races):
+            self.last_races_day = day
+            seated = self.rng.sample(self.names, min(8, len(self.names)))
+            settings = {"seating_window": self.seconds(0.15), "betting_window": self.seconds(0.08),
+                        "idle_action_after": self.seconds(0.04), "min_horses": "4"}
+            self._create("races", f"races-d{day + 1:02d}", [], settings, seated)
+
+    def _create(self, kind: str, game_id: str, players: list[str], settings: dict[str, str],
+                cast_names: list[str]) -> None:
+        now = utcnow()
+        with session_factory(self.engine).begin() as session:
+            create_game(session, kind, game_id, now, players=players,
+                        start=now + timedelta(seconds=0.5), settings=settings,
+                        channel=RACEWAY if kind == "races" else None)
+        self.tables.append(Table(game_id, kind, cast(kind, cast_names, self.players_rng),
+                                 time.monotonic()))
+
+    # -- the players -----------------------------------------------------------------------
+
+    def tick(self, opening: bool, day: int) -> None:
+        """Each running game's players take a turn now and then; finished games free theirs."""
+        if opening:
+            self.open_games(day)
+        now = utcnow()
+        stamp = iso_exact(now)
+        for table in self.tables:
+            if table.finished:
+                continue
+            view = StoreView(self.engine, table.game_id, table.kind, now)
+            if view.finished():
+                table.finished = True
+                if table.kind == "roulette":
+                    self.idle += list(table.players)
+                continue
+            for name in sorted(table.players):
+                if self.players_rng.random() > self.turn_chance(table.kind):
+                    continue
+                player = table.players[name]
+                for act in player.turn(view, self.players_rng):
+                    same_second = stamp if player.temperament.simultaneous else None
+                    self.deliver(act, table.game_id, same_second)
+
+    def turn_chance(self, kind: str) -> float:
+        """About three turns a phase: a roulette phase is a quarter day, a races phase shorter."""
+        per_phase = self.season.day_seconds * (0.25 if kind == "roulette" else 0.05) / self.season.tick
+        return min(1.0, 3.0 / max(per_phase, 1.0))
+
+    def deliver(self, act: Act, game_id: str, stamp: str | None) -> None:
+        """Hand ``act`` to its sender's transport as an inbox message."""
+        self.count += 1
+        ident = f"s{self.season.seed}-{self.count:06d}"
+        message: dict[str, Any] = {
+            "id": ident, "sender": act.sender, "channel": act.channel,
+            "sent_at": stamp or iso_exact(utcnow()), "game": act.game or game_id,
+        }
+        if act.kind == "say":
+            message["body"] = act.body
+            if act.key:
+                self.said[act.key] = ident
+        else:
+            target = self.said.get(act.ref or "", act.ref or "")
+            if target.startswith("msg:"):
+                target = target[4:]
+            message.update(kind={"edit": "edit", "delete": "delete"}.get(act.kind, "reaction"),
+                           target=target, body=act.body)
+            if act.kind in ("react", "unreact"):
+                message["emoji"] = act.emoji
+                if act.kind == "unreact":
+                    message["removed"] = True
+        self.acts[act.expect] = self.acts.get(act.expect, 0) + 1
+        self.transports[self.transport_of[act.sender]].deliver(message)
+
+    def all_finished(self) -> bool:
+        return all(t.finished for t in self.tables)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run(season: Season, progress: IO[str] | None = None) -> Figures:
+    """Set up, play the days under faults, drain and check the books; return the figures."""
+    root = season.root
+    inbox, outbox = root / "inbox", root / "outbox"
+    for folder in (inbox, outbox):
+        folder.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(season.database_url)
+    postgres = engine.dialect.name == "postgresql"
+    figures = Figures(season, backend=make_url(season.database_url).get_backend_name())
+    kills = figures.kills
+    sent = Sent()
+    ports = [season.port_base + i if season.port_base else _free_port()
+             for i in range(season.replicas)]
+    transports: dict[str, Any] = {"dir": Directory(inbox, sent)}
+    if season.webhook:
+        transports["webhook"] = Webhook(ports, sent)
+        transports["webhook"].start()
+    send_log, pass_log = root / "sends.log", root / "passes.log"
+    faults = season_faults.Faults(season, engine, root, send_log, random.Random(season.seed + 1))
+    runner = Runner(season, engine, transports, faults, progress)
+    chips = runner.set_up()
+    server = faultlib.ForkServer()
+    replicas = []
+    attack = faults.attack()
+    for index in range(season.replicas):
+        home = root / f"replica-{index}"
+        home.mkdir(exist_ok=True)
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("DEALER_", "PG"))}
+        env.update({
+            "DEALER_HOME": str(home),
+            "DEALER_DATABASE_URL": season.database_url,
+            "DEALER_INBOX": f"dir:{inbox}",
+            "DEALER_PUBLISH": f"dir:{outbox}",
+            "DEALER_POLL_INTERVAL": str(season.poll_interval),
+            "DEALER_DEADLINE_OVERRIDES": "",
+            "DEALER_PUBLISH_BACKOFF": "0.5",
+            "DEALER_WEBHOOK_LISTEN": f"127.0.0.1:{ports[index]}" if season.webhook else "",
+            "DEALER_WEBHOOK_SECRET": SECRET if season.webhook else "",
+            "PGAPPNAME": faultlib.APPLICATION,
+            "FAULTRUN_SEND_LOG": str(send_log),
+            "FAULTRUN_PASS_LOG": str(pass_log),
+            "FAULTRUN_OUTAGE": str(faults.flag),
+        })
+        replicas.append(faultlib.Replica(index, attack, env, root / f"replica-{index}.log",
+                                         server, random.Random(runner.rng.random())))
+    began = time.monotonic()
+    length = season.days * season.day_seconds
+    settled = None
+    try:
+        faults.start(began, postgres)
+        while True:
+            elapsed = time.monotonic() - began
+            day = int(elapsed // season.day_seconds)
+            opening = elapsed < length
+            if not opening and runner.all_finished():
+                break
+            if elapsed > length + season.drain_days * season.day_seconds:
+                left = [t.game_id for t in runner.tables if not t.finished]
+                figures.problems.append(f"games stuck: {len(left)} not finished "
+                                        f"{season.drain_days:g} days after the last: {left[:5]}")
+                break
+            down = faults.step(elapsed, replicas, kills)
+            if not down:
+                for replica in replicas:
+                    replica.watch(kills, attacking=season.kills and opening)
+            runner.tick(opening, day)
+            if progress and day != getattr(run, "_shown", None):
+                run._shown = day  # type: ignore[attr-defined]
+                print(f"day {day + 1}: {len(runner.tables)} games, {runner.count} messages, "
+                      f"{kills.kills} kills", file=progress)
+            time.sleep(season.tick)
+        faults.stop(kills)
+        for replica in replicas:
+            replica.end_attack(kills)
+        if progress:
+            print(f"season over after {time.monotonic() - began:.1f} s; draining", file=progress)
+        limit = time.monotonic() + 120
+        while True:
+            for replica in replicas:
+                replica.watch(kills, attacking=False)
+            if all(t.idle() for t in transports.values()):
+                settled = faultlib._settled(engine, inbox)
+                if settled:
+                    break
+            if time.monotonic() > limit:
+                figures.problems.append("not settled 120 s after the season")
+                settled = utcnow()
+                break
+            server.wait(timeout=0.05)
+    finally:
+        faults.stop(kills)
+        for replica in replicas:
+            replica.stop()
+        server.close()
+        for transport in transports.values():
+            transport.close()
+    figures.duration = time.monotonic() - began
+    lives = [life for replica in replicas for life in replica.lives]
+    kills.lives = len(lives)
+    figures.faults = faults.figures()
+    figures.counts.update({f"acts {k}": v for k, v in runner.acts.items()})
+    season_books.audit(engine, root, sent, runner, lives, settled or utcnow(), chips,
+                       faults, figures)
+    engine.dispose()
+    return figures
+
+
+def clear(root: Path) -> None:
+    """Remove a former season's folder."""
+    if root.exists():
+        shutil.rmtree(root)

@@ -1,0 +1,132 @@
+"""How the season's players reach the daemon: the directory inbox and the signed webhook.
+
+Each transport takes a whole inbox message (the directory inbox's JSON: README, "The inbox
+and the outbox") and records its id once handed over; a message is handed over once, never
+lost: a file is written under a hidden name and renamed into the inbox; a webhook request is
+sent again (with a new delivery id) until a daemon answers 202, to whichever replica is up,
+as a bridge would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from dealer.shell.webhooks import sign
+
+SECRET = "season-webhook-secret"
+
+
+@dataclass
+class Sent:
+    """What the runner handed over, by transport: the message ids each took."""
+
+    ids: dict[str, list[str]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, source: str, ident: str) -> None:
+        with self.lock:
+            self.ids.setdefault(source, []).append(ident)
+
+    def all(self) -> dict[str, list[str]]:
+        with self.lock:
+            return {source: list(ids) for source, ids in self.ids.items()}
+
+
+class Directory:
+    """The directory inbox (``DEALER_INBOX=dir:...``): one file a message, renamed in whole."""
+
+    source = "dir"
+
+    def __init__(self, inbox: Path, sent: Sent):
+        self.inbox = inbox
+        self.sent = sent
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        ident = message["id"]
+        temporary = self.inbox / f".{ident}.tmp"
+        temporary.write_text(json.dumps(message), encoding="utf-8")
+        os.replace(temporary, self.inbox / f"{ident}.json")
+        self.sent.add(self.source, ident)
+
+    def idle(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class Webhook(threading.Thread):
+    """The signed webhook (``POST /inbox``) of the replicas' endpoints, from a thread: each
+    message is sent until one replica stores it (202), trying the ports in turn; a daemon
+    down (killed, or the day of downtime) only delays it."""
+
+    source = "webhook"
+
+    def __init__(self, ports: list[int], sent: Sent, secret: str = SECRET):
+        super().__init__(name="webhook-sender", daemon=True)
+        self.ports = ports
+        self.sent = sent
+        self.secret = secret
+        self.queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.busy = threading.Event()
+        self.retries = 0
+        self.answers: dict[str, int] = {}
+        self.client = httpx.Client(timeout=10.0)
+        self.turn = 0
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        self.busy.set()
+        self.queue.put(message)
+
+    def idle(self) -> bool:
+        return self.queue.empty() and not self.busy.is_set()
+
+    def run(self) -> None:
+        while True:
+            message = self.queue.get()
+            if message is None:
+                return
+            self.busy.set()
+            self._send(message)
+            if self.queue.empty():
+                self.busy.clear()
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode("utf-8")
+        while True:
+            port = self.ports[self.turn % len(self.ports)]
+            self.turn += 1
+            stamp, delivery = str(int(time.time())), uuid.uuid4().hex
+            headers = {"X-Dealer-Timestamp": stamp, "X-Dealer-Delivery": delivery,
+                       "X-Dealer-Signature": sign(self.secret, stamp, delivery, body),
+                       "Content-Type": "application/json"}
+            try:
+                answer = self.client.post(f"http://127.0.0.1:{port}/inbox", content=body,
+                                          headers=headers)
+            except httpx.HTTPError:
+                answer = None
+            if answer is not None and answer.status_code == 202:
+                stored = answer.json().get("stored", "?")
+                self.answers[stored] = self.answers.get(stored, 0) + 1
+                self.sent.add(self.source, message["id"])
+                return
+            if answer is not None and answer.status_code not in (503,):
+                raise RuntimeError(f"webhook refused {message['id']}: {answer.status_code} "
+                                   f"{answer.text[:200]}")
+            self.retries += 1
+            time.sleep(0.05 if self.turn % len(self.ports) else 0.25)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.join(timeout=60)
+        self.client.close()

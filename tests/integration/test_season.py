@@ -1,0 +1,52 @@
+"""The season (faults/season.py): a short one passes its books on SQLite, and on Postgres with
+two replicas when ``DEALER_TEST_DATABASE_URL`` is set; a one-day season fails as vacuous.
+
+The books judge correctness only (every message stored and answered once, every post sent,
+every deadline fired once, the ledger, replay, verify, health), never timing: a slow machine
+makes the season slower, not wrong."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+FAULTS = Path(__file__).resolve().parents[2] / "faults"
+sys.path.insert(0, str(FAULTS))
+
+import faultlib  # noqa: E402
+import seasonlib  # noqa: E402
+
+
+def season(tmp_path: Path, url: str | None, **knobs) -> seasonlib.Figures:
+    with faultlib.scratch_store(url, tmp_path, "dealer_season_test") as store:
+        figures = seasonlib.run(seasonlib.Season(database_url=store, root=tmp_path, **knobs))
+    print("\n".join(figures.lines()))
+    return figures
+
+
+def test_a_three_day_season_balances_its_books_on_sqlite(tmp_path: Path) -> None:
+    figures = season(tmp_path, None, seed=7, days=3, players=12)
+    assert figures.ok, figures.problems
+    assert figures.counts["rounds played"] > 0 and figures.counts["races run"] >= 2
+    assert figures.kills.kills > 0 and figures.counts["sent webhook"] > 0
+
+
+@pytest.mark.skipif(not os.environ.get("DEALER_TEST_DATABASE_URL"),
+                    reason="DEALER_TEST_DATABASE_URL names no Postgres database")
+def test_a_three_day_season_balances_its_books_on_postgres_with_two_replicas(tmp_path: Path) -> None:
+    figures = season(tmp_path, os.environ["DEALER_TEST_DATABASE_URL"], seed=8, days=3,
+                     players=12, replicas=2)
+    assert figures.ok, figures.problems
+    assert figures.faults["connections cut"] > 0
+
+
+def test_a_one_day_season_fails_as_vacuous(tmp_path: Path) -> None:
+    figures = season(tmp_path, None, seed=9, days=1, players=4, day_seconds=10)
+    assert not figures.ok
+    assert [p for p in figures.problems if p.startswith("vacuous season")] == figures.problems, \
+        figures.problems
+    assert "races run (at least 2)" in figures.problems[0]
+    assert "the day of downtime" in figures.problems[0]
