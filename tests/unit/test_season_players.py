@@ -173,7 +173,7 @@ def test_a_hall_cycle_is_won_and_ends() -> None:
 
 
 def test_the_hall_government_runs() -> None:
-    view = hall(2, HALL_SETTINGS, days=8, stop_at_end=False)
+    view = hall(2, HALL_SETTINGS, days=6, stop_at_end=False)  # the first week ends on day 6
     seen = events(view)
     tallied = Counter(data["status"] for kind, data in view.shell.events
                       if kind == "proposal.tallied")
