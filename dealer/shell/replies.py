@@ -15,10 +15,10 @@ from dealer.render import brief_template, render, render_post
 from dealer.shell import brief
 from dealer.shell.effects import queue_posts
 from dealer.shell.routing import GameRef, InboundRef, PlayerRef, player_games
-from dealer.shell.steps import load_state
 from dealer.shell import unit_of_work
 from dealer.store import queries
 from dealer.text import quote
+from dealer.views import game_state
 
 @dataclass
 class Section:
@@ -187,9 +187,9 @@ def current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     unit = unit_of_work.of(session)
     kept = unit.kept_row(game.id)  # as a step of the group left it
     if kept is not None:
-        return load_state(kept)
+        return game_state(kept)
     unit.before_reading([game.id])  # a step of the group may have kept its new state
-    return load_state(queries.game_state_row(session, game.id))
+    return game_state(queries.game_state_row(session, game.id))
 
 
 def refused(

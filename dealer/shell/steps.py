@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
-from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from dealer import ledger as L, logs
@@ -26,7 +25,7 @@ from dealer.records import FairMark, collect, perform
 from dealer.shell.effects import Executor, PendingDeadline, commit_effects, new_seed_row
 from dealer.shell import unit_of_work
 from dealer.store import queries as Q
-from dealer.views import ledger_scope
+from dealer.views import game_state, ledger_scope
 from dealer.store.models import Game
 
 log = logging.getLogger(__name__)
@@ -40,17 +39,11 @@ class StepResult:
     deadlines_changed: bool
 
 
-def load_state(game: Game | Row[Any] | Q.LockedGame) -> tuple[Rules, GameState]:
-    """The ruleset of ``game`` (a Game or a games row) and its state, parsed."""
-    rules = rules_for(game.kind)
-    return rules, rules.State.from_stored(game.state)
-
-
 def _state_or_none(game: Game | Q.LockedGame) -> tuple[Rules, GameState | None]:
-    """Like :func:`load_state`, but a game being created has no state yet (``{}``, or its text)."""
+    """Like :func:`dealer.views.game_state`, but a game being created has no state yet (``{}``, or its text)."""
     if not game.state or game.state == "{}":
         return rules_for(game.kind), None
-    return load_state(game)
+    return game_state(game)
 
 
 def ledger_snapshot(session: Executor, accounts: Iterable[str],

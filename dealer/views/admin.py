@@ -30,8 +30,8 @@ def find_player(session: Session, name: str) -> Player:
     return player
 
 
-def game_state(game: Game) -> tuple[Rules, GameState]:
-    """The ruleset of ``game`` and its stored state, parsed."""
+def game_state(game: Any) -> tuple[Rules, GameState]:
+    """The ruleset of ``game`` (a Game, or a row of its kind and state) and its stored state, parsed."""
     rules = rules_for(game.kind)
     return rules, rules.State.from_stored(game.state)
 

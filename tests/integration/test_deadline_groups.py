@@ -17,7 +17,7 @@ from sqlcount import statements
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import PassReport
 from dealer.shell import unit_of_work
-from dealer.shell.steps import load_state
+from dealer.views import game_state
 from dealer.store.models import Deadline, Event, Game, Holding
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -33,7 +33,7 @@ def deadlines(h, game_id: str) -> list[tuple[str, str, datetime]]:  # type: igno
 
 
 def board_state(h):  # type: ignore[no-untyped-def]
-    return h.admin(lambda s: load_state(s.get(Game, "b1"))[1])
+    return h.admin(lambda s: game_state(s.get(Game, "b1"))[1])
 
 
 def two_duels(h, monkeypatch, review: datetime) -> None:  # type: ignore[no-untyped-def]

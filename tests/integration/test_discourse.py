@@ -31,7 +31,7 @@ from dealer.shell.discourse import DiscourseHooks, catch_up, discourse_routes  #
 from dealer.shell.passes import Dealer  # noqa: E402
 from dealer.shell.webhooks import create_app, webhook_routes  # noqa: E402
 from dealer.store.models import Inbound, Post  # noqa: E402
-from dealer.shell.steps import load_state  # noqa: E402
+from dealer.views import game_state  # noqa: E402
 from dealer.store.models import Game  # noqa: E402
 from dealer.store.queries import first_messages  # noqa: E402
 
@@ -72,7 +72,7 @@ class Site:
 
     def board(self):  # type: ignore[no-untyped-def]
         with self.dealer.sessions.begin() as session:
-            return load_state(session.get(Game, "b1"))[1]
+            return game_state(session.get(Game, "b1"))[1]
 
     def close(self) -> None:
         self.publisher.close()

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from dealer.shell.admin import add_player, create_game
 from dealer.views import game_view
-from dealer.shell.steps import load_state
+from dealer.views import game_state
 from dealer.store import queries
 from dealer.store.models import Event, Game, Holding, Inbound, Seed
 
@@ -35,7 +35,7 @@ def setup(h, channel: str | None = None) -> None:  # type: ignore[no-untyped-def
 
 
 def board_state(h):  # type: ignore[no-untyped-def]
-    return h.admin(lambda s: load_state(s.get(Game, "b1"))[1])
+    return h.admin(lambda s: game_state(s.get(Game, "b1"))[1])
 
 
 def inbound(h, external_id: str):  # type: ignore[no-untyped-def]
