@@ -39,19 +39,6 @@ _PLAYER = select(Player.__table__.c.key, Player.__table__.c.name).where(
 )
 
 
-def find_player(session: Session, name: str) -> Row[Any] | None:
-    """The player called ``name`` (case, width and spacing aside), or linked to the platform
-    account ``name`` names: a message is attributed by account, never by a display name."""
-    account = ACCOUNT.match(name)
-    if account:
-        platform, account_id = account.group("platform"), account.group("id")
-        if platform == "discourse":
-            account_id = account_id.lower()  # Discourse usernames: one user whatever the case
-        key = queries.player_of_sender(session, platform, account_id)
-        return None if key is None else session.execute(_PLAYER, {"key": key}).first()
-    return session.execute(_PLAYER, {"key": player_key(name)}).first()
-
-
 _ROUTING = "dealer.routing_reads"
 """``session.info`` key: what routing read of the senders (:class:`_Senders`)."""
 
@@ -120,11 +107,14 @@ def keep_senders_games(session: Session) -> None:
 
 
 def find_sender(session: Session, name: str) -> PlayerRef | None:
-    """:func:`find_player` with the player's unfinished games in the same statement, unless read."""
+    """The player a sender is (``key``, ``name``), by its name or, for a platform account, by the
+    account it linked (a message is attributed by account, never by a display name), read
+    with the player's unfinished games in the same statement, unless read already."""
     senders = _senders(session)
     if name not in senders.players:
         if ACCOUNT.match(name):
-            senders.players[name] = find_player(session, name)
+            key = queries.player_of(session, name)
+            senders.players[name] = None if key is None else session.execute(_PLAYER, {"key": key}).first()
         else:
             read_senders(session, [name])
     return senders.players[name]
