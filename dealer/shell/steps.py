@@ -87,26 +87,6 @@ class StoreBalances:
         return {row.item: row.amount for row in self.session.execute(Q.ACCOUNT_HOLDINGS, {"account": account})}
 
 
-@dataclass
-class SeedRow:
-    """The fields of a game's current epoch that a step reads."""
-
-    epoch: int
-    server_seed: str
-    client_seeds: list[str]
-    counter: int
-    revealed: bool
-
-
-def current_seed(game: Q.LockedGame) -> SeedRow:
-    """The game's newest epoch (its fair source's seed), read with its locked row."""
-    if game.epoch is None:
-        raise LookupError(f"game {game.id} has no fair source")
-    return SeedRow(game.epoch, game.server_seed, list(game.client_seeds), game.counter,
-                   game.revealed_at is not None)
-
-
-
 class GameHeld(RuntimeError):
     """The game waits behind a deadline whose step crashed: a bet sent after a round's end
     must not land in a round that never closed, so later input stays pending."""
@@ -184,14 +164,12 @@ def run_step(
     # locked row: used if they cover every account (a join's new player is not yet a
     # member; a game being created has none).
     locked = kept.balances
-    seed = current_seed(game)
-    rng = FairSource(
-        seed.server_seed,
-        client_seeds=list(seed.client_seeds),
-        counter=seed.counter,
-        epoch=seed.epoch,
-        seed_factory=new_server_seed,
-    )
+    if game.epoch is None:
+        raise LookupError(f"game {game.id} has no fair source")
+    # The game's newest epoch, read with its locked row.
+    rng = FairSource(game.server_seed, client_seeds=list(game.client_seeds), counter=game.counter,
+                     epoch=game.epoch, seed_factory=new_server_seed)
+    fair = FairMark.of(rng, revealed=game.revealed_at is not None)
     # The deadline being fired is no longer pending (its fired mark may be kept with its
     # group's rows, not yet written).
     pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
@@ -216,8 +194,7 @@ def run_step(
     summary = rules.summary(new_state)
     children = [_check_child(conn, child) for child in ctx.children]  # may refuse the step
     records = collect(
-        step, ctx, new_state, summary, {name: row.due_at for name, row in pending.items()},
-        FairMark(seed.epoch, seed.counter, tuple(seed.client_seeds), seed.revealed),
+        step, ctx, new_state, summary, {name: row.due_at for name, row in pending.items()}, fair,
     )
     commit_effects(session, game, records, now, origin, players, pending)
     for draft, (child_rules, settings) in zip(ctx.children, children):
