@@ -32,40 +32,17 @@ from dealer.views import ledger_scope
 from dealer.store.models import Deadline, Event, Game, Seed
 
 
-@dataclass(frozen=True)
-class StoredEvent:
-    """One row of a game's history."""
-
-    seq: int
-    at: datetime
-    type: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class StoredSeed:
-    """One epoch of a game's fair source as the store keeps it."""
-
-    server_seed: str
-    counter: int
-    client_seeds: list[str]
-
-
 @dataclass
 class StoredGame:
-    """Everything the replay compares: the game's row, seeds, pending deadlines, history."""
+    """Everything the replay compares, as the store holds it: the game's row, its seeds by
+    epoch, its pending deadlines and its history."""
 
-    id: str
-    kind: str
-    channel: str
-    parent_id: str | None
+    row: Game
     parent_scope: str | None
     """The ledger scope of the parent game (a child game's accounts live in it)."""
-    state: dict[str, Any]
-    status: str
-    seeds: dict[int, StoredSeed]
+    seeds: dict[int, Seed]
     deadlines: dict[str, datetime]
-    history: list[StoredEvent]
+    history: list[Event]
 
 
 @dataclass
@@ -87,23 +64,16 @@ def load_game(session: Session, game_id: str) -> StoredGame:
     game = session.get(Game, game_id)
     if game is None:
         raise LookupError(f"there is no game {game_id!r}")
-    seeds = {
-        s.epoch: StoredSeed(s.server_seed, s.counter, list(s.client_seeds))
-        for s in session.scalars(select(Seed).where(Seed.game_id == game_id))
-    }
+    seeds = {s.epoch: s for s in session.scalars(select(Seed).where(Seed.game_id == game_id))}
     deadlines = {
         d.name: d.due_at
         for d in session.scalars(
             select(Deadline).where(Deadline.game_id == game_id, Deadline.status == "pending")
         )
     }
-    history = [
-        StoredEvent(e.seq, e.at, e.type, dict(e.data))
-        for e in session.scalars(select(Event).where(Event.game_id == game_id).order_by(Event.seq))
-    ]
+    history = list(session.scalars(select(Event).where(Event.game_id == game_id).order_by(Event.seq)))
     parent_scope = ledger_scope(session, game.parent_id) if game.parent_id else None
-    return StoredGame(game.id, game.kind, game.channel, game.parent_id, parent_scope,
-                      dict(game.state), game.status, seeds, deadlines, history)
+    return StoredGame(game, parent_scope, seeds, deadlines, history)
 
 
 def replay_game(session: Session, game_id: str) -> ReplayReport:
@@ -117,7 +87,7 @@ class _Mismatch(Exception):
 
 def replay(game: StoredGame) -> ReplayReport:
     """Rebuild ``game`` from its history and compare the result with what it holds."""
-    report = ReplayReport(game.id)
+    report = ReplayReport(game.row.id)
     try:
         _Replay(game, report).run()
     except _Mismatch as exc:
@@ -131,7 +101,7 @@ class _Replay:
     def __init__(self, game: StoredGame, report: ReplayReport) -> None:
         self.game = game
         self.report = report
-        self.rules = rules_for(game.kind)
+        self.rules = rules_for(game.row.kind)
         self.state: dict[str, Any] | None = None
         self.status: str | None = None
         self.pending: dict[str, datetime] = {}
@@ -175,9 +145,9 @@ class _Replay:
             index = end
         self._compare_end()
 
-    def _load(self, entry: StoredEvent) -> HistoryEvent:
+    def _load(self, entry: Event) -> HistoryEvent:
         try:
-            return load_event(self.game.kind, entry.type, entry.data)
+            return load_event(self.game.row.kind, entry.type, entry.data)
         except UnknownEvent as exc:
             raise _Mismatch(f"event {entry.seq}: {exc}") from None
         except ValidationError as exc:
@@ -186,11 +156,11 @@ class _Replay:
             raise _Mismatch(f"event {entry.seq} ({entry.type}) is not a valid {entry.type}: "
                             f"{where}: {problem['msg']}") from None
 
-    def _starts_step_or_admin(self, entry: StoredEvent) -> bool:
+    def _starts_step_or_admin(self, entry: Event) -> bool:
         event = self._load(entry)
         return isinstance(event, (StepInput, AdminOverride))
 
-    def _step(self, entry: StoredEvent, step: StepInput, stored: list[StoredEvent]) -> None:
+    def _step(self, entry: Event, step: StepInput, stored: list[Event]) -> None:
         number = self.report.steps + 1
         label = f"step {number} at {iso(entry.at)} (event {entry.seq}: {_describe(step)})"
         if (self.state is None) != isinstance(step, GameCreated):
@@ -214,10 +184,10 @@ class _Replay:
         mark = FairMark.of(rng, self.revealed)
         state = self.rules.State.from_stored(self.state) if self.state is not None else None
         ctx = Context(
-            game_id=self.game.id, kind=self.game.kind, channel=self.game.channel, now=entry.at,
+            game_id=self.game.row.id, kind=self.game.row.kind, channel=self.game.row.channel, now=entry.at,
             rng=rng, ledger=Ledger.from_reads(step.balances), deadlines=dict(self.pending),
-            scope=Scope(self.rules.ledger_scope(self.game.id, state, self.game.parent_scope)),
-            parent_id=self.game.parent_id,
+            scope=Scope(self.rules.ledger_scope(self.game.row.id, state, self.game.parent_scope)),
+            parent_id=self.game.row.parent_id,
         )
         try:
             new_state = perform(self.rules, ctx, state, step)
@@ -235,12 +205,12 @@ class _Replay:
 
     def _compare_end(self) -> None:
         game = self.game
-        difference = first_difference(game.state, self.state, "state")
+        difference = first_difference(game.row.state, self.state, "state")
         if difference:
             raise _Mismatch(f"after {self.report.steps} steps: {difference}")
-        if game.status != self.status:
+        if game.row.status != self.status:
             raise _Mismatch(f"after {self.report.steps} steps: the store says the game is "
-                            f"{game.status}, the replay {self.status}")
+                            f"{game.row.status}, the replay {self.status}")
         for name in sorted(set(game.deadlines) | set(self.pending)):
             stored, replayed = game.deadlines.get(name), self.pending.get(name)
             if stored != replayed:
