@@ -253,18 +253,6 @@ def _store_plain(
     return outcomes
 
 
-_INSERT_STATEMENTS: dict[tuple[str, bool], Any] = {}
-
-
-def _insert_statement(connection: Connection, flush: bool) -> Any:
-    """The dialect's insert of a message unless stored (:func:`Q.insert_message`), built once."""
-    key = (connection.dialect.name, flush)
-    statement = _INSERT_STATEMENTS.get(key)
-    if statement is None:
-        statement = _INSERT_STATEMENTS[key] = Q.insert_message(*key)
-    return statement
-
-
 def _store_new(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
     checked: list[Refused | None], now: datetime, flush: bool, held: list[str | None],
@@ -285,7 +273,7 @@ def _store_new(
         return None
     with engine.connect() as connection:
         with connection.begin() as transaction:
-            stored = connection.execute(_insert_statement(connection, flush), rows).all()
+            stored = connection.execute(Q.insert_message(connection.dialect.name, flush), rows).all()
             if len(stored) < len(rows):
                 transaction.rollback()
                 return None
@@ -294,7 +282,7 @@ def _store_new(
 
 def _insert_new(connection: Connection, values: dict[str, Any], flush: bool) -> bool:
     """Insert one message unless stored already; whether it was new."""
-    return direct(_insert_statement(connection, flush)).first(connection, values) is not None
+    return direct(Q.insert_message(connection.dialect.name, flush)).first(connection, values) is not None
 
 
 def _insert(

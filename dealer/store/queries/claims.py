@@ -134,10 +134,11 @@ def next_timer_deadline(connection: Connection | Session, after: datetime) -> Ro
 # -- inbound messages: stored, then claimed ------------------------------------------------
 
 
+@lru_cache(maxsize=None)
 def insert_message(dialect: str, flush: bool):  # type: ignore[no-untyped-def]
     """INSERT a message unless its (source, external id) is stored; RETURNING its id. Without
     ``flush``, on Postgres, its transaction's commit does not wait for the disk (ingest says
-    when that is allowed)."""
+    when that is allowed). Built once per dialect and ``flush``."""
     insert = postgres_insert if dialect == "postgresql" else sqlite_insert
     returned = [_inbound.c.id]
     if dialect == "postgresql" and not flush:
