@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import exc
@@ -180,12 +181,7 @@ def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...
     return _Compiled(compiled.string, defaults, tuple(binders), order, tuple(readers), required)
 
 
-_MADE: dict[ClauseElement, Direct] = {}
-
-
+@lru_cache(maxsize=None)
 def direct(statement: ClauseElement) -> Direct:
     """The :class:`Direct` statement of the prebuilt ``statement``, made once for it."""
-    made = _MADE.get(statement)
-    if made is None:
-        made = _MADE[statement] = Direct(statement)
-    return made
+    return Direct(statement)
