@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -51,16 +50,6 @@ def new_seed_row(game_id: str, epoch: int, server_seed: str | None = None) -> di
     }
 
 
-@dataclass
-class PendingDeadline:
-    """A pending deadline row, as a step sees it."""
-
-    id: int
-    due_at: datetime
-    paused: bool = False
-    error: str | None = None  # why its step last crashed
-
-
 def commit_effects(
     session: Session,
     game: Q.LockedGame,
@@ -68,7 +57,7 @@ def commit_effects(
     now: datetime,
     origin: str,
     players: list[str],
-    pending: dict[str, PendingDeadline],
+    pending: dict[str, Q.PendingDeadline],
 ) -> None:
     """Write what one step produced; a Game loaded in the session is told its new values, so it
     stays consistent without a flush. The caller commits."""
@@ -186,7 +175,7 @@ def write_deadlines(
     session: Executor,
     game: Q.LockedGame,
     changes: list[DeadlineChange],
-    pending: dict[str, PendingDeadline],
+    pending: dict[str, Q.PendingDeadline],
     *,
     unit: UnitOfWork | None = None,
 ) -> None:

@@ -22,7 +22,7 @@ from dealer.history import (
     ChildActed, ChildFinished, ChildOpened, GameCreated, ParentFinished, StepInput,
 )
 from dealer.records import FairMark, collect, perform
-from dealer.shell.effects import Executor, PendingDeadline, commit_effects, new_seed_row
+from dealer.shell.effects import Executor, commit_effects, new_seed_row
 from dealer.shell import unit_of_work
 from dealer.store import queries as Q
 from dealer.views import game_state, ledger_scope
@@ -93,7 +93,7 @@ class GameHeld(RuntimeError):
 
 
 def check_not_held(
-    game_id: str, pending: dict[str, PendingDeadline], now: datetime, firing: int | None = None,
+    game_id: str, pending: dict[str, Q.PendingDeadline], now: datetime, firing: int | None = None,
     inbound: bool = False,
 ) -> None:
     """Raise :class:`GameHeld` if a failed, unpaused deadline other than ``firing`` was due
@@ -172,9 +172,7 @@ def run_step(
     fair = FairMark.of(rng, revealed=game.revealed_at is not None)
     # The deadline being fired is no longer pending (its fired mark may be kept with its
     # group's rows, not yet written).
-    pending = {name: PendingDeadline(deadline_id, due_at, paused, error)
-               for deadline_id, name, due_at, paused, error in kept.pending
-               if deadline_id != firing}
+    pending = {row.name: row for row in kept.pending if row.id != firing}
     check_not_held(game.id, pending, now, firing, inbound)
     ctx = Context(
         game_id=game.id,

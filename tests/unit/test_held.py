@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from dealer.shell.effects import PendingDeadline
+from dealer.store.queries import PendingDeadline
 from dealer.shell.steps import GameHeld, check_not_held
 
 DUE = datetime(2026, 12, 1, 11, 0, tzinfo=timezone.utc)
@@ -14,7 +14,7 @@ LATER = DUE + timedelta(seconds=1)
 
 
 def test_a_failed_deadline_due_before_the_step_holds_the_game() -> None:
-    pending = {"close": PendingDeadline(7, DUE, error="KeyError: 'round'")}
+    pending = {"close": PendingDeadline(7, "close", DUE, error="KeyError: 'round'")}
     with pytest.raises(GameHeld, match="game g1 waits behind its deadline close .* KeyError: 'round'"):
         check_not_held("g1", pending, LATER)
 
@@ -22,11 +22,11 @@ def test_a_failed_deadline_due_before_the_step_holds_the_game() -> None:
 @pytest.mark.parametrize(
     ("row", "now", "firing"),
     [
-        (PendingDeadline(7, DUE), LATER, None),  # due, but it never failed: fires in turn
-        (PendingDeadline(7, DUE, error="boom"), DUE, None),  # a message at its very time counts before it
-        (PendingDeadline(7, DUE, error="boom"), DUE - timedelta(minutes=1), None),
-        (PendingDeadline(7, DUE, paused=True, error="boom"), LATER, None),  # paused: the game goes on
-        (PendingDeadline(7, DUE, error="boom"), LATER, 7),  # firing it again is its retry
+        (PendingDeadline(7, "close", DUE), LATER, None),  # due, but it never failed: fires in turn
+        (PendingDeadline(7, "close", DUE, error="boom"), DUE, None),  # a message at its very time counts before it
+        (PendingDeadline(7, "close", DUE, error="boom"), DUE - timedelta(minutes=1), None),
+        (PendingDeadline(7, "close", DUE, paused=True, error="boom"), LATER, None),  # paused: the game goes on
+        (PendingDeadline(7, "close", DUE, error="boom"), LATER, 7),  # firing it again is its retry
     ],
 )
 def test_what_does_not_hold_a_game(row: PendingDeadline, now: datetime, firing: int | None) -> None:
@@ -37,17 +37,17 @@ def test_a_deadline_waits_behind_an_earlier_one_of_its_game() -> None:
     # Another daemon holds the earlier one (locked, not yet fired): the later one must not
     # fire first, as after a downtime with two replicas both are overdue.
     with pytest.raises(GameHeld, match="game g1 waits behind its earlier deadline close"):
-        check_not_held("g1", {"close": PendingDeadline(7, DUE)}, LATER, firing=8)
+        check_not_held("g1", {"close": PendingDeadline(7, "close", DUE)}, LATER, firing=8)
     with pytest.raises(GameHeld, match="earlier deadline close"):  # the same time: by id
-        check_not_held("g1", {"close": PendingDeadline(7, DUE)}, DUE, firing=8)
+        check_not_held("g1", {"close": PendingDeadline(7, "close", DUE)}, DUE, firing=8)
 
 
 @pytest.mark.parametrize(
     ("row", "now", "firing"),
     [
-        (PendingDeadline(9, DUE), DUE, 8),  # the same time, created after it
-        (PendingDeadline(7, LATER), DUE, 8),  # due after it
-        (PendingDeadline(7, DUE, paused=True), LATER, 8),  # paused: the game goes on
+        (PendingDeadline(9, "close", DUE), DUE, 8),  # the same time, created after it
+        (PendingDeadline(7, "close", LATER), DUE, 8),  # due after it
+        (PendingDeadline(7, "close", DUE, paused=True), LATER, 8),  # paused: the game goes on
     ],
 )
 def test_what_does_not_hold_a_deadline(row: PendingDeadline, now: datetime, firing: int) -> None:
@@ -56,6 +56,6 @@ def test_what_does_not_hold_a_deadline(row: PendingDeadline, now: datetime, firi
 
 def test_a_message_waits_behind_an_earlier_deadline_still_pending() -> None:
     with pytest.raises(GameHeld, match="earlier deadline close"):
-        check_not_held("g1", {"close": PendingDeadline(7, DUE)}, LATER, inbound=True)
-    check_not_held("g1", {"close": PendingDeadline(7, DUE)}, DUE, inbound=True)  # at its very time: before it
-    check_not_held("g1", {"close": PendingDeadline(7, DUE, paused=True)}, LATER, inbound=True)
+        check_not_held("g1", {"close": PendingDeadline(7, "close", DUE)}, LATER, inbound=True)
+    check_not_held("g1", {"close": PendingDeadline(7, "close", DUE)}, DUE, inbound=True)  # at its very time: before it
+    check_not_held("g1", {"close": PendingDeadline(7, "close", DUE, paused=True)}, LATER, inbound=True)

@@ -45,7 +45,7 @@ from dealer.store.queries.steps import (
     ACCOUNT_HOLDINGS, BALANCE, CANCEL_DEADLINE, CHANGE_BALANCE, CURRENCIES, GAME_EXISTS,
     HOLDINGS, INSERT_DEADLINE, INSERT_DRAWS, INSERT_EVENTS, INSERT_GAME,
     INSERT_GAME_PLAYERS, INSERT_HOLDING, INSERT_LEDGER_ENTRIES, INSERT_SEED, LOCK_GAME,
-    MOVE_DEADLINE, UPDATE_GAME, LockedBalances, LockedGame, balances_of_locked,
+    MOVE_DEADLINE, UPDATE_GAME, LockedBalances, LockedGame, PendingDeadline, balances_of_locked,
     currency_holdings, lock_games, pending_of_locked, remove_game_players, update_epoch,
 )
 from dealer.store.queries.views import (

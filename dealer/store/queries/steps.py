@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from sqlalchemy import (
     Select, Text, Update, and_, bindparam, cast, delete, exists, func, lambda_stmt, or_, select,
@@ -128,9 +128,19 @@ def lock_games(count: int) -> Select[Any]:
             .order_by(_games.c.id))
 
 
-def pending_of_locked(game: LockedGame) -> list[tuple[int, str, datetime, bool, str | None]]:
-    """The pending deadlines read with a locked game: ``(id, name, due_at, paused, error)``."""
-    return [(deadline_id, name, as_utc(datetime.fromisoformat(due_at)), bool(paused), error)
+class PendingDeadline(NamedTuple):
+    """A pending deadline row, as a step sees it."""
+
+    id: int
+    name: str
+    due_at: datetime
+    paused: bool = False
+    error: str | None = None  # why its step last crashed
+
+
+def pending_of_locked(game: LockedGame) -> list[PendingDeadline]:
+    """The pending deadlines read with a locked game."""
+    return [PendingDeadline(deadline_id, name, as_utc(datetime.fromisoformat(due_at)), bool(paused), error)
             for deadline_id, name, due_at, paused, error in game.pending or ()]
 
 
