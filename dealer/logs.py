@@ -9,9 +9,10 @@ import logging
 import sys
 import threading
 import time
-from contextvars import ContextVar, Token
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime, timezone
-from typing import Any, Callable, ParamSpec, TypeVar
+from typing import Any, Callable, Iterator, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -24,27 +25,15 @@ _scope: ContextVar[dict[str, Any] | None] = ContextVar("dealer_log_scope", defau
 """The fields in scope; None outside any, where :func:`bind` does nothing."""
 
 
-def context(**fields: Any) -> "_Context":
+@contextmanager
+def context(**fields: Any) -> Iterator[None]:
     """Lines logged inside the block carry ``fields``; :func:`bind` calls inside it end with it."""
-    return _Context(_known(fields))
-
-
-class _Context:
-    """The block :func:`context` opens: a plain class, as delivery opens one a post."""
-
-    __slots__ = ("fields", "token")
-
-    def __init__(self, fields: dict[str, Any]) -> None:
-        self.fields = fields
-        self.token: Token[dict[str, Any] | None] | None = None
-
-    def __enter__(self) -> None:
-        merged = {**(_scope.get() or {}), **self.fields}
-        self.token = _scope.set({name: value for name, value in merged.items() if value is not None})
-
-    def __exit__(self, *exc: object) -> None:
-        if self.token is not None:
-            _scope.reset(self.token)
+    merged = {**(_scope.get() or {}), **_known(fields)}
+    token = _scope.set({name: value for name, value in merged.items() if value is not None})
+    try:
+        yield
+    finally:
+        _scope.reset(token)
 
 
 def bind(**fields: Any) -> None:
