@@ -49,6 +49,7 @@ def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultl
                              f"{chips} chips handed out all held"))
     problems += k.problems
     _games(engine, runner, figures)
+    _admin(engine, faults, figures)
     health = check_health(engine, utcnow())
     checks.append(("health", "healthy" if health.ok else f"unhealthy: {health}"))
     if not health.ok:
@@ -199,6 +200,17 @@ def _games(engine: Engine, runner: Any, figures: Any) -> None:
     })
 
 
+def _admin(engine: Engine, faults: Any, figures: Any) -> None:
+    """Each admin command ran, and its override shows in its game's history."""
+    with engine.connect() as connection:
+        data = connection.execute(select(Event.data).where(Event.type == "admin.override")).scalars()
+        actions = Counter(d.get("action", "?") for d in data)
+    figures.problems += faults.refused
+    figures.counts.update({f"admin {a}": n for a, n in actions.items()})
+    figures.checks.append(("admins", f"{len(faults.commands)} commands; overrides applied: "
+                           + (", ".join(f"{a} {n}" for a, n in sorted(actions.items())) or "none")))
+
+
 def _races_run(engine: Engine) -> int:
     with engine.connect() as connection:
         data = connection.execute(select(Event.data).where(Event.type == "table.finished")).scalars()
@@ -223,6 +235,9 @@ def _vacuity(figures: Any) -> None:
         missing.append("the publisher outage")
     if season.disconnects and figures.backend == "postgresql" and not faults.get("connections cut"):
         missing.append("a connection cut")
+    if season.admin and not (figures.counts.get("admin paused") and figures.counts.get("admin resumed")
+                             and len([k for k in figures.counts if k.startswith("admin ")]) > 2):
+        missing.append("an override of each kind applied (a move, a pause, its resume)")
     transports = ["dir", "webhook"] if season.webhook else ["dir"]
     missing += [f"a message over {t}" for t in transports if not figures.counts.get(f"sent {t}")]
     if missing:

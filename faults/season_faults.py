@@ -3,11 +3,17 @@ at named fault points and at random moments), on Postgres their connections cut 
 seconds (faultlib's disconnector), the publisher out once for a fifth of a day (every send
 of the directory publisher fails while the flag file ``outage`` exists: faults/daemon.py;
 the posts wait and are sent again after their backoff), and a day of downtime with no daemon at all while the
-players go on writing (the directory inbox fills up; the webhook's sender retries)."""
+players go on writing (the directory inbox fills up; the webhook's sender retries); and
+admins running ``dealer deadline`` on running roulette games (a deadline extended, one
+made due now, a game paused and resumed a quarter day later) through the overrides file
+the daemons share."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +53,15 @@ class Faults:
         self.out_until: datetime | None = None
         self.disconnector: faultlib.Disconnector | None = None
         self.cut = 0
+        self.overrides = root / "overrides.env"
+        self.admin: list[tuple[float, str]] = []
+        if season.admin:
+            length = season.days * day
+            self.admin = [(0.3 * length, "extend"), (0.45 * length, "now"),
+                          (0.6 * length, "pause"), (0.6 * length + 0.25 * day, "resume")]
+        self.paused: str | None = None
+        self.commands: list[str] = []
+        self.refused: list[str] = []
 
     def attack(self) -> faultlib.Attack:
         """How the replicas' lives end while the season runs (faultlib's knobs)."""
@@ -63,8 +78,13 @@ class Faults:
                 self.send_log)
             self.disconnector.start()
 
-    def step(self, elapsed: float, replicas: list[faultlib.Replica], kills: faultlib.Figures) -> bool:
-        """Begin or end the outage and the downtime as their time comes; True while down."""
+    def step(self, elapsed: float, replicas: list[faultlib.Replica], kills: faultlib.Figures,
+             running: list[str]) -> bool:
+        """Begin or end the outage and the downtime, run the admins' commands on ``running``
+        roulette games, as their time comes; True while down."""
+        while self.admin and self.admin[0][0] <= elapsed:
+            _, what = self.admin.pop(0)
+            self._admin(what, running)
         if self.outage:
             first, last = self.outage
             if first <= elapsed < last and self.out_since is None:
@@ -85,6 +105,38 @@ class Faults:
             self.down_until = utcnow()
         return False
 
+    def _admin(self, what: str, running: list[str]) -> None:
+        """``dealer deadline WHAT`` on a running roulette game (resume: the paused one)."""
+        if what == "resume":
+            if self.paused is None:
+                return
+            game, self.paused = self.paused, None
+            self._dealer("resume", game)
+            return
+        if not running:
+            self.refused.append(f"{what}: no running roulette game")
+            return
+        game = self.rng.choice(running)
+        if what == "extend":
+            self._dealer("extend", game, f"+{max(1, round(self.season.day_seconds / 8))}s")
+        elif what == "now":
+            self._dealer("now", game)
+        elif what == "pause":
+            self.paused = game
+            self._dealer("pause", game)
+
+    def _dealer(self, *args: str) -> None:
+        """Run ``dealer deadline ARGS`` as an admin would, on the daemons' overrides file."""
+        env = {key: value for key, value in os.environ.items() if not key.startswith("DEALER_")}
+        env.update({"DEALER_HOME": str(self.root / "admin"),
+                    "DEALER_DATABASE_URL": self.season.database_url,
+                    "DEALER_OVERRIDES_FILE": str(self.overrides)})
+        done = subprocess.run([sys.executable, "-m", "dealer.cli", "deadline", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        self.commands.append(" ".join(args))
+        if done.returncode != 0:
+            self.refused.append(f"dealer deadline {' '.join(args)}: {done.stderr.strip()[-300:]}")
+
     def _outage_over(self) -> None:
         self.flag.unlink()
         self.out_until = utcnow()
@@ -95,6 +147,9 @@ class Faults:
             self._outage_over()
         if self.down_since is not None and self.down_until is None:
             self.down_until = utcnow()
+        if self.paused is not None:
+            game, self.paused = self.paused, None
+            self._dealer("resume", game)
         if self.disconnector is not None:
             self.disconnector.halt.set()
             self.disconnector.join()
@@ -116,4 +171,5 @@ class Faults:
         else:
             out["publisher outage"] = "none"
         out["connections cut"] = self.cut
+        out["admin commands"] = "; ".join(self.commands) or "none"
         return out

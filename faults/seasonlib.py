@@ -80,6 +80,8 @@ class Season:
     downtime: float = 1.0
     """Days with no daemon at all (players still write), once, mid-season; 0: none."""
     webhook: bool = True
+    admin: bool = True
+    """Admins extend a deadline, make one due now, and pause and resume a game."""
     """Half the players write over the signed webhook (the others over the directory inbox)."""
     rounds: int = 3
     """Rounds of each roulette game (a round lasts a quarter day)."""
@@ -310,6 +312,10 @@ class Runner:
         self.acts[act.expect] = self.acts.get(act.expect, 0) + 1
         self.transports[self.transport_of[act.sender]].deliver(message)
 
+    def running(self, kind: str) -> list[str]:
+        """The games of ``kind`` not seen finished yet."""
+        return [t.game_id for t in self.tables if t.kind == kind and not t.finished]
+
     def all_finished(self) -> bool:
         return all(t.finished for t in self.tables)
 
@@ -358,6 +364,7 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
             "DEALER_PUBLISH": f"dir:{outbox}",
             "DEALER_POLL_INTERVAL": str(season.poll_interval),
             "DEALER_DEADLINE_OVERRIDES": "",
+            "DEALER_OVERRIDES_FILE": str(faults.overrides),
             "DEALER_PUBLISH_BACKOFF": "0.5",
             "DEALER_WEBHOOK_LISTEN": f"127.0.0.1:{ports[index]}" if season.webhook else "",
             "DEALER_WEBHOOK_SECRET": SECRET if season.webhook else "",
@@ -384,7 +391,7 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
                 figures.problems.append(f"games stuck: {len(left)} not finished "
                                         f"{season.drain_days:g} days after the last: {left[:5]}")
                 break
-            down = faults.step(elapsed, replicas, kills)
+            down = faults.step(elapsed, replicas, kills, runner.running("roulette"))
             if not down:
                 for replica in replicas:
                     replica.watch(kills, attacking=season.kills and opening)
