@@ -20,9 +20,10 @@ from dealer.store.db import session_factory
 from dealer.store.models import Deadline, Event, Game, Inbound, Post
 from dealer.verify import verify_game
 
-RESTART_SLACK = timedelta(seconds=15)
+RESTART_SLACK = timedelta(seconds=30)
 """How late a deadline may fire beyond the downtime: a killed daemon's successor starts,
-takes its lock and catches up (on 2 busy cores, several seconds)."""
+takes its lock and catches up, in time order, with what came in meanwhile (on 2 cores
+shared with other work, several seconds; the figures print the latest)."""
 
 
 def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultlib.Life],
@@ -31,6 +32,14 @@ def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultl
     problems = figures.problems
     checks = figures.checks
     k = figures.kills
+    webhook = runner.transports.get("webhook")
+    if webhook is not None:
+        problems += [f"webhook refused {why}" for why in webhook.refused]
+        checks.append(("webhook", f"{sum(webhook.answers.values())} answered 202 ("
+                       + ", ".join(f"{k} {n}" for k, n in sorted(webhook.answers.items()))
+                       + f"), {webhook.retries} tries again while no daemon answered"))
+        if webhook.answers.get("conflict"):
+            problems.append(f"{webhook.answers['conflict']} webhook message(s) stored as conflicts")
     _inbox(engine, root / "inbox", sent.all(), figures)
     _answers(engine, figures)
     faultlib._audit_posts(engine, root / "outbox", root / "sends.log", lives, settled, k)

@@ -81,6 +81,7 @@ class Webhook(threading.Thread):
         self.busy = threading.Event()
         self.retries = 0
         self.answers: dict[str, int] = {}
+        self.refused: list[str] = []
         self.client = httpx.Client(timeout=10.0)
         self.turn = 0
 
@@ -120,9 +121,10 @@ class Webhook(threading.Thread):
                 self.answers[stored] = self.answers.get(stored, 0) + 1
                 self.sent.add(self.source, message["id"])
                 return
-            if answer is not None and answer.status_code not in (503,):
-                raise RuntimeError(f"webhook refused {message['id']}: {answer.status_code} "
-                                   f"{answer.text[:200]}")
+            if answer is not None and answer.status_code != 503:
+                # Not a transient answer: the books report it (the message was not stored).
+                self.refused.append(f"{message['id']}: {answer.status_code} {answer.text[:200]}")
+                return
             self.retries += 1
             time.sleep(0.05 if self.turn % len(self.ports) else 0.25)
 
