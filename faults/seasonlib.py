@@ -50,7 +50,7 @@ from dealer.cards import CATALOGUE  # noqa: E402
 from dealer.clock import iso_exact, utcnow  # noqa: E402
 from dealer.ledger import GLOBAL  # noqa: E402
 from dealer.shell.admin import add_player, create_game, grant  # noqa: E402
-from dealer.shell.steps import load_state  # noqa: E402
+from dealer.views.admin import game_state  # noqa: E402
 from dealer.store.db import make_engine, session_factory  # noqa: E402
 from dealer.store.models import Game, Holding, Post  # noqa: E402
 from faults.players.base import Act, Behaviour, PostSeen, cast  # noqa: E402
@@ -147,7 +147,7 @@ class StoreView:
         with session_factory(engine)() as session:
             game = session.get(Game, game_id)
             if game is not None and game.state and game.state != "{}":
-                self._state = load_state(game)[1]
+                self._state = game_state(game)[1]
                 self._status = game.status
 
     def state(self) -> Any:
