@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 
 from dealer.shell.failures import describe
 from dealer.shell.faults import fault
-from dealer.shell.passes import Dealer
+from dealer.shell.passes import Dealer, grown
 from dealer.store import queries as Q
 from dealer.store.transient import StoreUnavailable, cannot_write, is_transient
 
@@ -26,7 +26,11 @@ BACKOFF = 1.0
 MAX_BACKOFF = 60.0
 """The longest wait between two attempts."""
 PASS_GROUPS = 2
-"""Groups of messages or deadlines (and delivery batches) in one pass of the loop."""
+"""Groups of messages or deadlines (and delivery batches) in a daemon's first pass; doubled
+from pass to pass, as the groups grow, up to :data:`FULL_PASS_GROUPS`."""
+FULL_PASS_GROUPS = 20
+"""Groups in a pass of a daemon that has run a few: a burst of 1,000 deadlines fires before
+its posts are delivered, not interleaved with them (``bench/firing.py``)."""
 ONCE_ATTEMPTS = 5
 """Attempts ``dealer run --once`` makes while the store is unreachable (about 15 s)."""
 
@@ -138,10 +142,10 @@ def one_turn(dealer: Dealer, scheduler: Any) -> None:
     if dealer.reload_requested:
         dealer.reload_requested = False
         reload_settings(dealer)
-    # A bounded pass (PASS_GROUPS groups, then as many delivery batches), run again at once
-    # while work is left: each is short, so a daemon that keeps being killed soon after
-    # its start still completes passes and delivers.
-    report = dealer.run_pass(groups=PASS_GROUPS)
+    # A bounded pass (PASS_GROUPS groups, then as many delivery batches, more in later
+    # passes), run again at once while work is left: a life's first passes are short, so a
+    # daemon that keeps being killed soon after its start still completes passes and delivers.
+    report = dealer.run_pass(groups=grown(PASS_GROUPS, dealer.bounded_groups, FULL_PASS_GROUPS))
     if not report.ok:
         log.error("pass: %s", report.line())
     elif report.ingested or report.deadlines or report.delivered or report.overrides:

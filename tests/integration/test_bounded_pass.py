@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 
 from dealer.shell.admin import add_player, create_game
 from dealer.shell.passes import FIRST_GROUP, Dealer
-from dealer.shell.timers import PASS_GROUPS, Timers, one_turn
+from dealer.shell.timers import FULL_PASS_GROUPS, PASS_GROUPS, Timers, one_turn
 from dealer.store.models import Inbound, Post
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -98,19 +98,30 @@ class Scheduler:
 
 
 def test_the_loop_runs_the_next_pass_at_once_while_work_is_left(harness, queue) -> None:  # type: ignore[no-untyped-def]
-    queue(alternate=False)
+    queue(600, alternate=False)
     dealer = harness.dealer
     dealer.clock = lambda: T0 + timedelta(minutes=1)
     dealer.wake = threading.Event()
-    turns = 0
+    bounds, pending = [], []
+    run_pass = dealer.run_pass
+
+    def bounded(now=None, *, groups=None):  # type: ignore[no-untyped-def]
+        bounds.append(groups)
+        return run_pass(now, groups=groups)
+
+    dealer.run_pass = bounded  # type: ignore[method-assign]
     while True:
         dealer.wake.clear()
         one_turn(dealer, Scheduler())
-        turns += 1
+        pending.append(counts(dealer)[0])
         if not dealer.wake.is_set():
             break
-        assert turns < 20
-    assert turns > 1 and counts(dealer)[0] == 0
+        assert len(bounds) < 20
+    # The passes grow with the groups: 2 groups (5 and 10 messages), then 8 (20, 40, then
+    # 50s: 360), then FULL_PASS_GROUPS, so that a burst is not interleaved with delivery
+    # once the daemon has run a few passes.
+    assert bounds == [PASS_GROUPS, 4 * PASS_GROUPS, FULL_PASS_GROUPS]
+    assert pending == [585, 225, 0]
 
 
 def test_a_daemons_first_groups_are_small_and_grow(harness, queue) -> None:  # type: ignore[no-untyped-def]
