@@ -216,21 +216,17 @@ def write_fair_source(
             ],
             unit,
         )
-
-    def epoch_row(epoch: int):  # type: ignore[no-untyped-def]
-        return Q.update_epoch(game.id, epoch)
-
     for epoch, _server_seed, counter in fair.retired:
-        session.execute(epoch_row(epoch).values(revealed_at=now, counter=counter))
+        session.execute(Q.update_epoch(game.id, epoch).values(revealed_at=now, counter=counter))
     if fair.new_epoch is not None:
         row = new_seed_row(game.id, fair.new_epoch.epoch, fair.new_epoch.server_seed)
         row.update(client_seeds=list(fair.new_epoch.client_seeds), counter=fair.new_epoch.counter)
         session.execute(Q.INSERT_SEED.values(**row))
     elif fair.current is not None:
         epoch, counter, client_seeds = fair.current
-        session.execute(epoch_row(epoch).values(counter=counter, client_seeds=client_seeds))
+        session.execute(Q.update_epoch(game.id, epoch).values(counter=counter, client_seeds=client_seeds))
     if fair.reveal is not None:
-        session.execute(epoch_row(fair.reveal).values(revealed_at=now))
+        session.execute(Q.update_epoch(game.id, fair.reveal).values(revealed_at=now))
 
 
 def queue_posts(
