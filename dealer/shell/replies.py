@@ -127,14 +127,6 @@ def reply_error(
     )
 
 
-def _take_replies(ctx: Context, recipient: str) -> list[PostDraft]:
-    """Take the step's private replies to ``recipient`` out of its posts, as sections of the one reply."""
-    mine = [p for p in ctx.posts if p.channel == "pm" and p.recipient == recipient]
-    if mine:
-        ctx.posts[:] = [p for p in ctx.posts if not (p.channel == "pm" and p.recipient == recipient)]
-    return mine
-
-
 class Answer:
     """What a step's rules said privately to the sender, taken out of the step's posts."""
 
@@ -146,7 +138,9 @@ class Answer:
 
     def take(self, ctx: Context) -> None:
         """Take the step's private replies to the sender out of its posts, rendered at its time for its game."""
-        taken = _take_replies(ctx, self.recipient)
+        taken = [p for p in ctx.posts if p.channel == "pm" and p.recipient == self.recipient]
+        if taken:
+            ctx.posts[:] = [p for p in ctx.posts if p.channel != "pm" or p.recipient != self.recipient]
         self.drafts += taken
         self.texts += [render_post(d, ctx.now, ctx.game_id) for d in taken]
         if brief.is_brief():
