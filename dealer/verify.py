@@ -65,8 +65,12 @@ def verify_game(session: Session, game_id: str) -> Verification:
             report.unrevealed.append(seed.epoch)
             continue
         report.seeds += 1
-        if seed.epoch == 0:
-            _check_sealed(session, game, seed.server_seed, report)
+        if seed.epoch == 0:  # the ruleset's own check of its sealed submissions (roulette's receipts)
+            events = [(e.type, e.data) for e in Q.game_events(session, game.id)]
+            found = rules_for(game.kind).check_sealed(game.id, seed.server_seed, events)
+            report.receipts += found.receipts
+            report.commitments += found.commitments
+            report.problems += found.problems
         if commitment(seed.server_seed) != seed.commitment:
             report.problems.append(f"epoch {seed.epoch}: the revealed seed does not match its commitment")
         if seed.epoch in published and published[seed.epoch] != seed.commitment:
@@ -91,18 +95,6 @@ def verify_game(session: Session, game_id: str) -> Verification:
             expected_counter = _next_counter(seed.server_seed, fair)
             report.checked += 1
     return report
-
-
-def _check_sealed(session: Session, game: Game, server_seed: str, report: Verification) -> None:
-    """The ruleset's own check of its sealed submissions (Stationary Roulette's receipts)."""
-    events = [
-        (e.type, e.data)
-        for e in Q.game_events(session, game.id)
-    ]
-    found = rules_for(game.kind).check_sealed(game.id, server_seed, events)
-    report.receipts += found.receipts
-    report.commitments += found.commitments
-    report.problems += found.problems
 
 
 def _next_counter(server_seed: str, draw: FairDraw) -> int:
