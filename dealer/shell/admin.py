@@ -12,7 +12,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dealer import ledger as L
-from dealer.cards import UnknownCard, parse_card
 from dealer.clock import format_utc
 from dealer.games import rules_for
 from dealer.games.base import Rejected
@@ -29,7 +28,6 @@ GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 START_GRACE = timedelta(minutes=5)
 """How late a ``--start`` may be without ``--start-in-past``: a host typing "now" is a minute
 late; further back, the next pass would fire every deadline up to now at once."""
-PACKS = {"handy": "pack:handy", "deck": "pack:deck", "legendary": "pack:legendary"}
 
 
 class AdminError(ValueError):
@@ -152,22 +150,16 @@ def add_player(session: Session, name: str, now: datetime, chips: int = 0, verte
 
 def parse_item(text: str) -> str:
     """The ledger item an admin names: chips, vertebrae, a card or a pack."""
+    from dealer.games.hall.items import CURRENCY_WORDS, single_item
+
     cleaned = " ".join(text.strip().lower().split())
-    if cleaned in ("chip", "chips"):
-        return L.CHIPS
-    if cleaned in ("vertebra", "vertebrae"):
-        return L.VERTEBRAE
-    pack = cleaned.removesuffix(" pack").removesuffix(" packs")
-    if pack in PACKS:
-        return PACKS[pack]
-    try:
-        card, holo = parse_card(text)
-    except UnknownCard:
+    item = CURRENCY_WORDS.get(cleaned) or single_item(cleaned) or single_item(f"{cleaned} pack")
+    if item is None:
         raise AdminError(
             f"{text!r} is no item: use chips, vertebrae, a card such as 'king of spades' or "
             "'holo 7H', or a pack: 'handy pack', 'deck pack', 'legendary pack'"
-        ) from None
-    return card.item(holo)
+        )
+    return item
 
 
 def grant(

@@ -10,7 +10,7 @@ from dealer.ledger import CHIPS, VERTEBRAE, Ledger
 from dealer.text import plural
 
 PACK_NAMES = {"handy": "Handy Pack", "deck": "Deck Pack", "legendary": "Legendary Pack"}
-_CURRENCY_WORDS = {
+CURRENCY_WORDS = {
     "chip": CHIPS, "chips": CHIPS,
     "vertebra": VERTEBRAE, "vertebrae": VERTEBRAE, "vertebraes": VERTEBRAE,
 }
@@ -109,12 +109,12 @@ def parse_bundle(text: str) -> dict[str, int]:
 def parse_item(text: str) -> tuple[str, int]:
     """Read one item with an optional count: ``3 chips``, ``7H``, ``2 x holo KS``, ``deck pack``."""
     cleaned = " ".join(text.lower().split())
-    single = _single_item(cleaned)
+    single = single_item(cleaned)
     if single is not None:
         return single, 1
     counted = _COUNTED.match(cleaned)
     if counted:
-        item = _single_item(counted.group(2)) or _CURRENCY_WORDS.get(counted.group(2))
+        item = single_item(counted.group(2)) or CURRENCY_WORDS.get(counted.group(2))
         if item is not None:
             amount = int(counted.group(1))
             if amount < 1:
@@ -129,8 +129,8 @@ def parse_item(text: str) -> tuple[str, int]:
     )
 
 
-def _single_item(text: str) -> str | None:
-    """One unit of an item named without a count, or None."""
+def single_item(text: str) -> str | None:
+    """One unit of an item named without a count (``text`` in lower case), or None."""
     pack = _PACK_PHRASE.match(text)
     if pack:
         return pack_item(pack.group(1))
