@@ -98,17 +98,15 @@ def to_discord(body: str) -> str:
     return _UTC_TIME.sub(tag, body)
 
 
+_WRITERS = {"markdown": str, "discord": to_discord, "bbcode": to_bbcode, "plain": to_plain}
+"""How each format writes the stored body (itself Markdown)."""
+
+
 def render_for(fmt: str, body: str) -> str:
     """``body`` in the format ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt == "markdown":
-        return body
-    if fmt == "discord":
-        return to_discord(body)
-    if fmt == "bbcode":
-        return to_bbcode(body)
-    if fmt == "plain":
-        return to_plain(body)
-    raise ValueError(f"unknown format {fmt!r}")
+    if fmt not in _WRITERS:
+        raise ValueError(f"unknown format {fmt!r}")
+    return _WRITERS[fmt](body)
 
 
 # -- splitting ----------------------------------------------------------------------------------
