@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo
+from pydantic import (
+    AfterValidator, BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationInfo,
+)
 
 from dealer.clock import as_utc, parse_duration
 from dealer.fairness import FairSource
@@ -72,6 +74,16 @@ def _format_duration(value: timedelta) -> str:
 
 Duration = Annotated[timedelta, BeforeValidator(_duration), PlainSerializer(_format_duration)]
 """A setting written ``24h`` or ``90m``; in the store's own JSON (:data:`STORED`) a number is seconds."""
+
+
+def _positive(value: timedelta) -> timedelta:
+    if value <= timedelta(0):
+        raise ValueError("it must last longer than zero (write it like 24h or 90m)")
+    return value
+
+
+PositiveDuration = Annotated[Duration, AfterValidator(_positive)]
+"""A :data:`Duration` longer than zero: a phase, a round, a window."""
 
 UtcTime = Annotated[datetime, BeforeValidator(lambda v: as_utc(v) if isinstance(v, datetime) else v)]
 

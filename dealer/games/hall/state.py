@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.games.base import Duration, GameSettings, GameState, PositiveDuration, UtcTime
 from dealer.games.names import find_named
 from dealer.history import Record
 
@@ -29,7 +29,7 @@ Names = Annotated[list[str], BeforeValidator(_names)]
 class HallSettings(GameSettings):
     """Per-cycle settings; every default is the rule's own number."""
 
-    phase_length: Duration = Field(default=timedelta(hours=24), description="GH-6: length of a phase")
+    phase_length: PositiveDuration = Field(default=timedelta(hours=24), description="GH-6: length of a phase")
     holo_percent: int = Field(default=5, ge=0, le=100, description="GH-3: chance that a random card is holographic")
     croupier_holo_percent: int = Field(default=10, ge=0, le=100, description="GH-5: the same for a card bought from the Croupier")
     victory_chips: int = Field(default=25, ge=1, description="GH-8: chips that win the cycle")
@@ -96,13 +96,6 @@ class HallSettings(GameSettings):
     def is_reputable(self, name: str) -> bool:
         """GH-21, GH-34: whether ``name`` is on the reputable list (compared without case)."""
         return name.casefold() in {n.casefold() for n in self.reputable}
-
-    @field_validator("phase_length")
-    @classmethod
-    def _positive(cls, value: timedelta) -> timedelta:
-        if value <= timedelta(0):
-            raise ValueError("a phase must last some time (write it like 24h or 90m)")
-        return value
 
     @model_validator(mode="after")
     def _nobody_wins_by_joining(self) -> "HallSettings":

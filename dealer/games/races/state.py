@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from dealer.games.base import Duration, GameSettings, GameState, UtcTime
+from dealer.games.base import GameSettings, GameState, PositiveDuration, UtcTime
 from dealer.history import Record
 
 Phase = Literal["pending", "seating", "betting", "racing", "finished"]
@@ -21,20 +21,20 @@ _OFF = {"", "off", "none", "no", "0", "false"}
 class RacesSettings(GameSettings):
     """Per-table settings; every default is the rule's own number."""
 
-    seating_window: Duration = Field(
+    seating_window: PositiveDuration = Field(
         timedelta(hours=1), description="OR-3: runs from the first player's `sit`"
     )
     min_horses: int = Field(  # the NPC deck has 52 cards
         default=4, ge=1, le=52, description="OR-4: NPCs are drawn up to this many horses"
     )
-    betting_window: Duration = Field(
+    betting_window: PositiveDuration = Field(
         timedelta(hours=1),
         description="OR-5: betting closes this long after the last bet (or its opening)",
     )
     house_share_percent: int = Field(
         default=10, ge=0, le=100, description="OR-5: floor(pool x percent / 100) goes to the house"
     )
-    idle_action_after: Duration | None = Field(  # None means off
+    idle_action_after: PositiveDuration | None = Field(  # None means off
         None, description="OR-11: dealer acts itself after this long idle; off or empty = off"
     )
 
@@ -44,13 +44,6 @@ class RacesSettings(GameSettings):
         # `--set idle_action_after=off` (or empty) switches OR-11 off.
         if value is None or (isinstance(value, str) and value.strip().lower() in _OFF):
             return None
-        return value
-
-    @field_validator("seating_window", "betting_window", "idle_action_after")
-    @classmethod
-    def _positive(cls, value: timedelta | None) -> timedelta | None:
-        if value is not None and value <= timedelta(0):
-            raise ValueError("a window must be longer than zero")
         return value
 
 

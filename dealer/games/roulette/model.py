@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from dealer.games.base import Duration, GameSettings, GameState, UtcTime, setting_duration
+from dealer.games.base import GameSettings, GameState, PositiveDuration, UtcTime, setting_duration
 from dealer.history import Record
 
 GOLD, SILVER, BLACK = "gold", "silver", "black"
@@ -45,8 +45,8 @@ class RouletteSettings(GameSettings):
     """Per-game settings (RULES marks them *setting*); every field has the rule's default."""
 
     rounds: int = Field(10, ge=1, le=100, description="SR-1: number of rounds")
-    round_length: Duration = Field(timedelta(hours=24), description="SR-1: length of a round")
-    preparation_length: Duration = Field(
+    round_length: PositiveDuration = Field(timedelta(hours=24), description="SR-1: length of a round")
+    preparation_length: PositiveDuration = Field(
         timedelta(hours=24), description="SR-1: length of the preparation phase"
     )
     layout_public: bool = Field(True, description="SR-7: announce each active roulette's layout")
@@ -62,13 +62,6 @@ class RouletteSettings(GameSettings):
     colour_limit: int = Field(
         5, ge=1, description="SR-4: times each colour may be prepared as the winning colour"
     )
-
-    @field_validator("round_length", "preparation_length")
-    @classmethod
-    def _positive(cls, value: timedelta) -> timedelta:
-        if value <= timedelta(0):
-            raise ValueError("a phase must last longer than 0")
-        return value
 
     @field_validator("remind_before")
     @classmethod

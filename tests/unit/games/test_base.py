@@ -53,6 +53,14 @@ def test_a_number_in_stored_json_is_seconds(model, field) -> None:  # type: igno
     assert getattr(model.model_validate({field: 90.0}, context=STORED), field) == timedelta(seconds=90)
 
 
+@pytest.mark.parametrize(("model", "field"), DURATIONS)
+@pytest.mark.parametrize("empty", ["0m", "0h0s"])
+def test_a_phase_or_window_of_no_time_is_refused(model, field, empty) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValidationError) as exc:
+        model.model_validate({field: empty})
+    assert "must last longer than zero (write it like 24h or 90m)" in str(exc.value)
+
+
 def test_a_text_duration_is_not_read_as_seconds_even_when_stored() -> None:
     with pytest.raises(ValidationError):
         RouletteSettings.model_validate({"round_length": "7200"}, context=STORED)
