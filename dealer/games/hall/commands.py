@@ -95,34 +95,26 @@ class Bundle(Field):
 # --- when each command is valid, and the help written for the cycle as it stands ----------
 
 
-def _member(state: HallState, actor: str) -> bool:
-    return state.status == "running" and state.member(actor) is not None
-
-
-def _others(state: HallState, actor: str) -> list[str]:
-    return [m.name for m in state.members if m.name != actor]
-
-
 def _may_gift(state: HallState, actor: str) -> bool:
     """GH-7: once per phase, to another member."""
     member = state.member(actor)
     return (state.status == "running" and member is not None and member.gifted is None
-            and bool(_others(state, actor)))
+            and bool(state.others(actor)))
 
 
 def _gift_now(state: HallState, actor: str) -> list[Example]:
     # GH-1, GH-7: trades and gifts go to members only, so the examples name members.
-    others = _others(state, actor)
+    others = state.others(actor)
     return [Example(f"gift {others[0]}", "once per phase, a member receives a random card "
                                          f"(GH-7); members you can gift: {', '.join(others)}")]
 
 
 def _may_offer(state: HallState, actor: str) -> bool:
-    return _member(state, actor) and bool(_others(state, actor))
+    return state.running_member(actor) and bool(state.others(actor))
 
 
 def _offer_now(state: HallState, actor: str) -> list[Example]:
-    others = _others(state, actor)
+    others = state.others(actor)
     return [Example(f"offer 2 chips and 7H to {others[0]} for AS",
                     f"propose a trade; {others[0]} must accept (GH-1); members: "
                     f"{', '.join(others)}")]
@@ -206,7 +198,7 @@ COMMANDS = Commands(
                 Example("open legendary pack",
                         "open a Legendary Pack: 5 random cards + 2 holographic"),
             ],
-            valid=_member, refusal="only packs can be opened", usage="open PACK",
+            valid=HallState.running_member, refusal="only packs can be opened", usage="open PACK",
         ),
         Command(
             "buy [{count} [x]] [a|an] {ware} [{count_after}]", _buy,
@@ -242,7 +234,7 @@ COMMANDS = Commands(
                               "take offer 12 made to you: both sides swap at once"),
                       Example("decline offer 12", "refuse offer 12 made to you"),
                       "Decline offer #3"],
-            valid=lambda s, actor: (_member(s, actor)
+            valid=lambda s, actor: (s.running_member(actor)
                                     and any(o.target == actor for o in s.offers)),
             suggest=_answers_now,
         ),
@@ -250,7 +242,7 @@ COMMANDS = Commands(
             "withdraw offer {offer}", lambda offer: AnswerOffer("withdraw", offer), rule="GH-1",
             fields={"offer": OFFER_NUMBER},
             examples=[Example("withdraw offer 12", "take back an offer you made")],
-            valid=lambda s, actor: (_member(s, actor)
+            valid=lambda s, actor: (s.running_member(actor)
                                     and any(o.offerer == actor for o in s.offers)),
             suggest=_withdrawals_now,
         ),

@@ -84,7 +84,7 @@ def duel(ctx: Context, state: HallState, actor: str, command: Duel) -> None:
     for word in read_names(command.challenged, [m.name for m in state.members]):
         member = state.member(word)
         if member is None:
-            others = ", ".join(m.name for m in state.members if m.name != actor) or "nobody yet"
+            others = ", ".join(state.others(actor)) or "nobody yet"
             raise Rejected(f"{word} is not in the Hall", rule="GH-19",
                            allowed=[f"members you can challenge: {others}"])
         if member.name == actor:
@@ -177,16 +177,8 @@ def refresh_cards(ctx: Context, state: HallState, names: list[str] | None = None
 # --- declarations (added to the Hall's commands) -------------------------------------------
 
 
-def _member(state: HallState, actor: str) -> bool:
-    return state.status == "running" and state.member(actor) is not None
-
-
-def _others(state: HallState, actor: str) -> list[str]:
-    return [m.name for m in state.members if m.name != actor]
-
-
 def _duel_now(state: HallState, actor: str) -> list[Example]:
-    others = _others(state, actor)
+    others = state.others(actor)
     return [Example(f"duel {others[0]}", "challenge one or more members to an Exoptosis duel "
                                          f"(GH-19); members: {', '.join(others)}")]
 
@@ -207,21 +199,21 @@ FIGHT_COMMANDS = [
     Command("battle", Battle, rule="GH-18",
             examples=[Example("battle", "engage in the battle that starts with the next phase "
                                         "(at least 4 cards, once per phase)")],
-            valid=lambda s, actor: (_member(s, actor) and actor not in s.battlers
+            valid=lambda s, actor: (s.running_member(actor) and actor not in s.battlers
                                     and s.cards.get(actor, 0) >= BATTLE_CARDS),
             note=lambda s, actor: (f"battle needs at least {BATTLE_CARDS} cards outside any match"
-                                   if _member(s, actor) and actor not in s.battlers
+                                   if s.running_member(actor) and actor not in s.battlers
                                    and s.cards.get(actor, 0) < BATTLE_CARDS else None)),
     Command("duel {challenged}", Duel, fields={"challenged": Players()}, rule="GH-19",
             examples=[Example("duel bob carol", "challenge members to an Exoptosis duel"),
                       "duel bob"],
-            valid=lambda s, actor: _member(s, actor) and bool(_others(s, actor)),
+            valid=lambda s, actor: s.running_member(actor) and bool(s.others(actor)),
             suggest=_duel_now),
     Command("{verb} duel {duel}", AnswerDuel, rule="GH-19",
             fields={"verb": Choice(("accept", "decline"), "accept|decline"), "duel": DUEL_NUMBER},
             examples=[Example("accept duel 2", "accept duel 2 you were challenged to"),
                       Example("decline duel 2", "refuse it: the duel is cancelled")],
-            valid=lambda s, actor: _member(s, actor) and bool(_answers_now(s, actor)),
+            valid=lambda s, actor: s.running_member(actor) and bool(_answers_now(s, actor)),
             suggest=_answers_now),
 ]
 """The fights' commands, listed after the Hall's own."""

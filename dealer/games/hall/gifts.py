@@ -25,7 +25,7 @@ def gift(ctx: Context, state: HallState, actor: str, command: Gift) -> None:
         )
     receiver = state.member(command.receiver)
     if receiver is None:
-        names = ", ".join(m.name for m in state.members if m.name != actor) or "nobody yet"
+        names = ", ".join(state.others(actor)) or "nobody yet"
         raise Rejected(f"{command.receiver} is not in the Hall", rule="GH-7",
                        allowed=[f"members you can gift: {names}"])
     if receiver.name == actor:

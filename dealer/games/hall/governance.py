@@ -82,10 +82,6 @@ def _running(state: HallState, actor: str) -> bool:
     return state.status == "running"
 
 
-def _member(state: HallState, actor: str) -> bool:
-    return state.status == "running" and state.member(actor) is not None
-
-
 def _judge_with_requests(state: HallState, actor: str) -> bool:
     return _running(state, actor) and judge.is_judge(state, actor) and bool(state.requests)
 
@@ -124,7 +120,7 @@ GOVERNANCE_COMMANDS = [
             fields={"ruling": Number("ruling")},
             examples=[Example("confidence 4", "within 4 days of ruling 4: a vote to overturn it"),
                       "confidence vote on ruling 4"],
-            valid=lambda s, a: _member(s, a) and bool(_confidence_now(s, a)),
+            valid=lambda s, a: s.running_member(a) and bool(_confidence_now(s, a)),
             suggest=_confidence_now),
     Command("overturn [ruling] {ruling}", Overturn, rule="GH-33", strict=True,
             fields={"ruling": Number("ruling")},
@@ -135,7 +131,7 @@ GOVERNANCE_COMMANDS = [
     Command("remove [the] judge", lambda: RemoveJudge(), rule="GH-30", strict=True,
             examples=[Example("remove judge", "assent to removing the Judge: two players in "
                                               "one phase remove it"), "remove the judge"],
-            valid=lambda s, a: _member(s, a) and s.judge is not None
+            valid=lambda s, a: s.running_member(a) and s.judge is not None
             and not judge.is_judge(s, a)),
     Command("resign", lambda: Resign(), rule="GH-30", strict=True,
             examples=[Example("resign", "the Judge stops being the Judge")],

@@ -350,6 +350,14 @@ class HallState(GameState):
         """The member called ``name`` (compared by ``player_key``)."""
         return find_named(self.members, name)
 
+    def running_member(self, name: str) -> bool:
+        """Whether ``name`` is a member while the cycle runs: who may send its commands."""
+        return self.status == "running" and self.member(name) is not None
+
+    def others(self, name: str) -> list[str]:
+        """The members other than ``name``."""
+        return [m.name for m in self.members if m.name != name]
+
     def begin_phase(self, number: int, at: datetime) -> None:
         """Make phase ``number``, beginning ``at``, the current one."""
         if number == 1:

@@ -181,7 +181,7 @@ def offer_words(offer: Offer) -> dict[str, object]:
 
 
 def _member_names(state: HallState, actor: str) -> list[str]:
-    names = [m.name for m in state.members if m.name != actor]
+    names = state.others(actor)
     return [f"members you can trade with: {', '.join(names)}"] if names else []
 
 
