@@ -55,10 +55,13 @@ class Publisher(ABC):
     def send(self, post: OutgoingPost) -> str:
         """Deliver ``post`` and return its external id; raise :class:`DeliveryFailed`."""
 
+    drops_repeats = True
+    """Whether sending a post again with its key shows nothing twice; False (a webhook,
+    Discourse, mail) makes delivery commit right after sending it."""
+
     def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
-        """Whether sending ``post`` again with its key shows nothing twice; False (a webhook,
-        Discourse, mail) makes delivery commit right after sending it."""
-        return True
+        """:attr:`drops_repeats` (a publisher with several destinations asks the one of ``post``)."""
+        return self.drops_repeats
 
     def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
         """Deliver ``post`` to a routed ``destination`` in format ``fmt``; by default render it and

@@ -24,6 +24,8 @@ class Thread:
 class DiscoursePublisher(Publisher):
     """Posts to a Discourse site. ``topics`` maps game channels to topic ids."""
 
+    drops_repeats = False  # Discourse takes no idempotency key: a repeat is a second post
+
     base_url: str
     api_key: str
     username: str
@@ -94,10 +96,6 @@ class DiscoursePublisher(Publisher):
             return recipient.split(":", 1)[1]
         linked = post.accounts.get(recipient, {}).get("discourse")
         return linked or (self.usernames or (lambda name: name))(recipient)
-
-    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
-        """False: Discourse takes no idempotency key; a repeat is a second post."""
-        return False
 
     def send(self, post: OutgoingPost) -> str:
         """Post ``post``; return ``post/ID``, the Discourse post's id."""

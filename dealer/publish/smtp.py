@@ -53,6 +53,8 @@ def simple_addressing(list_address: str | None) -> Callable[[OutgoingPost], Addr
 class SmtpPublisher(Publisher):
     """Sends each post as one mail; ``security`` is ``starttls``, ``tls`` or ``none`` (a local relay)."""
 
+    drops_repeats = False  # a mail sent twice arrives twice (its Message-ID only lets a client tell)
+
     host: str
     port: int | None = None
     sender: str = "dealer@localhost"
@@ -120,10 +122,6 @@ class SmtpPublisher(Publisher):
         body = post.body.replace("@" + WORD_JOINER, "@")
         mail.set_content(body.rstrip("\n") + "\n", subtype="plain", charset="utf-8")
         return mail
-
-    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
-        """False: a mail sent twice arrives twice (its ``Message-ID`` only lets a client tell)."""
-        return False
 
     def send(self, post: OutgoingPost) -> str:
         """Send ``post``'s mail, its body in plain text; return its ``Message-ID``."""

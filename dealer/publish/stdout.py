@@ -12,12 +12,10 @@ from dealer.publish.base import OutgoingPost, Publisher
 class StdoutPublisher(Publisher):
     """Prints a header line and the body of each post."""
 
+    drops_repeats = False  # a post printed twice is printed twice
+
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream
-
-    def dedupes(self, post: OutgoingPost, destination: object = None) -> bool:
-        """False: a post printed twice is printed twice."""
-        return False
 
     def send(self, post: OutgoingPost) -> str:
         """Print the post."""
