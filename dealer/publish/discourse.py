@@ -97,17 +97,14 @@ class DiscoursePublisher(Publisher):
         linked = post.accounts.get(recipient, {}).get("discourse")
         return linked or (self.usernames or (lambda name: name))(recipient)
 
-    def send(self, post: OutgoingPost) -> str:
-        """Post ``post``; return ``post/ID``, the Discourse post's id."""
-        return self._send(post)
-
     def send_to(self, post: OutgoingPost, destination: object, fmt: str) -> str:
         """A routed post: ``discourse:topic/ID`` posts a public post in that topic."""
         arg = str(getattr(destination, "arg", "") or "")
         topic = int(arg.split("/", 1)[1]) if arg.startswith("topic/") else None
-        return self._send(replace(post, body=render_for(fmt, post.body)), topic)
+        return self.send(replace(post, body=render_for(fmt, post.body)), topic)
 
-    def _send(self, post: OutgoingPost, topic: int | None = None) -> str:
+    def send(self, post: OutgoingPost, topic: int | None = None) -> str:
+        """Post ``post`` (in ``topic``, else its channel's); return ``post/ID``, the Discourse post's id."""
         created = self.request("POST", "/posts.json", json=self.payload(post, topic))
         if not isinstance(created, dict) or "id" not in created:
             raise DeliveryFailed(f"Discourse took the post but gave no id: {str(created)[:200]}")
