@@ -21,19 +21,21 @@ publisher writes is also recorded as one line ``PID POST-ID KEY`` appended to FI
 place, and ``PID - committed`` once a delivery transaction (a batch of posts marked
 delivered) has committed. The directory outbox itself cannot show a post sent twice (a
 re-send rewrites the same file); the send log does, and says which process sent it and
-whether its batch was committed. With ``FAULTRUN_PASS_LOG=FILE``, the life's pid is
-appended to FILE after each turn of its loop (a pass over, its timer set): the lives that
-completed a pass. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
+whether its batch was committed. With ``FAULTRUN_PASS_LOG=FILE``, ``PID started`` is
+appended to FILE as the life's loop begins (its start-up over), and the life's pid after
+each turn of its loop (a pass over, its timer set): the lives that completed a pass. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
 send while FILE exists (a publisher outage: the posts wait and go out after their backoff).
 
 With ``"exec": true`` in the request, the child does not run dealer in the forked image:
-it execs this script anew (``--life LOG``), which imports dealer as ``dealer run`` does under
-a supervisor, and then runs the life the same way. A crash loop's lives so pay their start.
+it execs this script anew (``--life LOG``), which imports only what ``dealer run`` imports
+under a supervisor (not ``PRELOADED``), and then runs the life the same way. A crash loop's
+lives so pay their start.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import importlib
 import json
 import os
 import select
@@ -41,20 +43,18 @@ import signal
 import sys
 import traceback
 
-import apscheduler.schedulers.background  # noqa: F401  (what `dealer run` imports late)
-import apscheduler.triggers.date  # noqa: F401
-
 import dealer.cli
-import dealer.shell.timers
-import dealer.games.hall  # noqa: F401  (what the first step imports: every built-in ruleset)
-import dealer.games.races  # noqa: F401
-import dealer.games.roulette  # noqa: F401
-import dealer.inbox.directory  # noqa: F401
 import dealer.shell.delivery
-import dealer.shell.passes  # noqa: F401
-import dealer.shell.pidfile  # noqa: F401
+import dealer.shell.timers
 from dealer.publish.base import DeliveryFailed, OutgoingPost
 from dealer.publish.directory import DirectoryPublisher
+
+PRELOADED = (
+    "apscheduler.schedulers.background", "apscheduler.triggers.date",  # the timers' thread
+    "dealer.games.exoptosis", "dealer.games.hall", "dealer.games.races", "dealer.games.roulette",
+    "dealer.inbox.directory", "dealer.render", "dealer.shell.passes", "dealer.shell.pidfile",
+)
+"""What `dealer run` imports late: the fork server imports it once for every forked life."""
 
 
 def record_sends(path: str) -> None:
@@ -91,11 +91,17 @@ def outage_while(flag: str) -> None:
 
 
 def record_passes(path: str) -> None:
-    """Append this process's pid to ``path`` after each turn of the daemon's loop."""
+    """Append ``PID started`` to ``path`` as the daemon's loop begins (its start-up over),
+    and this process's pid after each turn of the loop."""
     log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     one_turn = dealer.shell.timers.one_turn
+    started = False
 
     def turn_and_record(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal started
+        if not started:
+            started = True
+            os.write(log, f"{os.getpid()} started\n".encode())
         one_turn(*args, **kwargs)
         os.write(log, f"{os.getpid()}\n".encode())
 
@@ -169,4 +175,6 @@ def serve() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--life"]:  # a life exec'd by the server: its environment is set
         os._exit(life(dict(os.environ), sys.argv[2]))
+    for module in PRELOADED:
+        importlib.import_module(module)
     serve()

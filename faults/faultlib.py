@@ -58,6 +58,7 @@ from typing import IO, Any, Iterator
 from sqlalchemy import exists, select, text
 from sqlalchemy.engine import Engine, make_url
 
+import dealer
 from dealer.clock import iso_exact, utcnow
 from dealer.ledger import CHIPS, MINT, scope_of
 from dealer.replay import replay_game
@@ -163,6 +164,10 @@ class Figures:
     """Lives killed during the attack that had completed at least one pass."""
     killed_passes: int = 0
     """Passes completed by the lives killed during the attack."""
+    killed_started: int = 0
+    """Lives killed during the attack after their start-up: their loop had begun."""
+    started_with_pass: int = 0
+    """Of those, the lives that had completed at least one pass."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -184,6 +189,8 @@ class Figures:
             f"  named: {named or 'none'}",
             f"killed lives that completed a pass: {self.killed_with_pass} of {self.kills} "
             f"({self.killed_passes} passes in all)",
+            f"  of the {self.killed_started} killed after their start-up (their loop begun): "
+            f"{self.started_with_pass} completed a pass",
             f"exits on their own: {self.exits}" + (f" ({reasons})" if reasons else ""),
             f"forced disconnects: {self.disconnects}",
             f"messages: {self.messages} ({outcomes or 'none stored'})",
@@ -537,6 +544,13 @@ def _settled(engine: Engine, inbox: Path) -> datetime | None:
     return None if any(busy) else now
 
 
+def compile_installed() -> None:
+    """Compile dealer's modules as pip does on install (an editable install is not compiled)."""
+    package = Path(dealer.__file__).parent
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPYCACHEPREFIX"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
+
+
 def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
     """Set up, attack, drain and audit (the module's docstring); return the figures."""
     rng = random.Random(attack.seed)
@@ -557,6 +571,8 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
     table = set_up(engine, attack, rounds)
     send_log = root / "sends.log"
     pass_log = root / "passes.log"
+    if attack.exec_lives:
+        compile_installed()
     server = ForkServer(exec_lives=attack.exec_lives)
     replicas = []
     for index in range(attack.replicas):
@@ -576,11 +592,10 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
             "FAULTRUN_PASS_LOG": str(pass_log),
         })
         if attack.exec_lives:
-            # An installed dealer has its modules compiled (pip writes the .pyc files): so
-            # do the exec'd lives, into a folder of the run's, even where the environment
-            # says not to.
+            # Started as an installed dealer is: its modules compiled before the first life
+            # (compile_installed), read from beside the sources as the libraries' are.
             env.pop("PYTHONDONTWRITEBYTECODE", None)
-            env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+            env.pop("PYTHONPYCACHEPREFIX", None)
         replicas.append(Replica(index, attack, env, root / f"replica-{index}.log", server,
                                 random.Random(rng.random())))
     feeder = Feeder(inbox, table, attack.message_rate, rng.randrange(2**32))
@@ -638,12 +653,17 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
 
 
 def _count_passes(pass_log: Path, lives: list[Life], figures: Figures) -> None:
-    """How many lives killed during the attack completed a pass, and how many passes they
-    completed (``faults/daemon.py`` writes a life's pid to ``pass_log`` after each)."""
-    passes = Counter(pass_log.read_text(encoding="utf-8").split()) if pass_log.exists() else Counter()
+    """How many lives killed during the attack got through their start-up and how many
+    completed a pass, and how many passes they completed (``faults/daemon.py`` writes a
+    life's pid to ``pass_log`` as its loop begins and after each pass)."""
+    lines = pass_log.read_text(encoding="utf-8").splitlines() if pass_log.exists() else []
+    passes = Counter(line for line in lines if line.isdigit())
+    started = {line.split()[0] for line in lines if line.endswith(" started")}
     killed = [str(life.pid) for life in lives if life.end in ("named", "random")]
     figures.killed_with_pass = sum(1 for pid in killed if passes[pid])
     figures.killed_passes = sum(passes[pid] for pid in killed)
+    figures.killed_started = sum(1 for pid in killed if pid in started)
+    figures.started_with_pass = sum(1 for pid in killed if pid in started and passes[pid])
 
 
 def _count(log: Path, needle: str) -> int:

@@ -52,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a crash loop: every life killed at random, LOW to HIGH seconds "
                         "after its start (sets --random-share 1)")
     parser.add_argument("--exec", action="store_true",
-                        help="each life a new program that imports dealer (as a supervisor "
-                        "starts it), not a fork of a process that imported it once")
+                        help="each life a new program that imports dealer as a supervisor "
+                        "starts an installed one: dealer's modules compiled first (as pip "
+                        "does), read as bytecode; not a fork of a process that imported it once")
     parser.add_argument("--disconnect-every", type=float, default=2.0,
                         help="Postgres: cut the daemons' connections about this often, in s "
                         "(default 2; 0: never)")

@@ -52,12 +52,16 @@ def test_the_daemon_killed_again_and_again_loses_nothing_and_doubles_nothing(
 
 
 def test_the_run_counts_the_killed_lives_that_completed_a_pass(tmp_path: Path) -> None:
-    # faults/daemon.py writes a life's pid after each turn of its loop; a life killed
-    # during the attack counts, one stopped at the end does not.
+    # faults/daemon.py writes "PID started" as a life's loop begins and its pid after each
+    # turn of the loop; a life killed during the attack counts, one stopped at the end does
+    # not; 105 was killed during its first pass.
     lives = [faultlib.Life(0, 101, "random", end="random"), faultlib.Life(0, 102, "random", end="random"),
-             faultlib.Life(0, 103, "after-send@1", end="named"), faultlib.Life(0, 104, "clean", end="stopped")]
+             faultlib.Life(0, 103, "after-send@1", end="named"), faultlib.Life(0, 104, "clean", end="stopped"),
+             faultlib.Life(0, 105, "random", end="random")]
     log = tmp_path / "passes.log"
-    log.write_text("101\n101\n103\n104\n104\n", encoding="utf-8")
+    log.write_text("101 started\n101\n101\n103 started\n103\n104 started\n104\n104\n105 started\n",
+                   encoding="utf-8")
     figures = faultlib.Figures()
     faultlib._count_passes(log, lives, figures)
     assert (figures.killed_with_pass, figures.killed_passes) == (2, 3)
+    assert (figures.killed_started, figures.started_with_pass) == (3, 2)
