@@ -14,13 +14,14 @@ from dealer.extras import missing
 @click.command()
 def migrate() -> None:
     """Create or upgrade the store's schema."""
-    from dealer.store.db import current_revision, make_engine, migrate as do_migrate
+    from dealer.store.db import current_revision, head_revision, make_engine, migrate as do_migrate
 
     settings = _settings()
     with _database(settings):
         engine = make_engine(settings.database_url)
         before = current_revision(engine)
-        after = do_migrate(engine)
+        # Run before every start (deploy/): a current schema is told without Alembic.
+        after = before if before == head_revision() else do_migrate(engine)
     if before == after:
         click.echo(f"schema already at revision {after}")
     else:

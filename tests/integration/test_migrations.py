@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import datetime, timezone
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from dealer.store.db import SchemaOutOfDate, check_schema, make_engine, migrate
+from dealer.store.db import SchemaOutOfDate, check_schema, head_revision, make_engine, migrate
 from dealer.store.models import Base
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -96,3 +99,22 @@ def test_the_schema_check_reads_the_revisions_as_alembic_does(empty_database_url
     assert current_revision(engine) == alembic_current() == head_revision()
     check_schema(engine)
     engine.dispose()
+
+
+def test_migrate_tells_a_current_schema_without_loading_alembic(empty_database_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # `dealer migrate` runs before every start (deploy/): a restart of a current store is
+    # not to pay for Alembic.
+    probe = ("import sys\nfrom dealer.cli import main\nmain(['migrate'], standalone_mode=False)\n"
+             "print('alembic loaded:', 'alembic' in sys.modules)\n")
+    env = {**os.environ, "DEALER_DATABASE_URL": empty_database_url, "DEALER_HOME": str(tmp_path),
+           "DEALER_DEADLINE_OVERRIDES": ""}
+
+    def migrate_once() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    first = migrate_once()
+    assert first[0].startswith("schema migrated from nothing to revision ") and first[1] == "alembic loaded: True"
+    assert migrate_once() == [f"schema already at revision {head_revision()}", "alembic loaded: False"]
