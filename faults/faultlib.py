@@ -652,6 +652,13 @@ def run(attack: Attack, progress: IO[str] | None = None) -> Figures:
     return figures
 
 
+def verdict(figures: Any) -> int:
+    """Print a run's figures and PASS or FAIL; the exit status: 0 when no problem was found."""
+    print("\n".join(figures.lines()))
+    print("PASS" if figures.ok else "FAIL")
+    return 0 if figures.ok else 1
+
+
 def _count_passes(pass_log: Path, lives: list[Life], figures: Figures) -> None:
     """How many lives killed during the attack got through their start-up and how many
     completed a pass, and how many passes they completed (``faults/daemon.py`` writes a
@@ -821,18 +828,20 @@ def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: li
     )
 
 
-def _audit_deadlines(engine: Engine, settled: datetime, figures: Figures) -> None:
-    problems = figures.problems
+def _audit_deadlines(engine: Engine, settled: datetime, figures: Any, *, once: bool = True) -> None:
+    """Every deadline due by ``settled`` fired, not early, each game's in the order they fell
+    due, as its history says; with ``once``, no name fired twice (a race's ``idle`` may come
+    back: the season passes ``once=False``)."""
     misfires: list[str] = []
     with engine.connect() as connection:
         rows = connection.execute(
             select(Deadline.game_id, Deadline.name, Deadline.due_at, Deadline.status,
                    Deadline.fired_at).order_by(Deadline.game_id, Deadline.due_at, Deadline.id)).all()
         fired_events = connection.execute(
-            select(Event.game_id, Event.seq, Event.at, Event.data)
+            select(Event.game_id, Event.at, Event.data)
             .where(Event.type == "deadline.fired").order_by(Event.game_id, Event.seq)).all()
     history: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    for game_id, _, at, data in fired_events:
+    for game_id, at, data in fired_events:
         history[game_id].append((data["deadline"], at))
     fired: dict[str, list[tuple[str, Any]]] = defaultdict(list)
     for game_id, name, due_at, status, fired_at in rows:
@@ -846,14 +855,21 @@ def _audit_deadlines(engine: Engine, settled: datetime, figures: Figures) -> Non
     for game_id in set(fired) | set(history):
         steps = history[game_id]
         if steps != fired[game_id]:
-            misfires.append(f"{game_id}: deadlines fired {fired[game_id]} but history {steps}")
+            misfires.append(f"{game_id}: deadlines fired {_names(fired[game_id])} but the history "
+                            f"says {_names(steps)}")
         if [at for _, at in steps] != sorted(at for _, at in steps):
-            misfires.append(f"{game_id}: deadlines fired out of order: {steps}")
-        names = Counter(name for name, _ in steps)
-        misfires += [f"{game_id}: {name} fired {n} times" for name, n in names.items() if n > 1]
+            misfires.append(f"{game_id}: deadlines fired out of order: {_names(steps)}")
+        if once:
+            names = Counter(name for name, _ in steps)
+            misfires += [f"{game_id}: {name} fired {n} times" for name, n in names.items() if n > 1]
     figures.deadlines_fired = sum(len(v) for v in fired.values())
     figures.misfires = len(misfires)
-    problems += misfires
+    figures.problems += misfires
+
+
+def _names(steps: list[tuple[str, Any]]) -> str:
+    return ", ".join(f"{name}@{at:%H:%M:%S.%f}" for name, at in steps[:12]) + (
+        " ..." if len(steps) > 12 else "")
 
 
 def _audit_ledger(engine: Engine, table: Table, figures: Figures) -> None:

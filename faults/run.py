@@ -85,10 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"fault run in {root} on {make_url(url).render_as_string(hide_password=True)}",
                   file=sys.stderr)
-            figures = faultlib.run(attack, progress=sys.stderr)
-            print("\n".join(figures.lines()))
-            print("PASS" if figures.ok else "FAIL")
-            return 0 if figures.ok else 1
+            return faultlib.verdict(faultlib.run(attack, progress=sys.stderr))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

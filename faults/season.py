@@ -64,10 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"season in {root} on {make_url(url).render_as_string(hide_password=True)}",
                   file=sys.stderr)
-            figures = seasonlib.run(season, progress=sys.stderr)
-            print("\n".join(figures.lines()))
-            print("PASS" if figures.ok else "FAIL")
-            return 0 if figures.ok else 1
+            return faultlib.verdict(seasonlib.run(season, progress=sys.stderr))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -46,7 +46,7 @@ def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultl
     checks.append(("posts", f"{k.posts} queued, {k.sends} sends, {k.resends_after_kill} re-sent "
                             f"after a kill, {k.resends_after_cut} after a cut connection, "
                             f"{k.doubles} doubles, {k.missing} missing"))
-    _deadlines(engine, settled, k)
+    faultlib._audit_deadlines(engine, settled, k, once=False)
     late = _late(engine, timedelta(seconds=faults.downtime_seconds()) + RESTART_SLACK)
     checks.append(("deadlines", f"{k.deadlines_fired} fired once each, in order, none early; "
                                 f"{late[0]} late by more than a kill's restart, "
@@ -116,46 +116,6 @@ def _answers(engine: Engine, figures: Any) -> None:
         figures.problems.append(f"{len(unanswered)} PM(s) never answered, e.g. {unanswered[:3]}")
     figures.checks.append(("answers", f"{sum(replies.values())} replies, none twice; "
                                       f"{len(unanswered)} PMs unanswered"))
-
-
-def _deadlines(engine: Engine, settled: datetime, k: Any) -> None:
-    """Every deadline due by ``settled`` fired once, not early, each game's in the order they
-    fell due, as its history says (a name may come back: a race's ``idle``)."""
-    misfires: list[str] = []
-    with engine.connect() as connection:
-        rows = connection.execute(
-            select(Deadline.game_id, Deadline.name, Deadline.due_at, Deadline.status,
-                   Deadline.fired_at).order_by(Deadline.game_id, Deadline.due_at, Deadline.id)).all()
-        fired_events = connection.execute(
-            select(Event.game_id, Event.at, Event.data)
-            .where(Event.type == "deadline.fired").order_by(Event.game_id, Event.seq)).all()
-    history: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    for game_id, at, data in fired_events:
-        history[game_id].append((data["deadline"], at))
-    fired: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    for game_id, name, due_at, status, fired_at in rows:
-        if status == "pending" and due_at <= settled:
-            misfires.append(f"{game_id}: {name} due {due_at} never fired")
-        if status != "fired":
-            continue
-        fired[game_id].append((name, due_at))
-        if fired_at is None or fired_at < due_at:
-            misfires.append(f"{game_id}: {name} due {due_at} fired early, at {fired_at}")
-    for game_id in set(fired) | set(history):
-        steps = history[game_id]
-        if steps != fired[game_id]:
-            misfires.append(f"{game_id}: deadlines fired {_names(fired[game_id])} but the history "
-                            f"says {_names(steps)}")
-        if [at for _, at in steps] != sorted(at for _, at in steps):
-            misfires.append(f"{game_id}: deadlines fired out of order: {_names(steps)}")
-    k.deadlines_fired = sum(len(v) for v in fired.values())
-    k.misfires = len(misfires)
-    k.problems += misfires
-
-
-def _names(steps: list[tuple[str, Any]]) -> str:
-    return ", ".join(f"{name}@{at:%H:%M:%S.%f}" for name, at in steps[:12]) + (
-        " ..." if len(steps) > 12 else "")
 
 
 def _late(engine: Engine, allowed: timedelta) -> tuple[int, list[tuple[str, timedelta]], float]:
