@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import threading
+from contextlib import suppress
 from datetime import datetime, timezone
 from typing import Any, Callable, TypeVar
 
@@ -170,6 +171,7 @@ def sync_timers(
     """Make ``scheduler`` hold one timer at the earliest pending, unpaused deadline; return how
     many it holds. One index read whatever the number of games; an earlier move is seen at the
     next poll. Deadlines due by ``after`` (failed or held) get none: it would wake the loop again and again."""
+    from apscheduler.jobstores.base import JobLookupError
     from apscheduler.triggers.date import DateTrigger
 
     with reader.connect() as connection:
@@ -177,7 +179,8 @@ def sync_timers(
     job = scheduler.get_job(TIMER_ID)
     if row is None:
         if job is not None:
-            job.remove()
+            with suppress(JobLookupError):  # it may have fired, and gone, since get_job
+                job.remove()
         return 0
     if job is None or getattr(job, "next_run_time", None) != row.due_at:
         scheduler.add_job(wake.set, DateTrigger(run_date=row.due_at), id=TIMER_ID, replace_existing=True)
