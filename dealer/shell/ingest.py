@@ -84,13 +84,9 @@ def store_messages(
     return result
 
 
-def ingest(
-    inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts,
-    unflushed: list[Any] | None = None,
-) -> int:
-    """Store every message waiting in ``inbox``; return how many were new. No message stops the
-    loop. With ``unflushed`` (Postgres) the commits do not wait for the disk and the handles
-    are left for :func:`acknowledge` once a later commit has: until then the inbox gives them again."""
+def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) -> int:
+    """Store every message waiting in ``inbox``, each acknowledged to the inbox once its commit
+    is done; return how many were new. No message stops the loop."""
     batch: list[Delivery] = []
     for item in inbox.fetch(now):
         if not isinstance(item, Delivery):
@@ -101,10 +97,10 @@ def ingest(
             continue
         batch.append(item)
         if len(batch) >= INGEST_BATCH:
-            _ingest_batch(inbox, engine, batch, now, report, unflushed)
+            _ingest_batch(inbox, engine, batch, now, report)
             batch = []
     if batch:
-        _ingest_batch(inbox, engine, batch, now, report, unflushed)
+        _ingest_batch(inbox, engine, batch, now, report)
     return report.ingested
 
 
@@ -126,11 +122,10 @@ def _reject(inbox: Inbox, handle: Any, why: str) -> None:
 
 def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts,
-    unflushed: list[Any] | None,
 ) -> None:
     held = quarantine_reasons(engine, batch, now)
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now,
-                            flush=unflushed is None, held=held)
+                            held=held)
     fault("after-ingest-commit")
     for item, outcome, why in zip(batch, outcomes, held):
         if isinstance(outcome, Refused):
@@ -147,11 +142,7 @@ def _ingest_batch(
         else:
             report.duplicates += 1
             log.info("message %s from %s already stored; ignored", item.message.id, inbox.source)
-        if unflushed is None:
-            acknowledge(inbox, item.handle)
-        else:
-            # A duplicate too: the copy stored may be another daemon's, not yet flushed.
-            unflushed.append(item.handle)
+        acknowledge(inbox, item.handle)
 
 
 @dataclass(frozen=True)
@@ -174,7 +165,7 @@ def too_far_ahead(message: InboxMessage, now: datetime) -> str | None:
 
 def _store_batch(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
-    flush: bool = True, held: list[str | None] | None = None,
+    held: list[str | None] | None = None,
 ) -> list[Kept | Refused]:
     """Insert a batch in one transaction: per message what became of it or why it was refused;
     ``held`` says which are quarantined. A ``set passphrase`` PM is stored on its own."""
@@ -182,12 +173,12 @@ def _store_batch(
     redacted = [redact_new_passphrase(message, raw) for message, raw in batch]
     batch = [(message, raw) for message, raw, _ in redacted]
     outcomes: list[Kept | Refused | None] = [
-        _store_setting(engine, source, message, raw, phrase, now, flush)
+        _store_setting(engine, source, message, raw, phrase, now)
         if phrase is not None and why is None and too_far_ahead(message, now) is None else None
         for (message, raw, phrase), why in zip(redacted, held)
     ]
     rest = [index for index, outcome in enumerate(outcomes) if outcome is None]
-    stored = _store_plain(engine, source, [batch[i] for i in rest], now, flush, [held[i] for i in rest])
+    stored = _store_plain(engine, source, [batch[i] for i in rest], now, [held[i] for i in rest])
     for index, outcome in zip(rest, stored):
         outcomes[index] = outcome
     return [outcome for outcome in outcomes if outcome is not None]
@@ -195,12 +186,11 @@ def _store_batch(
 
 def _store_setting(
     engine: Engine, source: str, message: InboxMessage, raw: str, phrase: str, now: datetime,
-    flush: bool,
 ) -> Kept | Refused:
     """Store a ``set passphrase`` PM and, when new, apply it in the same transaction."""
     try:
         with engine.begin() as connection:
-            kept = _insert(connection, source, message, raw, now, flush)
+            kept = _insert(connection, source, message, raw, now)
             if kept == "new":
                 set_from_message(connection, source, message, phrase, now)
             return kept
@@ -213,7 +203,7 @@ def _store_setting(
 
 def _store_plain(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
-    flush: bool, held: list[str | None],
+    held: list[str | None],
 ) -> list[Kept | Refused]:
     """:func:`_store_batch` of messages that set no pass phrase."""
     if not batch:
@@ -225,12 +215,12 @@ def _store_plain(
             log.warning("message %s from %s refused: %s", message.id, source, why)
         checked.append(Refused(why) if why else None)
     try:
-        kept = _store_new(engine, source, batch, checked, now, flush, held)
+        kept = _store_new(engine, source, batch, checked, now, held)
         if kept is not None:
             return kept
         with engine.begin() as connection:
             return [
-                refused or _insert(connection, source, message, raw, now, flush, why)
+                refused or _insert(connection, source, message, raw, now, why)
                 for (message, raw), refused, why in zip(batch, checked, held)
             ]
     except Exception as exc:
@@ -244,7 +234,7 @@ def _store_plain(
             continue
         try:
             with engine.begin() as connection:
-                outcomes.append(_insert(connection, source, message, raw, now, flush, why))
+                outcomes.append(_insert(connection, source, message, raw, now, why))
         except Exception as exc:
             if is_transient(exc):
                 raise
@@ -255,7 +245,7 @@ def _store_plain(
 
 def _store_new(
     engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
-    checked: list[Refused | None], now: datetime, flush: bool, held: list[str | None],
+    checked: list[Refused | None], now: datetime, held: list[str | None],
 ) -> list[Kept | Refused] | None:
     """All new messages of a batch in one statement, in its order; None, storing nothing, when
     one was stored before. On Postgres one new message goes in autocommit: no ``BEGIN`` nor ``COMMIT`` round trip."""
@@ -266,32 +256,32 @@ def _store_new(
             row.setdefault("error", None)
     if len(rows) == 1 and engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-            if not _insert_new(connection, rows[0], flush):
+            if not _insert_new(connection, rows[0]):
                 return None
         return [refused or "new" for refused in checked]
     if len(rows) < 2:
         return None
     with engine.connect() as connection:
         with connection.begin() as transaction:
-            stored = connection.execute(Q.insert_message(connection.dialect.name, flush), rows).all()
+            stored = connection.execute(Q.insert_message(connection.dialect.name), rows).all()
             if len(stored) < len(rows):
                 transaction.rollback()
                 return None
     return [refused or "new" for refused in checked]
 
 
-def _insert_new(connection: Connection, values: dict[str, Any], flush: bool) -> bool:
+def _insert_new(connection: Connection, values: dict[str, Any]) -> bool:
     """Insert one message unless stored already; whether it was new."""
-    return direct(Q.insert_message(connection.dialect.name, flush)).first(connection, values) is not None
+    return direct(Q.insert_message(connection.dialect.name)).first(connection, values) is not None
 
 
 def _insert(
     connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
-    flush: bool, held: str | None = None,
+    held: str | None = None,
 ) -> Kept:
     """Insert one message unless stored already (quarantined when ``held`` says so)."""
     values = _values(source, message, raw, now, held)
-    if _insert_new(connection, values, flush):
+    if _insert_new(connection, values):
         return "new"
     base = message.id[:CONFLICT_BASE]
     stored = Q.messages_sharing_id(connection, source, message.id, base)

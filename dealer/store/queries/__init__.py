@@ -13,13 +13,13 @@ from dealer.store.queries.admin import (
     overrides, pending_deadlines_of, retry_failed,
 )
 from dealer.store.queries.claims import (
-    CLAIM_MESSAGE, DUE, FLUSH_COMMITTED, INSERT_MESSAGE, LOCK_DEADLINE, LOCK_DEADLINES,
+    CLAIM_MESSAGE, DUE, INSERT_MESSAGE, LOCK_DEADLINE, LOCK_DEADLINES,
     MARK_FIRED, RECORD_OUTCOME, STEP_LOCK_KEY, ClaimedMessage, Due, LockedDeadline,
     claim_messages, due_now, insert_message, messages_sharing_id, next_due_deadline,
     next_timer_deadline, overdue_deadlines, step_lock_alone, step_lock_shared,
 )
 from dealer.store.queries.delivery import (
-    CLAIM_WINDOW, DELIVERED, DELIVERED_UNFLUSHED, FIRST_PAGE_LOCKED, INSERT_POSTS,
+    CLAIM_WINDOW, DELIVERED, FIRST_PAGE_LOCKED, INSERT_POSTS,
     POST_DROPPED, POST_NOT_DELIVERED, UNPARK_DUE, Claim, LockedPost, PagePost, claim_posts,
     count_parked, parked_posts, parts_sent, post_exists, record_part,
 )

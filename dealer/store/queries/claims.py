@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from sqlalchemy import (
-    Row, Select, String, bindparam, func, literal_column, null, select, union_all, update,
+    Row, Select, String, bindparam, literal_column, null, select, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -135,26 +135,18 @@ def next_timer_deadline(connection: Connection | Session, after: datetime) -> Ro
 
 
 @lru_cache(maxsize=None)
-def insert_message(dialect: str, flush: bool):  # type: ignore[no-untyped-def]
-    """INSERT a message unless its (source, external id) is stored; RETURNING its id. Without
-    ``flush``, on Postgres, its transaction's commit does not wait for the disk (ingest says
-    when that is allowed). Built once per dialect and ``flush``."""
+def insert_message(dialect: str):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id. Built
+    once per dialect."""
     insert = postgres_insert if dialect == "postgresql" else sqlite_insert
-    returned = [_inbound.c.id]
-    if dialect == "postgresql" and not flush:
-        returned.append(func.set_config("synchronous_commit", "off", True))
     return (
         insert(_inbound)
         .on_conflict_do_nothing(index_elements=["source", "external_id"])
-        .returning(*returned)
+        .returning(_inbound.c.id)
     )
 
 
 INSERT_MESSAGE = _inbound.insert()
-
-FLUSH_COMMITTED = select(func.txid_current())
-"""Gives the transaction an id, so its commit waits for the flush and makes every earlier
-commit durable too (Postgres)."""
 
 CLAIM_MESSAGE = (
     select(

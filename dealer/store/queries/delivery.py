@@ -18,7 +18,7 @@ from sqlalchemy.types import Integer
 from dealer.store.direct import Direct
 from dealer.store.models import Account, Post, PostPart
 from dealer.store.queries.platforms import accounts_of, by_player
-from dealer.store.queries.sql import in_array, json_rows, postgres_first, row_type
+from dealer.store.queries.sql import in_array, json_rows, row_type
 from dealer.text import player_key
 
 _posts = Post.__table__
@@ -42,21 +42,6 @@ DELIVERED = (
     )
 )
 """Mark a post sent only if it is still pending: a post is delivered once, whoever sent it."""
-
-
-class _without_flush_wait(postgres_first):
-    """A true condition letting the transaction commit without waiting for the WAL flush on
-    Postgres (``SET LOCAL synchronous_commit TO off`` in the statement's round trip): any later
-    commit that waits makes it durable too, the WAL being written in order. SQLite: ``1``."""
-
-    name = "without_flush_wait"
-    inherit_cache = True
-    call = "set_config('synchronous_commit', 'off', true)"
-
-
-DELIVERED_UNFLUSHED = DELIVERED.where(_without_flush_wait())
-""":data:`DELIVERED` without the flush wait, for posts whose transport drops a repeat."""
-
 
 POST_NOT_DELIVERED = (
     update(_posts)
