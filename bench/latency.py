@@ -251,8 +251,8 @@ def through_the_daemon(
         replied.set()
         return result
 
-    def passing(now: Any = None) -> Any:
-        report = run_pass(now)
+    def passing(now: Any = None, **bounds: Any) -> Any:
+        report = run_pass(now, **bounds)  # the loop's passes are bounded (groups=...)
         if report.messages:
             marks["passed"] = time.perf_counter()
             passed.set()
