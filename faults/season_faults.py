@@ -14,14 +14,17 @@ import os
 import random
 import subprocess
 import sys
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 import faultlib
 from dealer.clock import utcnow
+from dealer.store.models import Deadline, Event, Game
 
 
 class Faults:
@@ -62,6 +65,8 @@ class Faults:
         self.paused: str | None = None
         self.commands: list[str] = []
         self.refused: list[str] = []
+        self.skipped: list[str] = []
+        """Commands refused because their game finished after it was picked: nothing done."""
 
     def attack(self) -> faultlib.Attack:
         """How the replicas' lives end while the season runs (faultlib's knobs)."""
@@ -113,29 +118,67 @@ class Faults:
             game, self.paused = self.paused, None
             self._dealer("resume", game)
             return
-        if not running:
-            self.refused.append(f"{what}: no running roulette game")
-            return
-        game = self.rng.choice(running)
-        if what == "extend":
-            self._dealer("extend", game, f"+{max(1, round(self.season.day_seconds / 8))}s")
-        elif what == "now":
-            self._dealer("now", game)
-        elif what == "pause":
-            self.paused = game
-            self._dealer("pause", game)
+        tried: set[str] = set()
+        while True:
+            games = [g for g in self.candidates(running) if g not in tried]
+            if not games:
+                self.refused.append(f"{what}: no running roulette game with rounds to go"
+                                    + (f" (finished in between: {sorted(tried)})" if tried else ""))
+                return
+            game = self.rng.choice(games)
+            tried.add(game)
+            if what == "extend":
+                done = self._dealer("extend", game, f"+{max(1, round(self.season.day_seconds / 8))}s",
+                                    unless_finished=game)
+            elif what == "now":
+                done = self._dealer("now", game, unless_finished=game)
+            else:
+                done = self._dealer("pause", game, unless_finished=game)
+                if done:
+                    self.paused = game
+            if done:
+                return
 
-    def _dealer(self, *args: str) -> None:
-        """Run ``dealer deadline ARGS`` as an admin would, on the daemons' overrides file."""
+    def candidates(self, running: list[str]) -> list[str]:
+        """Of ``running``, the games the store shows running with a pending deadline and the
+        fewest rounds resolved: those furthest from their end, which an admin's command cannot
+        miss by their finishing first (unless the daemons are slower than a round)."""
+        if not running:
+            return []
+        with self.engine.connect() as connection:
+            live = set(connection.execute(
+                select(Game.id).where(Game.id.in_(running), Game.status == "running",
+                                      Game.id.in_(select(Deadline.game_id).where(
+                                          Deadline.status == "pending")))).scalars())
+            resolved = Counter(connection.execute(
+                select(Event.game_id).where(Event.game_id.in_(live),
+                                            Event.type == "round.resolved")).scalars())
+        if not live:
+            return []
+        fewest = min(resolved[g] for g in live)
+        return sorted(g for g in live if resolved[g] == fewest)
+
+    def _finished(self, game: str) -> bool:
+        with self.engine.connect() as connection:
+            return connection.execute(select(Game.status).where(Game.id == game)).scalar() == "finished"
+
+    def _dealer(self, *args: str, unless_finished: str | None = None) -> bool:
+        """Run ``dealer deadline ARGS`` as an admin would, on the daemons' overrides file;
+        True if it ran. A refusal because game ``unless_finished`` finished in between (after
+        it was picked) is no problem, only nothing done: False."""
         env = {key: value for key, value in os.environ.items() if not key.startswith("DEALER_")}
         env.update({"DEALER_HOME": str(self.root / "admin"),
                     "DEALER_DATABASE_URL": self.season.database_url,
                     "DEALER_OVERRIDES_FILE": str(self.overrides)})
         done = subprocess.run([sys.executable, "-m", "dealer.cli", "deadline", *args], env=env,
                               capture_output=True, text=True, timeout=120)
+        if done.returncode != 0 and unless_finished and self._finished(unless_finished):
+            self.skipped.append(" ".join(args))
+            return False
         self.commands.append(" ".join(args))
         if done.returncode != 0:
             self.refused.append(f"dealer deadline {' '.join(args)}: {done.stderr.strip()[-300:]}")
+        return done.returncode == 0
 
     def _outage_over(self) -> None:
         self.flag.unlink()
@@ -172,4 +215,6 @@ class Faults:
             out["publisher outage"] = "none"
         out["connections cut"] = self.cut
         out["admin commands"] = "; ".join(self.commands) or "none"
+        if self.skipped:
+            out["admin commands on a game finished in between"] = "; ".join(self.skipped)
         return out

@@ -30,7 +30,11 @@ def season(tmp_path: Path, url: str | None, **knobs) -> seasonlib.Figures:
 def test_a_three_day_season_balances_its_books_on_sqlite(tmp_path: Path) -> None:
     figures = season(tmp_path, None, seed=7, days=3, players=12)
     assert figures.ok, figures.problems
-    assert figures.counts["rounds played"] > 0 and figures.counts["races run"] >= 2
+    # A races table opens once the last is over: how many depends on the days played (a slow
+    # machine plays fewer), and each opened ran or closed as its rules say (the books).
+    opened = figures.counts["races tables opened"]
+    assert opened >= 1 and figures.counts["races run"] >= min(2, opened)
+    assert figures.counts["rounds played"] > 0
     assert figures.kills.kills > 0 and figures.counts["sent webhook"] > 0
 
 
@@ -48,5 +52,5 @@ def test_a_one_day_season_fails_as_vacuous(tmp_path: Path) -> None:
     assert not figures.ok
     assert [p for p in figures.problems if p.startswith("vacuous season")] == figures.problems, \
         figures.problems
-    assert "races run (at least 2)" in figures.problems[0]
     assert "the day of downtime" in figures.problems[0]
+    assert figures.counts["races tables opened"] == 1
