@@ -210,10 +210,10 @@ class UnitOfWork:
         self.before_reading(wanted)
         connection = self.session.connection()
         params = {f"g{i}": game_id for i, game_id in enumerate(wanted)}
-        statement = Q.lock_games(len(wanted))
-        rows = [Q.LockedGame._make(row) for row in connection.execute(statement, params)]
+        statement = direct(Q.lock_games(len(wanted)))
+        rows = [Q.LockedGame._make(row) for row in statement.rows(connection, params)]
         if any(row.seen_seq != row.next_event_seq for row in rows):
-            rows = [Q.LockedGame._make(row) for row in connection.execute(statement, params)]
+            rows = [Q.LockedGame._make(row) for row in statement.rows(connection, params)]
         self.kept.update((row.id, KeptGame.read(row)) for row in rows)
 
     def kept_row(self, game_id: str) -> Q.LockedGame | None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
 
 from dealer.store import queries as Q
 from dealer.store.queries import delivery, routing
@@ -209,10 +210,10 @@ def test_a_groups_senders_and_their_games_are_read_by_key_and_id(database_url: s
         for plan in (senders, locks):
             games = [line.strip() for line in plan if " on games" in line]
             assert games and all("Seq Scan" not in line for line in games), plan
-        with engine.connect() as connection:
+        with Session(engine) as session:
             found = {key: [row.id for row in rows] for key, rows in Q.players_with_games(
-                connection, list(keys.values())).items()}
-            connection.rollback()
+                session, list(keys.values())).items()}
+            session.rollback()
         assert found == {"p0100": ["g0050"], "p0101": ["g0050"], "p0200": ["g0100"]}
     finally:
         engine.dispose()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session
 
+from dealer.store.direct import direct
 from dealer.store.models import Game, Post
 
 _outbox = Post.__table__
@@ -26,7 +27,7 @@ def was_told(session: Session, game_id: str, recipient: str) -> bool:
     told: set[tuple[str, str]] = session.info.setdefault(_TOLD_KEY, set())
     if (game_id, recipient) in told:
         return True
-    found = session.execute(_TOLD, {"game_id": game_id, "recipient": recipient}).first() is not None
+    found = direct(_TOLD).first(session.connection(), {"game_id": game_id, "recipient": recipient}) is not None
     if found:
         told.add((game_id, recipient))
     return found

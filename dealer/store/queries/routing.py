@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from dealer.clock import as_utc, parse_time
 from dealer.routes import ACCOUNT
+from dealer.store.direct import direct
 from dealer.store.models import (
     Account, Event, Game, GameChannel, GamePlayer, Inbound, Player, Post, PostPart,
 )
@@ -119,8 +120,9 @@ def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[
     """Each player of ``keys`` by key: one row per unfinished game (its routing columns), or
     one row whose ``id`` is None; one statement for them all."""
     found: dict[str, list[PlayerGame]] = {}
-    for row in map(PlayerGame._make, session.execute(
-            _players_with_games(len(keys)), {f"k{i}": key for i, key in enumerate(keys)})):
+    session.flush()  # as session.execute would: a player added in this transaction is read
+    for row in map(PlayerGame._make, direct(_players_with_games(len(keys))).rows(
+            session.connection(), {f"k{i}": key for i, key in enumerate(keys)})):
         found.setdefault(row.key, []).append(row)
     return _games_by_player(found)
 
