@@ -42,6 +42,8 @@ class HistoryEvent(BaseModel):
     """The name stored with the event (``round.resolved``)."""
     ruleset: ClassVar[str | None] = None
     """The kind of game (the ruleset) that declares it; None for the shell's own events."""
+    optional: ClassVar[tuple[str, ...]] = ()
+    """Fields left out of the stored data when None."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -61,8 +63,9 @@ class HistoryEvent(BaseModel):
         _TYPES[key] = cls
 
     def data(self) -> dict[str, Any]:
-        """The fields as stored (JSON)."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The fields as stored (JSON), without an ``optional`` one that is None."""
+        left_out = {name for name in self.optional if getattr(self, name) is None}
+        return self.model_dump(mode="json", by_alias=True, exclude=left_out or None)
 
     def stored(self) -> tuple[str, dict[str, Any]]:
         """``(type, data)``: the row the store keeps."""
@@ -120,14 +123,9 @@ class DeadlineFired(StepInput):
     type: ClassVar[str] = "deadline.fired"
     deadline: str
     first_messages: dict[str, Time] | None = None
-    """Each sender's first text message in a deadline's window (``Rules.message_window``)."""
-
-    def data(self) -> dict[str, Any]:
-        """The fields as stored; ``first_messages`` only when the step read them."""
-        data = super().data()
-        if data.get("first_messages") is None:
-            data.pop("first_messages", None)
-        return data
+    """Each sender's first text message in a deadline's window (``Rules.message_window``);
+    stored only when the step read them."""
+    optional: ClassVar[tuple[str, ...]] = ("first_messages",)
 
 
 class ClientSeedAdded(StepInput):
@@ -185,14 +183,9 @@ class ReactionSent(StepInput):
     emoji: str
     removed: bool = False
     target_ref: str | None = None
-    """The rules' name of the post targeted (a poll's ``ref``), so a replay hands them the same."""
-
-    def data(self) -> dict[str, Any]:
-        """The fields as stored; ``target_ref`` only when the target is a named post."""
-        data = super().data()
-        if data.get("target_ref") is None:
-            data.pop("target_ref", None)
-        return data
+    """The rules' name of the post targeted (a poll's ``ref``), so a replay hands them the same;
+    stored only when the target is a named post."""
+    optional: ClassVar[tuple[str, ...]] = ("target_ref",)
 
 
 class ChildFinished(StepInput):
