@@ -29,10 +29,6 @@ def _in_hand(seat: Seat, choice: CardChoice) -> Held | None:
     return next((h for h in seat.hand or [] if h.item == item), None) if item else None
 
 
-def _playable_lines(state: ExoptosisState, name: str) -> list[str]:
-    return COMMANDS.help(state, name)
-
-
 def require_turn(state: ExoptosisState, seat: Seat, what: str) -> None:
     """Refuse a turn's command from anyone whose turn it is not (GH-12)."""
     if state.phase != "play":
@@ -74,10 +70,10 @@ def play(ctx: Context, state: ExoptosisState, seat: Seat, command: Play) -> None
     held = _in_hand(seat, command.card)
     if held is None:
         raise Rejected(f"{command.card[0].name} is not in your hand", rule="GH-13",
-                       allowed=_playable_lines(state, seat.name))
+                       allowed=COMMANDS.help(state, seat.name))
     if not may_play(held.card, state.last_card):
         raise Rejected(_why_not(held.card.name, state), rule="GH-13",
-                       allowed=_playable_lines(state, seat.name))
+                       allowed=COMMANDS.help(state, seat.name))
     targets = _targets(state, seat, held, command.targets)
     assert seat.hand is not None
     seat.hand.remove(held)
@@ -195,7 +191,7 @@ def add(ctx: Context, state: ExoptosisState, seat: Seat, command: Add) -> None:
     require_turn(state, seat, "add a card")
     if playable(state, seat.name):
         raise Rejected("you can play a card, so you cannot add one", rule="GH-14",
-                       allowed=_playable_lines(state, seat.name))
+                       allowed=COMMANDS.help(state, seat.name))
     item = pick(free_cards(ctx, seat.name), command.card)
     if item is None:
         raise Rejected(f"{command.card[0].name} is not in your inventory outside a match",
@@ -212,7 +208,7 @@ def add(ctx: Context, state: ExoptosisState, seat: Seat, command: Add) -> None:
 def _add_lines(ctx: Context, state: ExoptosisState, name: str) -> list[str]:
     cards = free_cards(ctx, name)
     if not cards:
-        return _playable_lines(state, name)
+        return COMMANDS.help(state, name)
     return [f"add {card_label(item)} — a card of your inventory (GH-14)" for item in cards][:10]
 
 
@@ -221,7 +217,7 @@ def ask(ctx: Context, state: ExoptosisState, seat: Seat, command: Ask) -> None:
     require_turn(state, seat, "ask for a card")
     if playable(state, seat.name):
         raise Rejected("you can play a card, so you cannot ask for one", rule="GH-14",
-                       allowed=_playable_lines(state, seat.name))
+                       allowed=COMMANDS.help(state, seat.name))
     if free_cards(ctx, seat.name):
         raise Rejected("you still have cards in your inventory outside a match: add one "
                        "instead", rule="GH-14", allowed=_add_lines(ctx, state, seat.name))
