@@ -210,11 +210,11 @@ def _mention_failed(dealer: Any) -> None:
     """Remind the host of failed messages from earlier passes (on stderr); a store that
     blinks just now only costs the reminder (the pass is done)."""
     from dealer.store.transient import is_transient
-    from dealer.views import count_failed
+    from dealer.store.queries import count_failed_messages
 
     try:
         with dealer.sessions() as session:
-            waiting = count_failed(session)
+            waiting = count_failed_messages(session)
     except Exception as exc:
         if not is_transient(exc):
             raise

@@ -5,7 +5,7 @@ names the public views of both."""
 from __future__ import annotations
 
 from dealer.views.admin import (
-    NotFound, count_failed, find_player, game_state, game_view, ledger_scope, list_games,
+    NotFound, find_player, game_state, game_view, ledger_scope, list_games,
     list_messages, list_posts, message_view, own_inventories, player_view, post_view,
     setting_text, settings_help,
 )

@@ -243,8 +243,3 @@ def post_view(post: Post) -> dict[str, Any]:
 def list_posts(session: Session, *, failed: bool = False, limit: int = 20) -> list[dict[str, Any]]:
     """``dealer outbox list``: the newest posts (only the parked ones with ``failed``)."""
     return [post_view(p) for p in Q.outbox_posts(session, failed=failed, limit=limit)]
-
-
-def count_failed(session: Session) -> int:
-    """How many stored messages wait for a retry."""
-    return Q.count_failed_messages(session)
