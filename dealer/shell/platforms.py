@@ -205,8 +205,10 @@ class DiscordLink:
         self.gateway: Any = None
         self.catch_ups = 0
         self.heard = 0
-        self.behind = False
-        """True while something heard could not be stored: cursors wait for a catch-up."""
+        self.behind = True
+        """True until the first catch-up (a message heard before it must not move a cursor
+        past those sent while no daemon ran: discord.py's ready waits for the guilds), and
+        while something heard could not be stored: cursors wait for a catch-up."""
         self._lock = threading.Lock()
         self._storing = threading.Lock()
         self.rewind: dict[str, int] = {}

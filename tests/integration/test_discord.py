@@ -527,3 +527,33 @@ def test_a_hall_proposal_voted_by_discord_reactions(table) -> None:  # type: ign
     tally = tallies[0]
     assert "For (2): alice, bob." in tally and "Against (0): nobody." in tally
     assert t.admin(lambda s: game_view(s, "h1"))["settings"]["phase_length"] == "12h"
+
+
+def test_a_message_heard_before_the_first_catch_up_leaves_the_cursor_before_those_sent_while_away(
+        table) -> None:  # type: ignore[no-untyped-def]
+    """A daemon starts after messages were sent while none ran; its gateway hears a new one
+    before its first catch-up (discord.py's ready waits for the guilds, and the season's kills
+    fell there): storing it must not move the channel's cursor past those sent while away, or
+    the catch-up skips them and they are lost."""
+    from dealer.inbox.base import InboxMessage
+    from dealer.inbox.discord import snowflake_time
+    from dealer.publish.discord import DiscordRest
+    from dealer.shell.platforms import DiscordLink
+
+    t = table()
+    _players(t, ("Alice", ALICE))
+    t.link.stop()  # the daemon is killed
+    t.now = T0 + timedelta(minutes=1)
+    away = t.fake.user_says(RACEWAY, ALICE, "sent while no daemon ran")
+    link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
+                       rest=DiscordRest("fake-token", api_url=t.fake.api_url))
+    t.link = link
+    t.now = T0 + timedelta(minutes=2)
+    live = t.fake.user_says(RACEWAY, ALICE, "heard by the new daemon's gateway")
+    link.sink([InboxMessage(id=live["id"], sender=f"discord:{ALICE}", sender_name="Alice",
+                            channel="#the-raceway", body=live["content"],
+                            sent_at=snowflake_time(int(live["id"])))],
+              {f"channel/{RACEWAY}": live["id"]})
+    assert link.catch_up() == 1
+    assert t.stored(away["id"]).body == "sent while no daemon ran"
+    assert not link.behind
