@@ -743,7 +743,9 @@ def _audit_inbox(engine: Engine, inbox: Path, written: list[str], figures: Figur
 
 
 def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life],
-                 settled: datetime, figures: Figures) -> None:
+                 settled: datetime, figures: Figures, elsewhere: frozenset[int] = frozenset()) -> None:
+    """The posts against the directory outbox and the send log; ``elsewhere``: the posts a
+    route sent to another platform, whose books are that platform's (not in the outbox)."""
     problems = figures.problems
     with engine.connect() as connection:
         posts = connection.execute(select(Post.id, Post.key, Post.status, Post.game_id, Post.kind)).all()
@@ -766,7 +768,8 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
     for path in outbox.glob("*.json"):
         data = json.loads(path.read_text(encoding="utf-8"))
         files[data["id"]].append(data["key"])
-    by_id = {post_id: key for post_id, key, _, _, _ in posts if post_id not in later}
+    by_id = {post_id: key for post_id, key, _, _, _ in posts
+             if post_id not in later and post_id not in elsewhere}
     missing = [key for post_id, key in by_id.items() if files.get(post_id) != [key]]
     figures.missing = len(missing)
     if missing:

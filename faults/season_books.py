@@ -40,9 +40,11 @@ def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultl
                        + f"), {webhook.retries} tries again while no daemon answered"))
         if webhook.answers.get("conflict"):
             problems.append(f"{webhook.answers['conflict']} webhook message(s) stored as conflicts")
-    _inbox(engine, root / "inbox", sent.all(), figures)
+    _inbox(engine, root / "inbox", sent.all(), figures, runner.transports.get("discord"))
     _answers(engine, figures)
-    faultlib._audit_posts(engine, root / "outbox", root / "sends.log", lives, settled, k)
+    on_discord = _discord(engine, runner.transports.get("discord"), figures)
+    faultlib._audit_posts(engine, root / "outbox", root / "sends.log", lives, settled, k,
+                          elsewhere=on_discord)
     checks.append(("posts", f"{k.posts} queued, {k.sends} sends, {k.resends_after_kill} re-sent "
                             f"after a kill, {k.resends_after_cut} after a cut connection, "
                             f"{k.doubles} doubles, {k.missing} missing"))
@@ -66,7 +68,8 @@ def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultl
     _vacuity(figures)
 
 
-def _inbox(engine: Engine, inbox: Path, sent: dict[str, list[str]], figures: Any) -> None:
+def _inbox(engine: Engine, inbox: Path, sent: dict[str, list[str]], figures: Any,
+           discord: Any = None) -> None:
     problems = figures.problems
     left = sorted(p.name for p in inbox.glob("*.json"))
     if left:
@@ -84,6 +87,10 @@ def _inbox(engine: Engine, inbox: Path, sent: dict[str, list[str]], figures: Any
     if not_once:
         problems.append(f"{len(not_once)} message(s) not stored exactly once, e.g. "
                         f"{[(w, stored[w]) for w in not_once[:3]]}")
+        if discord is not None and any(source == "discord" for source, _ in not_once):
+            problems.append("on Discord: " + ", ".join(
+                f"{ident} ({discord.where.get(ident, '?')})"
+                for source, ident in not_once[:40] if source == "discord"))
     strangers = set(stored) - set(written)
     if strangers:
         problems.append(f"{len(strangers)} stored message(s) nobody sent: {sorted(strangers)[:3]}")
@@ -96,6 +103,54 @@ def _inbox(engine: Engine, inbox: Path, sent: dict[str, list[str]], figures: Any
     figures.counts.update({f"sent {source}": len(ids) for source, ids in sent.items()})
     figures.checks.append(("inbox", f"{len(written)} sent ({by_source}), each stored once; "
                                     + ", ".join(f"{s} {n}" for s, n in sorted(outcomes.items()))))
+
+
+def _discord(engine: Engine, discord: Any, figures: Any) -> frozenset[int]:
+    """Discord's books: each post routed there is in the fake exactly once (by the nonce of
+    each of its parts, as the publisher sends it), the bot posted nothing else, and each
+    delivered post's platform id is the fake's message; return those posts' ids."""
+    if discord is None:
+        return frozenset()
+    from dealer.publish.discord import nonce
+
+    messages = discord.bot_messages()
+    by_nonce: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for message in messages:
+        by_nonce[str(message.get("nonce"))].append(message)
+    with engine.connect() as connection:
+        posts = connection.execute(select(Post.id, Post.key, Post.status, Post.external_id)).all()
+    found: set[int] = set()
+    problems = figures.problems
+    twice, wrong_id, parts = [], [], 0
+    known: set[str] = set()
+    for post_id, key, status, external_id in posts:
+        first = by_nonce.get(nonce(key, 0))
+        if not first:
+            continue
+        found.add(post_id)
+        part = 0
+        while by_nonce.get(nonce(key, part)):
+            if len(by_nonce[nonce(key, part)]) > 1:
+                twice.append(key)
+            known.add(nonce(key, part))
+            parts += 1
+            part += 1
+        if status == "delivered" and external_id != first[0]["id"]:
+            wrong_id.append((key, external_id, first[0]["id"]))
+    strays = [m["id"] for m in messages if str(m.get("nonce")) not in known]
+    if twice:
+        problems.append(f"{len(twice)} post(s) on Discord twice, e.g. {twice[:3]}")
+    if wrong_id:
+        problems.append(f"{len(wrong_id)} post(s) whose stored Discord id is not the message's, "
+                        f"e.g. {wrong_id[:3]}")
+    if strays:
+        problems.append(f"{len(strays)} Discord message(s) of the bot for no post: {strays[:3]}")
+    figures.counts["posts on Discord"] = len(found)
+    figures.counts["Discord 429s"] = discord.rate_limited()
+    figures.checks.append(("discord", f"{len(found)} posts in {parts} messages, each once "
+                                      f"({len(messages)} bot messages, none for no post); "
+                                      f"{discord.rate_limited()} requests answered 429, waited out"))
+    return frozenset(found)
 
 
 def _answers(engine: Engine, figures: Any) -> None:
@@ -225,7 +280,10 @@ def _vacuity(figures: Any) -> None:
     if season.admin and not (figures.counts.get("admin paused") and figures.counts.get("admin resumed")
                              and len([k for k in figures.counts if k.startswith("admin ")]) > 2):
         missing.append("an override of each kind applied (a move, a pause, its resume)")
-    transports = ["dir", "webhook"] if season.webhook else ["dir"]
+    transports = ["dir", *(t for t, on in (("webhook", season.webhook),
+                                           ("discord", season.discord)) if on)]
+    if season.discord and not figures.counts.get("posts on Discord"):
+        missing.append("a post on Discord")
     missing += [f"a message over {t}" for t in transports if not figures.counts.get(f"sent {t}")]
     if missing:
         figures.problems.append(f"vacuous season: nothing of {'; '.join(missing)}")

@@ -60,8 +60,8 @@ class Faults:
         self.admin: list[tuple[float, str]] = []
         if season.admin:
             length = season.days * day
-            self.admin = [(0.3 * length, "extend"), (0.45 * length, "now"),
-                          (0.6 * length, "pause"), (0.6 * length + 0.25 * day, "resume")]
+            # The resume comes a quarter day after the pause was done (see _admin).
+            self.admin = [(0.3 * length, "extend"), (0.45 * length, "now"), (0.6 * length, "pause")]
         self.paused: str | None = None
         self.commands: list[str] = []
         self.refused: list[str] = []
@@ -87,12 +87,17 @@ class Faults:
              running: list[str]) -> bool:
         """Begin or end the outage and the downtime, run the admins' commands on ``running``
         roulette games, as their time comes; True while down."""
-        while self.admin and self.admin[0][0] <= elapsed:
+        if self.admin and self.admin[0][0] <= elapsed and not self._down(elapsed):
             _, what = self.admin.pop(0)
-            self._admin(what, running)
+            if not self._admin(what, running, elapsed):
+                # No game to take it now (all finished, not started yet, or the daemons down
+                # so none started): the admin tries again a little later.
+                self.admin.insert(0, (elapsed + self.season.day_seconds / 20, what))
         if self.outage:
             first, last = self.outage
-            if first <= elapsed < last and self.out_since is None:
+            if first <= elapsed and self.out_since is None:
+                # Begun late when the loop was held up (an admin's command): as long all the same.
+                self.outage = (elapsed, elapsed + last - first)
                 self.flag.write_text("out\n", encoding="utf-8")
                 self.out_since = utcnow()
             elif elapsed >= last and self.out_since is not None and self.out_until is None:
@@ -110,21 +115,21 @@ class Faults:
             self.down_until = utcnow()
         return False
 
-    def _admin(self, what: str, running: list[str]) -> None:
-        """``dealer deadline WHAT`` on a running roulette game (resume: the paused one)."""
+    def _admin(self, what: str, running: list[str], elapsed: float) -> bool:
+        """``dealer deadline WHAT`` on a running roulette game (resume: the paused one); False
+        if no game could take it now."""
         if what == "resume":
-            if self.paused is None:
-                return
-            game, self.paused = self.paused, None
-            self._dealer("resume", game)
-            return
+            if self.paused is not None:
+                if not self._applied(self.paused, "paused"):
+                    return False  # no daemon has seen the pause yet (one killed, restarting)
+                game, self.paused = self.paused, None
+                self._dealer("resume", game)
+            return True
         tried: set[str] = set()
         while True:
             games = [g for g in self.candidates(running) if g not in tried]
             if not games:
-                self.refused.append(f"{what}: no running roulette game with rounds to go"
-                                    + (f" (finished in between: {sorted(tried)})" if tried else ""))
-                return
+                return False
             game = self.rng.choice(games)
             tried.add(game)
             if what == "extend":
@@ -136,8 +141,9 @@ class Faults:
                 done = self._dealer("pause", game, unless_finished=game)
                 if done:
                     self.paused = game
+                    self.admin.append((elapsed + 0.25 * self.season.day_seconds, "resume"))
             if done:
-                return
+                return True
 
     def candidates(self, running: list[str]) -> list[str]:
         """Of ``running``, the games the store shows running with a pending deadline and the
@@ -157,6 +163,16 @@ class Faults:
             return []
         fewest = min(resolved[g] for g in live)
         return sorted(g for g in live if resolved[g] == fewest)
+
+    def _down(self, elapsed: float) -> bool:
+        """Whether ``elapsed`` is in the downtime: an admin waits for a daemon to see the command."""
+        return self.downtime is not None and self.downtime[0] <= elapsed < self.downtime[1]
+
+    def _applied(self, game: str, action: str) -> bool:
+        with self.engine.connect() as connection:
+            data = connection.execute(select(Event.data).where(
+                Event.game_id == game, Event.type == "admin.override")).scalars().all()
+        return any(d.get("action") == action for d in data)
 
     def _finished(self, game: str) -> bool:
         with self.engine.connect() as connection:
@@ -193,6 +209,9 @@ class Faults:
         if self.paused is not None:
             game, self.paused = self.paused, None
             self._dealer("resume", game)
+        self.refused += [f"dealer deadline {what}: no running roulette game with rounds to go "
+                         "until the season's end" for _, what in self.admin if what != "resume"]
+        self.admin = []
         if self.disconnector is not None:
             self.disconnector.halt.set()
             self.disconnector.join()

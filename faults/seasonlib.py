@@ -44,12 +44,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import faultlib  # noqa: E402
 import season_books  # noqa: E402
 import season_faults  # noqa: E402
-from transports import SECRET, Directory, Sent, Webhook  # noqa: E402
+from transports import SECRET, Directory, Discord, Sent, Webhook  # noqa: E402
 
 from dealer.cards import CATALOGUE  # noqa: E402
 from dealer.clock import iso_exact, utcnow  # noqa: E402
 from dealer.ledger import GLOBAL  # noqa: E402
-from dealer.shell.admin import add_player, create_game, grant  # noqa: E402
+from dealer.shell.admin import add_player, create_game, grant, link_account  # noqa: E402
 from dealer.views.admin import game_state  # noqa: E402
 from dealer.store.db import make_engine, session_factory  # noqa: E402
 from dealer.store.models import Game, Holding, Post  # noqa: E402
@@ -80,9 +80,12 @@ class Season:
     downtime: float = 1.0
     """Days with no daemon at all (players still write), once, mid-season; 0: none."""
     webhook: bool = True
+    """Players write over the signed webhook (else the directory inbox or Discord)."""
+    discord: bool = True
+    """Players write on Discord (the fake's gateway; the posts of ``#the-raceway`` and the
+    PMs of its players go out over its REST API, the rest to the directory outbox)."""
     admin: bool = True
     """Admins extend a deadline, make one due now, and pause and resume a game."""
-    """Half the players write over the signed webhook (the others over the directory inbox)."""
     rounds: int = 3
     """Rounds of each roulette game (a round lasts a quarter day)."""
     drain_days: float = 3.0
@@ -201,9 +204,9 @@ class Runner:
         self.players_rng = random.Random(self.rng.randrange(2**32))
         self.names = [f"p{i:02d}" for i in range(1, season.players + 1)]
         self.transports = transports
-        self.transport_of = {
-            name: ("webhook" if season.webhook and "webhook" in transports and i % 2 else "dir")
-            for i, name in enumerate(self.names)}
+        # The players take the transports in turn: the directory inbox, the webhook, Discord.
+        ways = ["dir", *(t for t in ("webhook", "discord") if t in transports)]
+        self.transport_of = {name: ways[i % len(ways)] for i, name in enumerate(self.names)}
         self.tables: list[Table] = []
         self.idle = list(self.names)
         self.said: dict[str, str] = {}
@@ -345,10 +348,19 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
     if season.webhook:
         transports["webhook"] = Webhook(ports, sent)
         transports["webhook"].start()
+    discord: Discord | None = None
+    if season.discord:
+        discord = transports["discord"] = Discord(sent)
+        discord.fallback = transports.get("webhook", transports["dir"])
     send_log, pass_log = root / "sends.log", root / "passes.log"
     faults = season_faults.Faults(season, engine, root, send_log, random.Random(season.seed + 1))
     runner = Runner(season, engine, transports, faults, progress)
     chips = runner.set_up()
+    if discord is not None:
+        with session_factory(engine).begin() as session:
+            for name, way in runner.transport_of.items():
+                if way == "discord":
+                    link_account(session, name, f"discord:{discord.user(name)}", utcnow())
     server = faultlib.ForkServer()
     replicas = []
     attack = faults.attack()
@@ -368,6 +380,10 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
             "DEALER_PUBLISH_BACKOFF": "0.5",
             "DEALER_WEBHOOK_LISTEN": f"127.0.0.1:{ports[index]}" if season.webhook else "",
             "DEALER_WEBHOOK_SECRET": SECRET if season.webhook else "",
+            **({"DEALER_ROUTES": discord.routes(f"dir:{outbox}"),
+                "DEALER_DISCORD_TOKEN": discord.fake.token,
+                "DEALER_DISCORD_API_URL": discord.fake.api_url,
+                "DEALER_DISCORD_GATEWAY_URL": discord.fake.gateway_url} if discord else {}),
             "PGAPPNAME": faultlib.APPLICATION,
             "FAULTRUN_SEND_LOG": str(send_log),
             "FAULTRUN_PASS_LOG": str(pass_log),
@@ -379,6 +395,17 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
     length = season.days * season.day_seconds
     settled = None
     try:
+        if discord is not None:
+            # The players write once a daemon has listened: a channel's history is read back
+            # from the first catch-up on, which sets its cursor (docs/DISCORD.md, "Catch-up").
+            limit = time.monotonic() + 120
+            while not (discord.connected(0.1) and discord.listened(engine)):
+                for replica in replicas:
+                    replica.watch(kills, attacking=season.kills)
+                if time.monotonic() > limit:
+                    figures.problems.append("no daemon connected to Discord's gateway in 120 s")
+                    break
+            began = time.monotonic()
         faults.start(began, postgres)
         while True:
             elapsed = time.monotonic() - began

@@ -132,3 +132,91 @@ class Webhook(threading.Thread):
         self.queue.put(None)
         self.join(timeout=60)
         self.client.close()
+
+
+class Discord:
+    """Discord (``tests/integration/fake_discord.py``, the project's fake of its gateway and REST
+    API, rate limits and 429s included): a player's channel post or PM is a Discord user's
+    message, heard by the daemons' gateway (or read back by their catch-up after a kill); the
+    games' posts and replies come back over REST. A PM names its game on a ``game ID`` first
+    line, as a player writes it. What a Discord player does that is not a message (an edit,
+    a reaction) goes over ``fallback``: the season's players only write."""
+
+    source = "discord"
+    RACEWAY = 111111111111111111
+    FIRST_USER = 210000000000000001
+
+    def __init__(self, sent: Sent, channels: dict[str, int] | None = None):
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration"))
+        from fake_discord import FakeDiscord
+
+        self.sent = sent
+        # Discord's route buckets, tightened: a channel takes 5 posts a second, so a busy
+        # moment gets 429s and the publisher waits them out.
+        self.fake = FakeDiscord(limit=5, window=1.0).start()
+        self.channels = channels or {"#the-raceway": self.RACEWAY}
+        for channel in self.channels.values():
+            self.fake.add_channel(channel)
+        self.users: dict[str, int] = {}
+        self.where: dict[str, str] = {}
+        """Each message said: its channel and time (for the books' problems)."""
+        self.fallback: Any = None
+        self.lock = threading.Lock()
+
+    def user(self, player: str) -> int:
+        """The Discord user id of ``player`` (made known to the fake)."""
+        if player not in self.users:
+            self.users[player] = self.FIRST_USER + len(self.users)
+            self.fake.add_user(self.users[player], player, player)
+        return self.users[player]
+
+    def routes(self, default: str) -> str:
+        """``DEALER_ROUTES``: the game channels and PMs on Discord, the rest to ``default``."""
+        return ";".join([*(f"{name}={'discord:channel/' + str(i)}" for name, i in self.channels.items()),
+                         "pm=discord:dm", f"*={default}"])
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        if message.get("kind", "message") != "message" or (
+                message["channel"] != "pm" and message["channel"] not in self.channels):
+            self.fallback.deliver(message)
+            return
+        user = self.user(message["sender"])
+        with self.lock:  # the fake's ids and channels are not for two threads at once
+            if message["channel"] == "pm":
+                said = self.fake.user_says(None, user, f"game {message['game']}\n{message['body']}",
+                                           dm=True)
+            else:
+                said = self.fake.user_says(self.channels[message["channel"]], user, message["body"])
+        self.where[said["id"]] = f"{message['channel']} at {said['timestamp'][11:23]}"
+        self.sent.add(self.source, said["id"])
+
+    def connected(self, timeout: float) -> bool:
+        return self.fake.connected.wait(timeout)
+
+    def listened(self, engine: Any) -> bool:
+        """Whether a daemon's catch-up has set every channel's cursor (what is said from then
+        on is read back after a kill)."""
+        from dealer.store import queries as Q
+
+        with engine.connect() as connection:
+            return all(Q.cursor(connection, "discord", f"channel/{i}") is not None
+                       for i in self.channels.values())
+
+    def bot_messages(self) -> list[dict[str, Any]]:
+        """Every message the bot posted, in a channel or a DM."""
+        from fake_discord import BOT_ID
+
+        return [m for messages in list(self.fake.channels.values()) for m in list(messages)
+                if m["author"]["id"] == str(BOT_ID)]
+
+    def rate_limited(self) -> int:
+        """How many of the daemons' REST requests the fake answered 429."""
+        return sum(1 for r in list(self.fake.requests) if r.status == 429)
+
+    def idle(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.fake.stop()

@@ -503,6 +503,8 @@ class FakeDiscord:
         extra: dict[str, Any] = {"allowed_mentions": (body or {}).get("allowed_mentions")}
         if webhook:
             extra["webhook_id"] = "900000000000000009"
+        if nonce:  # Discord gives the nonce back in the message it created
+            extra["nonce"] = nonce
         message = self._message(channel, author, content, **extra)
         if nonce:
             self.nonces[(channel, nonce)] = message

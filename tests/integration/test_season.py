@@ -36,6 +36,7 @@ def test_a_three_day_season_balances_its_books_on_sqlite(tmp_path: Path) -> None
     assert opened >= 1 and figures.counts["races run"] >= min(2, opened)
     assert figures.counts["rounds played"] > 0
     assert figures.kills.kills > 0 and figures.counts["sent webhook"] > 0
+    assert figures.counts["sent discord"] > 0 and figures.counts["posts on Discord"] > 0
 
 
 @pytest.mark.skipif(not os.environ.get("DEALER_TEST_DATABASE_URL"),
