@@ -398,13 +398,19 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
         if discord is not None:
             # The players write once a daemon has listened: a channel's history is read back
             # from the first catch-up on, which sets its cursor (docs/DISCORD.md, "Catch-up").
+            # Its first life lives that long (a gateway's ready takes seconds, more than most
+            # lives under attack), then dies as a random one.
             limit = time.monotonic() + 120
             while not (discord.connected(0.1) and discord.listened(engine)):
                 for replica in replicas:
-                    replica.watch(kills, attacking=season.kills)
+                    replica.watch(kills, attacking=False)
                 if time.monotonic() > limit:
-                    figures.problems.append("no daemon connected to Discord's gateway in 120 s")
+                    figures.problems.append("no daemon caught up on Discord in 120 s")
                     break
+            for replica in replicas:
+                if season.kills and replica.current is not None:
+                    replica.current.kill_at = time.monotonic() + replica.rng.uniform(
+                        attack.shortest_random_life, attack.longest_random_life)
             began = time.monotonic()
         faults.start(began, postgres)
         while True:

@@ -74,6 +74,10 @@ class FakeDiscord:
         self.sessions: dict[str, _Session] = {}
         self.session: _Session | None = None
         self.ws: web.WebSocketResponse | None = None
+        self.others: dict[str, web.WebSocketResponse] = {}
+        """The connections of the earlier sessions still open (several daemons on one bot, as
+        Discord allows unsharded): each hears every event too, but only :attr:`session`, the
+        latest, keeps its events for a resume."""
         self.connections = 0
         self.identifies = 0
         self.resumes = 0
@@ -318,6 +322,7 @@ class FakeDiscord:
             payload = {"op": 0, "t": event, "s": session.seq, "d": data}
             session.events.append(payload)
             ws = self.ws
+            others = [(self.sessions[i], w) for i, w in self.others.items() if i != session.id]
         if ws is not None and not ws.closed:
             try:
                 asyncio.run_coroutine_threadsafe(ws.send_str(json.dumps(payload)), self.loop).result(10)
@@ -326,6 +331,15 @@ class FakeDiscord:
                 # not yet seen here): the dispatch is not delivered, as with no connection
                 # open, and stays kept for a resume, as Discord keeps it.
                 pass
+        for other, other_ws in others:
+            with self._lock:
+                other.seq += 1
+                copy = {**payload, "s": other.seq}
+            if not other_ws.closed:
+                try:
+                    asyncio.run_coroutine_threadsafe(other_ws.send_str(json.dumps(copy)), self.loop).result(10)
+                except ConnectionResetError:
+                    pass
 
     def drop(self, code: int = 4000) -> None:
         """Close the gateway connection (resumable by default); what is said meanwhile is replayed on RESUME."""
@@ -365,6 +379,8 @@ class FakeDiscord:
                 session = _Session(id=f"session-{self.identifies}")
                 with self._lock:
                     self.sessions[session.id] = session
+                    if self.session is not None and self.ws is not None and not self.ws.closed:
+                        self.others[self.session.id] = self.ws
                     self.session = session
                     session.seq += 1
                     ready = {"op": 0, "t": "READY", "s": session.seq, "d": {
@@ -393,9 +409,16 @@ class FakeDiscord:
                         await ws.send_str(json.dumps(event))
                     session.seq += 1
                     resumed = {"op": 0, "t": "RESUMED", "s": session.seq, "d": {}}
+                    if self.session is not None and self.session is not session \
+                            and self.ws is not None and not self.ws.closed:
+                        self.others[self.session.id] = self.ws
+                    self.others.pop(session.id, None)
+                    self.session = session
                     self.ws = ws
                 await ws.send_str(json.dumps(resumed))
                 self.connected.set()
+        with self._lock:
+            self.others = {i: w for i, w in self.others.items() if w is not ws}
         return ws
 
     # -- REST -------------------------------------------------------------------------------

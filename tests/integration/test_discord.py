@@ -557,3 +557,38 @@ def test_a_message_heard_before_the_first_catch_up_leaves_the_cursor_before_thos
     assert link.catch_up() == 1
     assert t.stored(away["id"]).body == "sent while no daemon ran"
     assert not link.behind
+
+
+def test_two_daemons_on_one_bot_both_hear_a_message_and_it_is_stored_once(table) -> None:  # type: ignore[no-untyped-def]
+    """Two replicas share the bot, as a deployment with two daemons would: Discord sends each
+    of their gateway sessions every event; the message is stored once, and applied once."""
+    from dealer.publish.discord import DiscordRest
+    from dealer.shell.platforms import DiscordLink
+
+    t = table(connect=False)
+    _players(t, ("Alice", ALICE))
+    heard: list[list[str]] = [[], []]
+    links = []
+    for index in range(2):
+        link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
+                           rest=DiscordRest("fake-token", api_url=t.fake.api_url), guild_ready_timeout=0.01)
+
+        def sink(messages, places, link=link, index=index):  # type: ignore[no-untyped-def]
+            heard[index] += [m.id for m in messages]
+            DiscordLink.sink(link, messages, places)
+
+        link.sink = sink  # type: ignore[method-assign]
+        link.start()
+        t.until(lambda link=link: link.catch_ups >= 1, "a gateway's first catch-up")
+        links.append(link)
+    try:
+        t.now = T0 + timedelta(minutes=1)
+        said = t.fake.user_says(RACEWAY, ALICE, "interested")
+        t.stored(said["id"])
+        t.until(lambda: all(said["id"] in h for h in heard), "both gateways hearing it")
+        with t.dealer.sessions() as session:
+            rows = session.scalars(select(Inbound).where(Inbound.external_id == said["id"])).all()
+        assert len(rows) == 1
+    finally:
+        for link in links:
+            link.stop()

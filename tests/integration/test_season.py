@@ -32,8 +32,8 @@ def test_a_three_day_season_balances_its_books_on_sqlite(tmp_path: Path) -> None
     assert figures.ok, figures.problems
     # A races table opens once the last is over: how many depends on the days played (a slow
     # machine plays fewer), and each opened ran or closed as its rules say (the books).
-    opened = figures.counts["races tables opened"]
-    assert opened >= 1 and figures.counts["races run"] >= min(2, opened)
+    could = figures.counts["races tables opened"] - figures.counts["races tables closed"]
+    assert figures.counts["races run"] >= max(1, min(2, could))
     assert figures.counts["rounds played"] > 0
     assert figures.kills.kills > 0 and figures.counts["sent webhook"] > 0
     assert figures.counts["sent discord"] > 0 and figures.counts["posts on Discord"] > 0
