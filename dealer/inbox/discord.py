@@ -117,7 +117,8 @@ def message_from_payload(
 
 class GatewayEvents:
     """Turns discord.py's events into inbox messages for ``sink(messages, places)`` (each place
-    to its highest id heard); ``caught_up()`` on every READY and RESUMED."""
+    to its highest id heard); ``caught_up()`` on every READY and RESUMED, ``connecting()`` on
+    every connection before them."""
 
     def __init__(self, routes: RouteTable, sink: Callable[[list[InboxMessage], dict[str, str]], None],
                  caught_up: Callable[[], None], clock: Callable[[], datetime]) -> None:
@@ -125,6 +126,7 @@ class GatewayEvents:
         self.sink = sink
         self.caught_up = caught_up
         self.clock = clock
+        self.connecting: Callable[[], None] = lambda: None
         self.bot_id: int | None = None
         self.interactions: Any = None
         """A :class:`dealer.shell.interactions.Interactions`, or None: slash commands ignored."""
@@ -235,6 +237,10 @@ def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = 
         messages, places = found if isinstance(found, tuple) else (found, {})
         if messages:
             await asyncio.to_thread(events.sink, messages, places)
+
+    @client.event
+    async def on_connect() -> None:
+        events.connecting()
 
     @client.event
     async def on_ready() -> None:

@@ -206,8 +206,8 @@ class DiscordLink:
         self.catch_ups = 0
         self.heard = 0
         self.behind = True
-        """True until the first catch-up (a message heard before it must not move a cursor
-        past those sent while no daemon ran: discord.py's ready waits for the guilds), and
+        """True from each connection to its catch-up (a message heard before it must not move
+        a cursor past those sent during the gap: discord.py's ready waits for the guilds), and
         while something heard could not be stored: cursors wait for a catch-up."""
         self._lock = threading.Lock()
         self._storing = threading.Lock()
@@ -293,6 +293,8 @@ class DiscordLink:
         from dealer.shell.interactions import Interactions
 
         self.events = GatewayEvents(self.table, self.sink, self.catch_up, self.clock)
+        # Each connection's first events may come before its catch-up: no cursor moves till then.
+        self.events.connecting = lambda: setattr(self, "behind", True)
         self.events.interactions = Interactions(self)
         client = make_client(self.events, api_url=self.settings.discord_api_url,
                              gateway_url=self.settings.discord_gateway_url,

@@ -592,3 +592,31 @@ def test_two_daemons_on_one_bot_both_hear_a_message_and_it_is_stored_once(table)
     finally:
         for link in links:
             link.stop()
+
+
+def test_after_a_session_discord_would_not_resume_a_message_heard_before_ready_leaves_the_gap_to_the_catch_up(
+        table) -> None:  # type: ignore[no-untyped-def]
+    """The gateway reconnects in the same process and Discord refuses the resume: what was said
+    during the gap is lost to the gateway, and a message heard on the new session before its
+    ready (discord.py waits for the guilds) must not move the cursor past it."""
+    from dealer.publish.discord import DiscordRest
+    from dealer.shell.platforms import DiscordLink
+
+    t = table(connect=False)
+    _players(t, ("Alice", ALICE))
+    t.link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
+                         rest=DiscordRest("fake-token", api_url=t.fake.api_url), guild_ready_timeout=2.0)
+    t.link.start()
+    t.until(lambda: t.link.catch_ups >= 1, "the first catch-up")
+    t.fake.invalidate()
+    t.fake.hold()
+    t.fake.drop()
+    t.now = T0 + timedelta(minutes=1)
+    gap = t.fake.user_says(RACEWAY, ALICE, "sent during the gap")
+    t.fake.release()
+    assert t.fake.connected.wait(20), "the gateway never identified anew"
+    t.now = T0 + timedelta(minutes=2)
+    live = t.fake.user_says(RACEWAY, ALICE, "heard before ready")
+    assert t.stored(live["id"]).body == "heard before ready"
+    t.until(lambda: t.link.catch_ups >= 2, "the catch-up on the new session's ready")
+    assert t.stored(gap["id"]).body == "sent during the gap"
