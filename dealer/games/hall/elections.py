@@ -14,19 +14,24 @@ from dealer.games.hall.state import Candidacy, HallState, week_start_of
 from dealer.games.hall.votes import mark, tally
 
 CHANNEL = "#judge-elections"
-WEEK = timedelta(days=7)
 PREFIX = "election-"
 _NAME_TIME = "%Y%m%dT%H%M"
 
 
 def week_of(state: HallState, when: datetime) -> datetime:
-    """The start of the election week ``when`` falls in (GH-34)."""
+    """The start of the election week ``when`` falls in (GH-34): GH-35, weeks start at the
+    ``week_start`` instant at or before the cycle opens, then every 7 ``day_length``s."""
     weekday, hour, minute = week_start_of(state.settings.week_start)
-    start = when.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    start = state.opens_at.replace(hour=hour, minute=minute, second=0, microsecond=0)
     start -= timedelta(days=(start.weekday() - weekday) % 7)
-    if start > when:
-        start -= WEEK
-    return start
+    if start > state.opens_at:
+        start -= timedelta(days=7)
+    return start + (when - start) // week_length(state) * week_length(state)
+
+
+def week_length(state: HallState) -> timedelta:
+    """GH-35: a week is 7 of the Hall's days."""
+    return 7 * state.settings.day_length
 
 
 def deadline_name(week: datetime) -> str:
@@ -57,7 +62,7 @@ def stand(ctx: Context, state: HallState, message: MessageTaken) -> None:
     candidacy = Candidacy(candidate=message.sender, message=message.id, at=message.sent_at,
                           week=week)
     state.candidacies.append(candidacy)
-    ends_at = week + WEEK
+    ends_at = week + week_length(state)
     ctx.set_deadline(deadline_name(week), ends_at + state.settings.vote_grace)
     ctx.record(events.Candidacy(candidate=message.sender, message=message.id, week=iso(week)))
     ctx.post("candidacy", "hall/candidacy.txt", f"{message.sender} stands for Judge",
@@ -67,12 +72,12 @@ def stand(ctx: Context, state: HallState, message: MessageTaken) -> None:
 def react(ctx: Context, state: HallState, candidacy: Candidacy, reaction: ReactionSent) -> None:
     """GH-34: a 👍 or 👎 on a candidacy, counted by when it was sent."""
     record_mark(ctx, f"candidacy-{candidacy.candidate}",
-                mark(candidacy.marks, reaction, reaction.sender, candidacy.week + WEEK, "GH-34"))
+                mark(candidacy.marks, reaction, reaction.sender, candidacy.week + week_length(state), "GH-34"))
 
 
 def withdraw(ctx: Context, state: HallState, candidacy: Candidacy, deletion: DeletionSent) -> None:
     """Interpretation: a candidacy whose message is deleted before the week ends is withdrawn."""
-    if deletion.sent_at > candidacy.week + WEEK:
+    if deletion.sent_at > candidacy.week + week_length(state):
         raise Ignored("the election week had ended")
     state.candidacies.remove(candidacy)
     ctx.post("candidacy_withdrawn", "hall/candidacy_withdrawn.txt",
@@ -82,7 +87,7 @@ def withdraw(ctx: Context, state: HallState, candidacy: Candidacy, deletion: Del
 def close(ctx: Context, state: HallState, week: datetime) -> None:
     """GH-34: the week ended: count, break ties by first messages, install the winner."""
     ctx.cancel_deadline(deadline_name(week))
-    ends_at = week + WEEK
+    ends_at = week + week_length(state)
     standing = [c for c in state.candidacies if c.week == week]
     state.candidacies = [c for c in state.candidacies if c.week != week]
     votes: dict[str, list[int]] = {}
@@ -111,7 +116,7 @@ def close(ctx: Context, state: HallState, week: datetime) -> None:
             # GH-34: the earliest first message of the week wins; a candidate with none found
             # comes after (its candidacy itself is one, so this does not happen in practice),
             # then the earlier candidacy.
-            best = min(tied, key=lambda c: (_first_message(ctx, c.candidate) or ends_at + WEEK, c.at))
+            best = min(tied, key=lambda c: (_first_message(ctx, c.candidate) or ends_at + week_length(state), c.at))
             winner = best.candidate
             why = (f"tied at {most} \N{THUMBS UP SIGN} with "
                    f"{', '.join(c.candidate for c in tied if c is not best)}; "

@@ -13,10 +13,8 @@ from dealer.games.hall.state import HallState, Poll, Request, Ruling
 from dealer.games.hall.votes import mark, tally
 
 CHANNEL = "#request-for-justice"
-CONFIDENCE_WITHIN = timedelta(days=4)  # GH-32
-POLL_LENGTH = timedelta(days=2)  # GH-32
-OVERTURN_WITHIN = timedelta(days=7)  # GH-33
-KEPT = OVERTURN_WITHIN
+# GH-32, GH-33, in days of the setting `day_length` (GH-35)
+CONFIDENCE_WITHIN, POLL_LENGTH, OVERTURN_WITHIN = 4, 2, 7
 REMINDER = "remind-request-"  # GH-31: the deadline of request N's next reminder
 """A ruling stays in the state this long (or while its poll is open), so the state does not grow."""
 
@@ -90,15 +88,15 @@ def rule(ctx: Context, state: HallState, actor: str, number: int, answer: str) -
     ctx.record(events.RulingGiven(number=ruling.number, request=number, judge=ruling.judge,
                                   text=text))
     ctx.post("ruling", "hall/ruling.txt", f"Ruling {ruling.number} on request {number}",
-             in_channel=CHANNEL, ruling=ruling, confidence_until=ruling.at + CONFIDENCE_WITHIN,
-             overturn_until=ruling.at + OVERTURN_WITHIN)
+             in_channel=CHANNEL, ruling=ruling, confidence_until=ruling.at + CONFIDENCE_WITHIN * state.settings.day_length,
+             overturn_until=ruling.at + OVERTURN_WITHIN * state.settings.day_length)
 
 
 def _ruling(state: HallState, number: int, rule: str) -> Ruling:
     found = next((r for r in state.rulings if r.number == number), None)
     if found is None:
         if 1 <= number < state.next_ruling:
-            raise Rejected(f"ruling {number} was made more than {KEPT.days} days ago",
+            raise Rejected(f"ruling {number} was made more than {OVERTURN_WITHIN} days ago",
                            rule=rule, allowed=[])
         raise Rejected(f"there is no ruling {number}", rule=rule, allowed=[])
     if found.overturned:
@@ -116,7 +114,7 @@ def overturn(ctx: Context, state: HallState, actor: str, number: int) -> None:
     if ruling.judge.casefold() != actor.casefold():
         raise Rejected(f"ruling {number} was made by {ruling.judge}, not by you",
                        rule="GH-33", allowed=[])
-    if ctx.now - ruling.at > OVERTURN_WITHIN:
+    if ctx.now - ruling.at > OVERTURN_WITHIN * state.settings.day_length:
         raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 7 days ago; "
                        "a Judge may overturn their own ruling within 7 days", rule="GH-33",
                        allowed=[])
@@ -144,7 +142,7 @@ def confidence(ctx: Context, state: HallState, actor: str, number: int) -> None:
         raise Rejected("join the Hall first: only its players vote", rule="GH-32",
                        allowed=["join — take part in this cycle of the Hall (GH-6)"])
     ruling = _ruling(state, number, "GH-32")
-    if ctx.now - ruling.at > CONFIDENCE_WITHIN:
+    if ctx.now - ruling.at > CONFIDENCE_WITHIN * state.settings.day_length:
         raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 4 days ago; "
                        "a confidence vote must start within 4 days of the ruling",
                        rule="GH-32", allowed=[])
@@ -152,7 +150,7 @@ def confidence(ctx: Context, state: HallState, actor: str, number: int) -> None:
         raise Rejected(f"ruling {number} has had its confidence vote already", rule="GH-32",
                        allowed=[])
     ruling.polled = True
-    poll = Poll(ruling=number, started_by=actor, opened_at=ctx.now, ends_at=ctx.now + POLL_LENGTH)
+    poll = Poll(ruling=number, started_by=actor, opened_at=ctx.now, ends_at=ctx.now + POLL_LENGTH * state.settings.day_length)
     state.polls.append(poll)
     ctx.set_deadline(poll_name(number), poll.ends_at + state.settings.vote_grace)
     ctx.record(events.PollOpened(ruling=number, started_by=actor, ends_at=iso(poll.ends_at)))
@@ -198,7 +196,7 @@ def prune(ctx: Context, state: HallState) -> None:
     """Rulings older than 7 days without an open poll leave the state (kept in history)."""
     polled = {p.ruling for p in state.polls}
     state.rulings = [r for r in state.rulings
-                     if r.number in polled or ctx.now - r.at <= OVERTURN_WITHIN]
+                     if r.number in polled or ctx.now - r.at <= OVERTURN_WITHIN * state.settings.day_length]
 
 
 def show(ctx: Context, state: HallState, actor: str) -> None:

@@ -16,7 +16,7 @@ from dealer.games.hall.state import Adopted, ClosedVote, HallSettings, HallState
 from dealer.games.hall.votes import mark, tally
 
 CHANNEL = "#proposals"
-URGENT_PERIOD = timedelta(days=2)  # GH-21
+URGENT_DAYS = 2  # GH-21, in days of `day_length` (GH-35)
 URGENT_MAX_AGAINST = 2  # GH-21
 TITLE_CHARS = 100
 
@@ -54,7 +54,7 @@ def submit(ctx: Context, state: HallState, message: MessageTaken) -> None:
     state.next_proposal += 1
     grace = state.settings.vote_grace
     if urgent:
-        ends_at, phase = message.sent_at + URGENT_PERIOD, 0
+        ends_at, phase = message.sent_at + URGENT_DAYS * state.settings.day_length, 0
     else:
         # GH-21: the period is the phase after this one; its end as now scheduled.
         assert state.phase_ends_at is not None

@@ -44,6 +44,10 @@ class HallSettings(GameSettings):
     week_start: str = Field(default="monday 00:00",
                             description="GH-34: when an election week starts (a weekday and a UTC "
                                         "time, e.g. 'monday 00:00')")
+    day_length: PositiveDuration = Field(
+        default=timedelta(hours=24),
+        description="GH-35: the day GH-21, GH-32, GH-33, GH-34 count in (a week is 7); whole "
+                    "minutes, fixed when the cycle is created")
     vote_grace: Duration = Field(
         default=timedelta(minutes=10),
         description="GH-20, GH-32, GH-34: how long after a vote ends dealer waits for reactions "
@@ -65,6 +69,13 @@ class HallSettings(GameSettings):
     def _week_start(cls, value: str) -> str:
         week_start_of(value)  # raises ValueError with the form
         return " ".join(value.lower().split())
+
+    @field_validator("day_length")
+    @classmethod
+    def _day(cls, value: timedelta) -> timedelta:
+        if value % timedelta(minutes=1):  # GH-35: election deadlines are named to the minute
+            raise ValueError("a day is a whole number of minutes")
+        return value
 
     @field_validator("vote_grace")
     @classmethod
