@@ -35,16 +35,18 @@ def week_length(state: HallState) -> timedelta:
 
 
 def deadline_name(week: datetime) -> str:
-    """The deadline tallying ``week``'s election (``election-20261130T0000``: no colon)."""
-    return PREFIX + week.strftime(_NAME_TIME)
+    """The deadline tallying ``week``'s election (``election-20261130T0000``: no colon; with
+    the seconds, ``...T000005``, when a short ``day_length`` starts a week within a minute)."""
+    return PREFIX + week.strftime(_NAME_TIME + "%S" * bool(week.second))
 
 
 def week_of_deadline(name: str) -> datetime | None:
     """The week start a deadline name holds (None: not an election deadline)."""
     if not name.startswith(PREFIX):
         return None
+    text = name[len(PREFIX):]
     try:
-        return datetime.strptime(name[len(PREFIX):], _NAME_TIME).replace(tzinfo=timezone.utc)
+        return datetime.strptime(text, _NAME_TIME + "%S" * (len(text) > 13)).replace(tzinfo=timezone.utc)
     except ValueError:
         return None
 

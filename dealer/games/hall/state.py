@@ -47,7 +47,7 @@ class HallSettings(GameSettings):
     day_length: PositiveDuration = Field(
         default=timedelta(hours=24),
         description="GH-35: the day GH-21, GH-32, GH-33, GH-34 count in (a week is 7); whole "
-                    "minutes, fixed when the cycle is created")
+                    "seconds, fixed when the cycle is created")
     vote_grace: Duration = Field(
         default=timedelta(minutes=10),
         description="GH-20, GH-32, GH-34: how long after a vote ends dealer waits for reactions "
@@ -73,8 +73,8 @@ class HallSettings(GameSettings):
     @field_validator("day_length")
     @classmethod
     def _day(cls, value: timedelta) -> timedelta:
-        if value % timedelta(minutes=1):  # GH-35: election deadlines are named to the minute
-            raise ValueError("a day is a whole number of minutes")
+        if value % timedelta(seconds=1):  # GH-35: election deadlines are named to the second
+            raise ValueError("a day is a whole number of seconds")
         return value
 
     @field_validator("vote_grace")

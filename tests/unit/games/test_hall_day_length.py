@@ -110,7 +110,19 @@ def test_a_proposal_may_not_change_the_day() -> None:
     assert shell.state.proposals[0].amendments == []
 
 
-def test_a_day_is_whole_minutes() -> None:
-    with pytest.raises(ValidationError, match="whole number of minutes"):
-        HallSettings(day_length=timedelta(seconds=90))
+def test_a_week_of_short_days_may_start_within_a_minute() -> None:
+    shell = hall(day_length="5s")
+    # From Monday 30 November 00:00, weeks of 35 s: Tuesday 13:00:00 is 37 h = 133,200 s
+    # = 3805 weeks and 25 s in: its week runs from 12:59:35 to 13:00:10.
+    shell.message("alice", "I stand.", at(3), "#judge-elections", "c1")
+    start = datetime(2026, 12, 1, 12, 59, 35, tzinfo=timezone.utc)
+    assert shell.deadlines["election-20261201T125935"] == start + timedelta(seconds=35) + GRACE
+    shell.react("carol", "c1", UP, at(3))
+    shell.fire_due(start + timedelta(seconds=35) + GRACE)
+    assert shell.state.judge == "alice"
+
+
+def test_a_day_is_whole_seconds() -> None:
+    with pytest.raises(ValidationError, match="whole number of seconds"):
+        HallSettings(day_length=timedelta(seconds=1.5))
     assert HallSettings().day_length == timedelta(hours=24)
