@@ -48,9 +48,9 @@ from transports import SECRET, Directory, Discord, Sent, Webhook  # noqa: E402
 
 from dealer.cards import CATALOGUE  # noqa: E402
 from dealer.clock import iso_exact, utcnow  # noqa: E402
-from dealer.ledger import GLOBAL  # noqa: E402
+from dealer.ledger import Scope  # noqa: E402
 from dealer.shell.admin import add_player, create_game, grant, link_account  # noqa: E402
-from dealer.views.admin import game_state  # noqa: E402
+from dealer.views.admin import game_state, ledger_scope  # noqa: E402
 from dealer.store.db import make_engine, session_factory  # noqa: E402
 from dealer.store.models import Game, Holding, Post  # noqa: E402
 from faults.players.base import Act, Behaviour, PostSeen, cast  # noqa: E402
@@ -147,18 +147,21 @@ class StoreView:
         self._state: Any = None
         self._status = ""
         self._held: dict[str, dict[str, int]] = {}
+        self._scope = Scope()
         with session_factory(engine)() as session:
             game = session.get(Game, game_id)
             if game is not None and game.state and game.state != "{}":
                 self._state = game_state(game)[1]
                 self._status = game.status
+                # A Hall's players hold in its cycle's scope (GH-1), its matches' in the Hall's.
+                self._scope = Scope(ledger_scope(session, game_id))
 
     def state(self) -> Any:
         return self._state
 
     def holdings(self, player: str) -> dict[str, int]:
         if player not in self._held:
-            account = GLOBAL.player(player)
+            account = self._scope.player(player)
             with self.engine.connect() as connection:
                 rows = connection.execute(select(Holding.item, Holding.amount)
                                           .where(Holding.account == account)).all()
