@@ -81,3 +81,32 @@ def test_the_send_log_tells_a_resend_after_a_cut_from_a_double() -> None:
     assert not _cut_after(3, 6, "1", lines, cuts)
     assert not _cut_after(7, 8, "2", lines, cuts)
     assert _cut_after(9, 12, "1", lines, cuts)
+
+
+def test_the_ledger_audit_counts_the_chips_handed_out_in_the_global_wallets(tmp_path: Path) -> None:
+    """faults/faultlib.py: chips a Hall cycle mints into its own inventories (GH-1) are not
+    the wallets' chips handed out at set-up; the audit compares the global wallets only."""
+    from datetime import datetime, timezone
+
+    from dealer.shell.admin import add_player, create_game, grant
+    from dealer.store.db import make_engine, session_factory
+
+    sys.path.insert(0, str(PACKAGE.parent / "faults"))
+    try:
+        import faultlib
+    finally:
+        sys.path.pop(0)
+    now = datetime(2026, 12, 1, 10, tzinfo=timezone.utc)
+    with faultlib.scratch_store(None, tmp_path, "ledger_audit") as url:
+        engine = make_engine(url)
+        with session_factory(engine).begin() as session:
+            add_player(session, "ann", now, chips=100)
+            create_game(session, "hall", "h1", now, players=["ann"], start=now)
+        with session_factory(engine).begin() as session:
+            grant(session, "ann", "chips", 3, now, game_id="h1")  # into ann's h1 inventory
+        figures = faultlib.Figures()
+        faultlib._audit_ledger(engine, faultlib.Table([], 100), figures)
+        assert figures.problems == []
+        faultlib._audit_ledger(engine, faultlib.Table([], 103), figures)
+        assert figures.problems == ["ledger: 100 chips held, 103 handed out"]
+        engine.dispose()
