@@ -824,11 +824,16 @@ def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: li
     before the send at line ``again``, with no commit of a delivery batch by ``pid`` in
     between: its "delivered" could not commit, and the other replica took the post over.
     (The sender remembers such a send and only marks it; the other replica cannot know of
-    it.)"""
-    cut = next((c for c in cuts if sent < c < again), None)
-    return cut is not None and not any(
-        lines[m][0] == pid and lines[m][1] == "-" for m in range(sent + 1, cut)
-    )
+    it.) A cut between ``pid``'s previous send and this one counts too: the batch was under
+    way when its connection went, and its sender learns so only at its next statement."""
+    previous = max((m for m in range(sent) if lines[m][0] == pid), default=None)
+    begun = previous if previous is not None and lines[previous][1] != "-" else sent
+
+    def committed(first: int, last: int) -> bool:
+        return any(lines[m][0] == pid and lines[m][1] == "-" for m in range(first, last))
+
+    return any(not committed(sent + 1, again if cut < sent else cut)
+               for cut in cuts if begun < cut < again)
 
 
 def _audit_deadlines(engine: Engine, settled: datetime, figures: Any, *, once: bool = True) -> None:
