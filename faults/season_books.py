@@ -220,6 +220,12 @@ def _games(engine: Engine, runner: Any, figures: Any) -> None:
         "roulette games finished": status["roulette"]["finished"],
         "rounds played": events["round.resolved"],
         "races tables finished": status["races"]["finished"],
+        "hall cycles ended": status["hall"]["finished"],
+        "matches finished": status["exoptosis"]["finished"],
+        "proposals resolved": events["proposal.tallied"],
+        "rulings given": events["ruling.given"],
+        "confidence polls tallied": events["poll.tallied"],
+        "elections held": events["election.tallied"],
     })
     _races(engine, runner, figures)
 
@@ -262,9 +268,17 @@ MILESTONES = {"rounds played": 1, "roulette games finished": 1, "races run": 2}
 races' days in the same season: the next table opens once the last is over)."""
 
 
+HALL_MILESTONES = {"hall cycles ended": 1, "matches finished": 1, "proposals resolved": 1,
+                   "rulings given": 1, "elections held": 1}
+"""The Hall's part: a cycle won and ended (GH-8), a match fought through (GH-16), proposals
+tallied (GH-21), a ruling (GH-31) and an election (GH-34) in the short weeks of GH-35."""
+
+
 def _vacuity(figures: Any) -> None:
     """Fail a season that played too little, or whose faults asked for never happened."""
     least_of = dict(MILESTONES)
+    if figures.season.hall:
+        least_of.update(HALL_MILESTONES)
     # A table closed unraced as its rules say (OR-3: no horse when seating closed, as when
     # the downtime covered it; OR-10) is accounted for; one race at least, whatever happened.
     could = figures.counts.get("races tables opened", 0) - figures.counts.get("races tables closed", 0)

@@ -52,7 +52,7 @@ from dealer.ledger import Scope  # noqa: E402
 from dealer.shell.admin import add_player, create_game, grant, link_account  # noqa: E402
 from dealer.views.admin import game_state, ledger_scope  # noqa: E402
 from dealer.store.db import make_engine, session_factory  # noqa: E402
-from dealer.store.models import Game, Holding, Post  # noqa: E402
+from dealer.store.models import Event, Game, Holding, Post  # noqa: E402
 from faults.players.base import Act, Behaviour, PostSeen, cast  # noqa: E402
 
 STARTING_CHIPS = 1000
@@ -86,6 +86,10 @@ class Season:
     PMs of its players go out over its REST API, the rest to the directory outbox)."""
     admin: bool = True
     """Admins extend a deadline, make one due now, and pause and resume a game."""
+    hall: bool = False
+    """A Gilded Hall, one cycle at a time (a new one when one ends), and its Exoptosis matches.
+    Off by default: a cycle ends only when won (GH-8) and its matches take the rules' 24 h
+    turns (GH-17), so a season may end with them running (docs/OPERATING.md)."""
     rounds: int = 3
     """Rounds of each roulette game (a round lasts a quarter day)."""
     drain_days: float = 3.0
@@ -218,6 +222,7 @@ class Runner:
         self.faults = faults
         self.progress = progress
         self.last_races_day = -1
+        self.cycles = 0
 
     # -- set-up ----------------------------------------------------------------------------
 
@@ -252,6 +257,31 @@ class Runner:
             settings = {"seating_window": self.seconds(0.15), "betting_window": self.seconds(0.08),
                         "idle_action_after": self.seconds(0.04), "min_horses": "4"}
             self._create("races", f"races-d{day + 1:02d}", [], settings, seated)
+        if self.season.hall and not self.running("hall"):
+            self.open_hall()
+
+    def open_hall(self) -> None:
+        """A Hall cycle of six (four named, two who join): phases a quarter day, a week
+        (GH-34, GH-35) a day, a low victory so cycles end, reputable players and a Judge."""
+        self.cycles += 1
+        names = self.rng.sample(self.names, min(6, len(self.names)))
+        settings = {"phase_length": self.seconds(0.25), "day_length": self.seconds(1 / 7),
+                    "vote_grace": "1s", "victory_chips": "4", "starting_vertebrae": "120",
+                    "reputable": ",".join(names[:2]), "judge": names[2]}
+        self._create("hall", f"h{self.cycles:02d}", names[:4], settings, names)
+
+    def adopt_matches(self) -> None:
+        """Each Exoptosis match a Hall opened gets a cast of its own (its players)."""
+        known = {t.game_id for t in self.tables}
+        halls = [t.game_id for t in self.tables if t.kind == "hall"]
+        with self.engine.connect() as connection:
+            opened = connection.execute(select(Event.data).where(
+                Event.game_id.in_(halls), Event.type == "child.opened")).scalars().all()
+        for data in opened:
+            if data["game_id"] not in known:
+                self.tables.append(Table(data["game_id"], data["kind"],
+                                         cast(data["kind"], list(data["players"]), self.players_rng),
+                                         time.monotonic()))
 
     def _create(self, kind: str, game_id: str, players: list[str], settings: dict[str, str],
                 cast_names: list[str]) -> None:
@@ -269,6 +299,7 @@ class Runner:
         """Each running game's players take a turn now and then; finished games free theirs."""
         if opening:
             self.open_games(day)
+        self.adopt_matches()
         now = utcnow()
         stamp = iso_exact(now)
         for table in self.tables:
@@ -290,7 +321,8 @@ class Runner:
 
     def turn_chance(self, kind: str) -> float:
         """About three turns a phase: a roulette phase is a quarter day, a races phase shorter."""
-        per_phase = self.season.day_seconds * (0.25 if kind == "roulette" else 0.05) / self.season.tick
+        share = 0.25 if kind in ("roulette", "hall", "exoptosis") else 0.05
+        per_phase = self.season.day_seconds * share / self.season.tick
         return min(1.0, 3.0 / max(per_phase, 1.0))
 
     def deliver(self, act: Act, game_id: str, stamp: str | None) -> None:
