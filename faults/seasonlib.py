@@ -267,7 +267,10 @@ class Runner:
         names = self.rng.sample(self.names, min(6, len(self.names)))
         settings = {"phase_length": self.seconds(0.25), "day_length": self.seconds(1 / 7),
                     "vote_grace": "1s", "victory_chips": "4", "starting_vertebrae": "120",
-                    "reputable": ",".join(names[:2]), "judge": names[2]}
+                    "reputable": ",".join(names[:2]), "judge": names[2],
+                    # Its battles and duels as short as its phases (GH-10, GH-11, GH-17).
+                    "match_setup_window": self.seconds(0.1), "match_betting_window": self.seconds(0.03),
+                    "match_turn_length": self.seconds(0.05)}
         self._create("hall", f"h{self.cycles:02d}", names[:4], settings, names)
 
     def adopt_matches(self) -> None:

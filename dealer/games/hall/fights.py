@@ -125,15 +125,23 @@ def answer(ctx: Context, state: HallState, actor: str, command: AnswerDuel) -> N
         return
     state.challenges.remove(challenge)
     players = [challenge.challenger, *challenge.challenged]
-    open_match(ctx, duel_id(ctx.game_id, challenge.id), "duel", players)
+    open_match(ctx, state, duel_id(ctx.game_id, challenge.id), "duel", players)
 
 
-def open_match(ctx: Context, game_id: str, fight: str, players: list[str]) -> None:
-    """Open an Exoptosis match of the cycle, now, in the cycle's channel."""
-    ctx.open_child(MATCH_KIND, game_id, players, {"fight": fight})
+def open_match(ctx: Context, state: HallState, game_id: str, fight: str, players: list[str]) -> None:
+    """Open an Exoptosis match of the cycle, now, in the cycle's channel, with the cycle's
+    timings for its matches (GH-10, GH-11, GH-17)."""
+    timings = state.settings.model_dump(mode="json", include=set(MATCH_TIMINGS))
+    ctx.open_child(MATCH_KIND, game_id, players,
+                   {"fight": fight, **{MATCH_TIMINGS[name]: value for name, value in timings.items()}})
     ctx.record(events.FightOpened(game=game_id, fight=fight, players=players))
     ctx.post("fight_opened", "hall/fight_opened.txt", f"Exoptosis {fight}: {game_id}",
              game=game_id, fight=fight, players=players)
+
+
+MATCH_TIMINGS = {"match_setup_window": "setup_window", "match_betting_window": "betting_window",
+                 "match_turn_length": "turn_length"}
+"""The cycle's settings for its matches, each the match's setting of that name."""
 
 
 def phase_ends(ctx: Context, state: HallState, closing: int) -> None:
@@ -153,7 +161,7 @@ def phase_ends(ctx: Context, state: HallState, closing: int) -> None:
         ctx.post("no_battle", "hall/no_battle.txt", "No battle this phase", engaged=engaged,
                  phase=closing)
         return
-    open_match(ctx, battle_id(ctx.game_id, closing), "battle", engaged)
+    open_match(ctx, state, battle_id(ctx.game_id, closing), "battle", engaged)
 
 
 def child_finished(ctx: Context, state: HallState, child_id: str, summary: Summary) -> None:

@@ -48,6 +48,11 @@ class HallSettings(GameSettings):
         default=timedelta(hours=24),
         description="GH-35: the day GH-21, GH-32, GH-33, GH-34 count in (a week is 7); whole "
                     "seconds, fixed when the cycle is created")
+    match_setup_window: Duration = Field(default=timedelta(hours=24),
+                                         description="GH-10: the setup window of the cycle's battles and duels")
+    match_betting_window: Duration = Field(default=timedelta(hours=1),
+                                           description="GH-11: their betting window")
+    match_turn_length: Duration = Field(default=timedelta(hours=24), description="GH-17: their turn length")
     vote_grace: Duration = Field(
         default=timedelta(minutes=10),
         description="GH-20, GH-32, GH-34: how long after a vote ends dealer waits for reactions "

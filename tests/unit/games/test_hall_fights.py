@@ -31,6 +31,10 @@ def hall(*names: str, cards: dict[str, dict[str, int]] | None = None) -> RulesSh
     return shell
 
 
+DEFAULT_TIMINGS = {"setup_window": "24h", "betting_window": "1h", "turn_length": "24h"}
+"""A match's timings when its Hall sets none of its own: the rules' (GH-10, GH-11, GH-17)."""
+
+
 def opened(shell: RulesShell) -> list[dict]:
     return [data for kind, data in shell.events if kind == "child.opened"]
 
@@ -48,7 +52,7 @@ def test_battle_needs_four_cards_and_is_once_per_phase() -> None:
     shell.fire_due(T0 + DAY)  # phase 2 begins: the battle of phase 1 opens
     (child,) = opened(shell)
     assert (child["kind"], child["game_id"], child["players"], child["settings"]) == (
-        "exoptosis", "hall1-battle-1", ["alice", "bob"], {"fight": "battle"})
+        "exoptosis", "hall1-battle-1", ["alice", "bob"], {"fight": "battle", **DEFAULT_TIMINGS})
     assert shell.state.battlers == []
     assert "An Exoptosis battle opens: match hall1-battle-1" in shell.posts("fight_opened")[0].body
     shell.accept("alice", "battle", T0 + DAY + timedelta(hours=1))  # a new phase: again
@@ -78,7 +82,7 @@ def test_a_duel_opens_when_all_accept() -> None:
     shell.accept("carol", "accept duel #1", at(3))
     (child,) = opened(shell)
     assert (child["game_id"], child["players"], child["settings"]) == (
-        "hall1-duel-1", ["alice", "bob", "carol"], {"fight": "duel"})
+        "hall1-duel-1", ["alice", "bob", "carol"], {"fight": "duel", **DEFAULT_TIMINGS})
     assert shell.state.challenges == []
 
 
@@ -114,3 +118,17 @@ def test_a_command_in_a_match_is_a_hall_action() -> None:
     ctx = shell.context(T0 + DAY + timedelta(hours=1), "alice")
     shell.commit(ctx, perform(shell.rules, ctx, shell._fresh_state(), step), step)
     assert shell.state.member("alice").acted and not shell.state.member("bob").acted
+
+
+def test_a_cycles_matches_take_its_timings() -> None:
+    """A Hall's settings for its matches (match_setup_window, match_betting_window,
+    match_turn_length) are each match's own: a fast cycle has fast matches."""
+    shell = RulesShell(Hall(), game_id=GAME, load_players_only=True)
+    shell.open(["alice", "bob"], HallSettings(match_setup_window=timedelta(minutes=10),
+                                              match_betting_window=timedelta(minutes=2),
+                                              match_turn_length=timedelta(seconds=90)), T0)
+    shell.accept("alice", "duel bob", at(1))
+    shell.accept("bob", "accept duel 1", at(2))
+    (child,) = opened(shell)
+    assert child["settings"] == {"fight": "duel", "setup_window": "10m", "betting_window": "2m",
+                                 "turn_length": "90s"}
