@@ -824,10 +824,10 @@ def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: li
     before the send at line ``again``, with no commit of a delivery batch by ``pid`` in
     between: its "delivered" could not commit, and the other replica took the post over.
     (The sender remembers such a send and only marks it; the other replica cannot know of
-    it.) A cut between ``pid``'s previous send and this one counts too: the batch was under
-    way when its connection went, and its sender learns so only at its next statement."""
-    previous = max((m for m in range(sent) if lines[m][0] == pid), default=None)
-    begun = previous if previous is not None and lines[previous][1] != "-" else sent
+    it.) A cut after ``pid``'s last commit before this send counts too: the batch may have
+    been under way when its connection went, and its sender learns so only at its next
+    statement, sending the rest of the batch meanwhile."""
+    begun = max((m for m in range(sent) if lines[m][0] == pid and lines[m][1] == "-"), default=-1)
 
     def committed(first: int, last: int) -> bool:
         return any(lines[m][0] == pid and lines[m][1] == "-" for m in range(first, last))

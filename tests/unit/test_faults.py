@@ -66,8 +66,8 @@ def test_the_send_log_tells_a_resend_after_a_cut_from_a_double() -> None:
     """faults/faultlib.py: a second send by the other replica counts as taken over after a
     cut connection only if a cut lies between the two sends and the first sender committed
     no delivery batch before that cut (it may have sent the batch's other posts), or a cut
-    came between the first sender's previous send of the batch and this one; anything else
-    is a double."""
+    came after the first sender's last commit before its send (its batch was under way);
+    anything else is a double."""
     sys.path.insert(0, str(PACKAGE.parent / "faults"))
     try:
         from faultlib import CUT, _cut_after
@@ -75,17 +75,17 @@ def test_the_send_log_tells_a_resend_after_a_cut_from_a_double() -> None:
         sys.path.pop(0)
     lines = [["1", "10", "a"], [CUT, "-", "-"], ["2", "10", "a"],  # taken over after a cut
              ["1", "11", "b"], ["1", "-", "committed"], [CUT, "-", "-"], ["2", "11", "b"],  # 1 committed
-             ["2", "13", "d"], ["1", "13", "d"],  # no cut between: a double
+             ["2", "-", "committed"], ["2", "13", "d"], ["1", "13", "d"],  # no cut between: a double
              ["1", "14", "e"], ["1", "15", "f"], [CUT, "-", "-"], ["2", "14", "e"],  # one batch, cut
              ["1", "-", "committed"], ["1", "16", "g"], [CUT, "-", "-"],  # a cut within a batch:
-             ["1", "17", "h"], ["2", "17", "h"],  # its next send was doomed too
-             ["1", "-", "committed"], [CUT, "-", "-"], ["1", "18", "i"], ["2", "18", "i"]]  # a batch after the cut
+             ["1", "17", "h"], ["2", "17", "h"],  # its later sends were doomed too
+             ["1", "-", "committed"], ["1", "18", "i"], ["2", "18", "i"]]  # committed, no cut: a double
     cuts = [n for n, line in enumerate(lines) if line[0] == CUT]
     assert _cut_after(0, 2, "1", lines, cuts)
     assert not _cut_after(3, 6, "1", lines, cuts)
-    assert not _cut_after(7, 8, "2", lines, cuts)
-    assert _cut_after(9, 12, "1", lines, cuts)
-    assert _cut_after(16, 17, "1", lines, cuts)
+    assert not _cut_after(8, 9, "2", lines, cuts)
+    assert _cut_after(10, 13, "1", lines, cuts)
+    assert _cut_after(17, 18, "1", lines, cuts)
     assert not _cut_after(20, 21, "1", lines, cuts)
 
 
