@@ -14,6 +14,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -89,10 +90,15 @@ class Faults:
         roulette games, as their time comes; True while down."""
         if self.admin and self.admin[0][0] <= elapsed and not self._down(elapsed):
             _, what = self.admin.pop(0)
+            entered = time.monotonic()
             if not self._admin(what, running, elapsed):
                 # No game to take it now (all finished, not started yet, or the daemons down
                 # so none started): the admin tries again a little later.
                 self.admin.insert(0, (elapsed + self.season.day_seconds / 20, what))
+            # An admin's command may take seconds (it waits for a daemon to see a pause): the
+            # outage and the downtime are judged at the time now, or a season whose loop ends
+            # right after would never begin an outage due meanwhile.
+            elapsed += time.monotonic() - entered
         if self.outage:
             first, last = self.outage
             if first <= elapsed and self.out_since is None:
