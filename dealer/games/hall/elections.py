@@ -31,7 +31,7 @@ def week_of(state: HallState, when: datetime) -> datetime:
 
 def week_length(state: HallState) -> timedelta:
     """GH-35: a week is 7 of the Hall's days."""
-    return 7 * state.settings.day_length
+    return state.settings.days(7)
 
 
 def deadline_name(week: datetime) -> str:

@@ -88,8 +88,8 @@ def rule(ctx: Context, state: HallState, actor: str, number: int, answer: str) -
     ctx.record(events.RulingGiven(number=ruling.number, request=number, judge=ruling.judge,
                                   text=text))
     ctx.post("ruling", "hall/ruling.txt", f"Ruling {ruling.number} on request {number}",
-             in_channel=CHANNEL, ruling=ruling, confidence_until=ruling.at + CONFIDENCE_WITHIN * state.settings.day_length,
-             overturn_until=ruling.at + OVERTURN_WITHIN * state.settings.day_length)
+             in_channel=CHANNEL, ruling=ruling, confidence_until=ruling.at + state.settings.days(CONFIDENCE_WITHIN),
+             overturn_until=ruling.at + state.settings.days(OVERTURN_WITHIN))
 
 
 def _ruling(state: HallState, number: int, rule: str) -> Ruling:
@@ -114,7 +114,7 @@ def overturn(ctx: Context, state: HallState, actor: str, number: int) -> None:
     if ruling.judge.casefold() != actor.casefold():
         raise Rejected(f"ruling {number} was made by {ruling.judge}, not by you",
                        rule="GH-33", allowed=[])
-    if ctx.now - ruling.at > OVERTURN_WITHIN * state.settings.day_length:
+    if ctx.now - ruling.at > state.settings.days(OVERTURN_WITHIN):
         raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 7 days ago; "
                        "a Judge may overturn their own ruling within 7 days", rule="GH-33",
                        allowed=[])
@@ -142,7 +142,7 @@ def confidence(ctx: Context, state: HallState, actor: str, number: int) -> None:
         raise Rejected("join the Hall first: only its players vote", rule="GH-32",
                        allowed=["join — take part in this cycle of the Hall (GH-6)"])
     ruling = _ruling(state, number, "GH-32")
-    if ctx.now - ruling.at > CONFIDENCE_WITHIN * state.settings.day_length:
+    if ctx.now - ruling.at > state.settings.days(CONFIDENCE_WITHIN):
         raise Rejected(f"ruling {number} was made at {format_utc(ruling.at)}, more than 4 days ago; "
                        "a confidence vote must start within 4 days of the ruling",
                        rule="GH-32", allowed=[])
@@ -150,7 +150,7 @@ def confidence(ctx: Context, state: HallState, actor: str, number: int) -> None:
         raise Rejected(f"ruling {number} has had its confidence vote already", rule="GH-32",
                        allowed=[])
     ruling.polled = True
-    poll = Poll(ruling=number, started_by=actor, opened_at=ctx.now, ends_at=ctx.now + POLL_LENGTH * state.settings.day_length)
+    poll = Poll(ruling=number, started_by=actor, opened_at=ctx.now, ends_at=ctx.now + state.settings.days(POLL_LENGTH))
     state.polls.append(poll)
     ctx.set_deadline(poll_name(number), poll.ends_at + state.settings.vote_grace)
     ctx.record(events.PollOpened(ruling=number, started_by=actor, ends_at=iso(poll.ends_at)))
@@ -196,7 +196,7 @@ def prune(ctx: Context, state: HallState) -> None:
     """Rulings older than 7 days without an open poll leave the state (kept in history)."""
     polled = {p.ruling for p in state.polls}
     state.rulings = [r for r in state.rulings
-                     if r.number in polled or ctx.now - r.at <= OVERTURN_WITHIN * state.settings.day_length]
+                     if r.number in polled or ctx.now - r.at <= state.settings.days(OVERTURN_WITHIN)]
 
 
 def show(ctx: Context, state: HallState, actor: str) -> None:

@@ -54,7 +54,7 @@ def submit(ctx: Context, state: HallState, message: MessageTaken) -> None:
     state.next_proposal += 1
     grace = state.settings.vote_grace
     if urgent:
-        ends_at, phase = message.sent_at + URGENT_DAYS * state.settings.day_length, 0
+        ends_at, phase = message.sent_at + state.settings.days(URGENT_DAYS), 0
     else:
         # GH-21: the period is the phase after this one; its end as now scheduled.
         assert state.phase_ends_at is not None

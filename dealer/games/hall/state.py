@@ -75,6 +75,10 @@ class HallSettings(GameSettings):
         week_start_of(value)  # raises ValueError with the form
         return " ".join(value.lower().split())
 
+    def days(self, count: int) -> timedelta:
+        """``count`` of the Hall's days (GH-35): what GH-21, GH-32, GH-33 and GH-34 count in."""
+        return count * self.day_length
+
     @field_validator("day_length")
     @classmethod
     def _day(cls, value: timedelta) -> timedelta:
