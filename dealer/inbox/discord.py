@@ -10,6 +10,7 @@ local fake. Each event is stored by the idempotent path with an id made from Dis
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import json
 import logging
@@ -207,8 +208,8 @@ class GatewayEvents:
 
 def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = "",
                 guild_ready_timeout: float = 2.0) -> Any:
-    """A discord.py client handing every event to ``events``, whose sink runs in a worker thread
-    so the store never blocks the heartbeats."""
+    """A discord.py client handing every event to ``events``, whose sink runs in one worker thread
+    (the events in the order heard) so the store never blocks the heartbeats."""
     import discord
     import yarl
     from discord.gateway import DiscordWebSocket
@@ -233,10 +234,15 @@ def make_client(events: GatewayEvents, *, api_url: str = "", gateway_url: str = 
     client = discord.Client(intents=intents, guild_ready_timeout=guild_ready_timeout,
                             max_messages=None, chunk_guilds_at_startup=False, enable_debug_events=True)
 
+    # One worker stores what the gateway hears, in the order it was heard: discord.py runs each
+    # event's handler as a task of its own, and a later message stored first moved the cursor
+    # past an earlier one that a kill then left unstored, where no catch-up looks again.
+    storer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="discord-store")
+
     async def hand(found: tuple[list[InboxMessage], dict[str, str]] | list[InboxMessage]) -> None:
         messages, places = found if isinstance(found, tuple) else (found, {})
         if messages:
-            await asyncio.to_thread(events.sink, messages, places)
+            await asyncio.get_running_loop().run_in_executor(storer, events.sink, messages, places)
 
     @client.event
     async def on_connect() -> None:

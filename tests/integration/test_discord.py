@@ -5,6 +5,7 @@ REST publisher, and no test reaches the internet."""
 from __future__ import annotations
 
 import sys
+import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -620,3 +621,31 @@ def test_after_a_session_discord_would_not_resume_a_message_heard_before_ready_l
     assert t.stored(live["id"]).body == "heard before ready"
     t.until(lambda: t.link.catch_ups >= 2, "the catch-up on the new session's ready")
     assert t.stored(gap["id"]).body == "sent during the gap"
+
+
+def test_what_the_gateway_hears_is_stored_in_the_order_heard(table) -> None:  # type: ignore[no-untyped-def]
+    """discord.py runs each event's handler as a task of its own; were their stores run at once,
+    a later message stored first would carry the cursor past an earlier one still being stored,
+    and a kill then would lose it (no catch-up reads before the cursor). The first message's
+    store waits (up to a second) for the second's to begin: stored in order, it never does."""
+    t = table()
+    _players(t, ("Alice", ALICE), ("Bob", BOB))
+    order: list[str] = []
+    second_began = threading.Event()
+    sink = t.link.events.sink
+
+    def slow_first(messages, places):  # type: ignore[no-untyped-def]
+        if messages[0].body == "first":
+            second_began.wait(1.0)
+        else:
+            second_began.set()
+        order.append(messages[0].body)
+        sink(messages, places)
+
+    t.link.events.sink = slow_first
+    t.now = T0 + timedelta(minutes=1)
+    first = t.fake.user_says(RACEWAY, ALICE, "first")
+    second = t.fake.user_says(RACEWAY, BOB, "second")
+    t.stored(second["id"])
+    t.stored(first["id"])
+    assert order == ["first", "second"]
