@@ -781,42 +781,57 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
         posted = Counter(game for _, _, _, game, k in posts if k == kind)
         if posted != counts:
             problems.append(f"{kind} posts {dict(posted)} do not match the history {dict(counts)}")
-    # The send log: a post may go out again only after the life that sent it died before
-    # marking it delivered: its send came after that life's last committed delivery
-    # transaction (``PID - committed``), in the batch the kill rolled back.
     lines = [line.split(" ", 2) for line in send_log.read_text(encoding="utf-8").splitlines()]
-    last_commit: dict[str, int] = {}
-    sends: list[tuple[str, str, str, int]] = []
-    cuts: list[int] = []
-    for n, (pid, post_id, key) in enumerate(lines):
-        if pid == CUT:
-            cuts.append(n)
-        elif post_id == "-":
-            last_commit[pid] = n
-        else:
-            sends.append((pid, post_id, key, n))
-    figures.sends = len(sends)
     dead = {str(life.pid) for life in lives if life.died}
-    previous: dict[str, tuple[str, int]] = {}
-    doubles = []
-    for pid, _, key, n in sends:
-        before = previous.get(key)
-        previous[key] = (pid, n)
-        if before is None:
-            continue
-        pid_before, line_before = before
-        if pid_before in dead and line_before > last_commit.get(pid_before, -1):
-            figures.resends_after_kill += 1
-        elif pid_before != pid and _cut_after(line_before, n, pid_before, lines, cuts):
-            figures.resends_after_cut += 1
-        else:
-            doubles.append(key)
+    previous, figures.resends_after_kill, figures.resends_after_cut, doubles = classify_sends(lines, dead)
+    figures.sends = sum(1 for pid, post_id, _ in lines if pid != CUT and post_id != "-")
     figures.doubles = len(doubles)
     if doubles:
         problems.append(f"{len(doubles)} post(s) sent twice, e.g. {doubles[:3]}")
     never = sorted(set(by_id.values()) - set(previous))
     if never:
         problems.append(f"{len(never)} post(s) marked delivered but never sent, e.g. {never[:3]}")
+
+
+def classify_sends(lines: list[list[str]], dead: set[str]) -> tuple[dict[str, tuple[str, int]], int, int, list[str]]:
+    """The send log's repeats: each post's last sender and line, the re-sends after a kill, those
+    after a cut connection, and the doubles (the keys sent twice with neither excuse).
+
+    A post may go out again only after the life that sent it died before marking it delivered
+    (its send came after that life's last committed delivery batch, ``PID - committed``, in the
+    batch the kill rolled back), or when a cut connection gave a batch under way to the other
+    replica: either the first sender's batch (:func:`_cut_after`) or the second's
+    (:func:`_sent_on_after_cut`)."""
+    last_commit = {pid: n for n, (pid, post_id, _) in enumerate(lines) if post_id == "-" and pid != CUT}
+    cuts = [n for n, (pid, _, _) in enumerate(lines) if pid == CUT]
+    previous: dict[str, tuple[str, int]] = {}
+    after_kill = after_cut = 0
+    doubles: list[str] = []
+    for n, (pid, post_id, key) in enumerate(lines):
+        if pid == CUT or post_id == "-":
+            continue
+        before = previous.get(key)
+        previous[key] = (pid, n)
+        if before is None:
+            continue
+        pid_before, line_before = before
+        if pid_before in dead and line_before > last_commit.get(pid_before, -1):
+            after_kill += 1
+        elif pid_before != pid and (_cut_after(line_before, n, pid_before, lines, cuts)
+                                    or _sent_on_after_cut(line_before, n, pid, lines, cuts)):
+            after_cut += 1
+        else:
+            doubles.append(key)
+    return previous, after_kill, after_cut, doubles
+
+
+def _sent_on_after_cut(first: int, again: int, pid: str, lines: list[list[str]], cuts: list[int]) -> bool:
+    """True if ``pid``'s send at line ``again`` belongs to a batch it claimed before a cut that
+    came before the other replica's send at line ``first``: the cut released the batch's locks,
+    the other replica claimed and sent the post, and ``pid``, learning of the cut only at its
+    next statement, sent the rest of its doomed batch meanwhile."""
+    begun = max((m for m in range(again) if lines[m][0] == pid and lines[m][1] == "-"), default=-1)
+    return any(begun < cut < first for cut in cuts)
 
 
 def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: list[int]) -> bool:
