@@ -18,10 +18,12 @@ the caller).
 With ``FAULTRUN_SEND_LOG=FILE`` in a life's environment, every post its directory
 publisher writes is also recorded as one line ``PID POST-ID KEY`` appended to FILE
 (``O_APPEND``: lines from two replicas never interleave), once the post's file is in
-place, and ``PID - committed`` once a delivery transaction (a batch of posts marked
-delivered) has committed. The directory outbox itself cannot show a post sent twice (a
-re-send rewrites the same file); the send log does, and says which process sent it and
-whether its batch was committed. With ``FAULTRUN_PASS_LOG=FILE``, ``PID started`` is
+place, ``PID - committed`` once a delivery transaction (a batch of posts marked
+delivered) has committed, and ``PID - rolled back`` when delivery ended by an error (a cut
+connection), its batch in progress rolled back. The directory outbox itself cannot show a
+post sent twice (a re-send rewrites the same file); the send log does, and says which
+process sent it and what became of its batch: each send's is its sender's next mark (none
+when the sender died first). With ``FAULTRUN_PASS_LOG=FILE``, ``PID started`` is
 appended to FILE as the life's loop begins (its start-up over), and the life's pid after
 each turn of its loop (a pass over, its timer set): the lives that completed a pass. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
 send while FILE exists (a publisher outage: the posts wait and go out after their backoff).
@@ -58,7 +60,8 @@ PRELOADED = (
 
 
 def record_sends(path: str) -> None:
-    """Append ``PID POST-ID KEY`` to ``path`` after each post the directory publisher writes."""
+    """Append ``PID POST-ID KEY`` to ``path`` after each post the directory publisher writes,
+    and each delivery batch's end (``PID - committed``, ``PID - rolled back``)."""
     log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     send = DirectoryPublisher.send
 
@@ -76,6 +79,18 @@ def record_sends(path: str) -> None:
         fault(point)
 
     dealer.shell.delivery.fault = fault_and_record  # type: ignore[assignment]
+    deliver = dealer.shell.delivery.deliver
+
+    def deliver_and_record(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return deliver(*args, **kwargs)
+        except BaseException:
+            # Out of deliver by an error (a cut connection, SIGTERM): its batch in progress
+            # rolled back, its sends not marked.
+            os.write(log, f"{os.getpid()} - rolled back\n".encode("utf-8"))
+            raise
+
+    dealer.shell.delivery.deliver = deliver_and_record  # type: ignore[assignment]
 
 
 def outage_while(flag: str) -> None:

@@ -23,8 +23,9 @@ import it by file name. One run:
 4. **Books** (:func:`audit`): every inbox file stored once and moved once (to
    ``processed/`` or ``rejected/``), none pending or failed; every post delivered and in
    the outbox as one file, never sent twice (the send log of ``faults/daemon.py``: a post
-   may be sent again only by the next life after one killed between sending it and
-   marking it delivered, which rewrites the same file); every adjudicated round's and every
+   may be sent again, rewriting the same file, only if no earlier send of it was in a
+   batch that committed: its life was killed before the batch's commit, or the batch
+   rolled back under a cut connection; :func:`resends`); every adjudicated round's and every
    finished game's posts present; every deadline fired once, not early, in order, and
    matching the game's history; the ledger balanced (each item sums to zero over all
    accounts, the holdings equal the entries, no balance below zero, no entry crossing a
@@ -350,8 +351,8 @@ class Disconnector(threading.Thread):
                 connection.commit()
             self.cut += int(cut)
             if cut:
-                # A mark in the send log: a post sent before it whose "delivered" did not
-                # commit may be taken over and sent by the other replica after it.
+                # A mark in the send log, for the reader: the batches under way roll back
+                # (their senders' ``rolled back`` marks follow), their posts free again.
                 with open(self.send_log, "a", encoding="utf-8") as log:
                     log.write(f"{CUT} - -\n")
 
@@ -783,72 +784,71 @@ def _audit_posts(engine: Engine, outbox: Path, send_log: Path, lives: list[Life]
             problems.append(f"{kind} posts {dict(posted)} do not match the history {dict(counts)}")
     lines = [line.split(" ", 2) for line in send_log.read_text(encoding="utf-8").splitlines()]
     dead = {str(life.pid) for life in lives if life.died}
-    previous, figures.resends_after_kill, figures.resends_after_cut, doubles = classify_sends(lines, dead)
-    figures.sends = sum(1 for pid, post_id, _ in lines if pid != CUT and post_id != "-")
-    figures.doubles = len(doubles)
-    if doubles:
-        problems.append(f"{len(doubles)} post(s) sent twice, e.g. {doubles[:3]}")
-    never = sorted(set(by_id.values()) - set(previous))
+    sends = resends(lines, dead)
+    figures.sends = sends.sends
+    figures.resends_after_kill = sends.after_kill
+    figures.resends_after_cut = sends.after_rollback
+    figures.doubles = len(sends.doubles)
+    if sends.doubles:
+        problems.append(f"{len(sends.doubles)} post(s) sent twice, e.g. {sends.doubles[:3]}")
+    never = sorted(set(by_id.values()) - sends.keys)
     if never:
         problems.append(f"{len(never)} post(s) marked delivered but never sent, e.g. {never[:3]}")
 
 
-def classify_sends(lines: list[list[str]], dead: set[str]) -> tuple[dict[str, tuple[str, int]], int, int, list[str]]:
-    """The send log's repeats: each post's last sender and line, the re-sends after a kill, those
-    after a cut connection, and the doubles (the keys sent twice with neither excuse).
+COMMITTED, ROLLED_BACK = "committed", "rolled back"
+"""The marks of a delivery batch's end in the send log (``PID - MARK``: faults/daemon.py)."""
 
-    A post may go out again only after the life that sent it died before marking it delivered
-    (its send came after that life's last committed delivery batch, ``PID - committed``, in the
-    batch the kill rolled back), or when a cut connection gave a batch under way to the other
-    replica: either the first sender's batch (:func:`_cut_after`) or the second's
-    (:func:`_sent_on_after_cut`)."""
-    last_commit = {pid: n for n, (pid, post_id, _) in enumerate(lines) if post_id == "-" and pid != CUT}
-    cuts = [n for n, (pid, _, _) in enumerate(lines) if pid == CUT]
-    previous: dict[str, tuple[str, int]] = {}
-    after_kill = after_cut = 0
-    doubles: list[str] = []
-    for n, (pid, post_id, key) in enumerate(lines):
-        if pid == CUT or post_id == "-":
+
+@dataclass
+class Sends:
+    """The send log read (:func:`resends`)."""
+
+    sends: int = 0
+    after_kill: int = 0
+    """Sends repeated after one whose life died before its batch's end (a kill)."""
+    after_rollback: int = 0
+    """Sends repeated after (or before) one whose batch rolled back (a cut connection)."""
+    doubles: list[str] = field(default_factory=list)
+    """The keys of the posts sent in two batches that both committed."""
+    keys: set[str] = field(default_factory=set)
+
+
+def resends(lines: list[list[str]], dead: set[str]) -> Sends:
+    """Read the send log's ``lines`` (``PID POST-ID KEY``, ``PID - MARK``, ``cut - -``): a post
+    may be sent in any number of batches that did not commit, and in at most one that did. A
+    send's batch ends with its sender's next mark: ``committed``; ``rolled back`` (delivery
+    failed under it: a cut connection, whose locks went at once, so the other replica may
+    have claimed and sent the post before or after this send, while its sender learnt of the
+    cut only at its next statement); or none when its sender died first (in ``dead``:
+    killed). A send with no mark whose sender did not die counts as committed (the run
+    stopped it cleanly)."""
+    fates: dict[int, str | None] = {}
+    open_sends: dict[str, list[int]] = defaultdict(list)
+    for n, (pid, post_id, what) in enumerate(lines):
+        if pid == CUT:
             continue
-        before = previous.get(key)
-        previous[key] = (pid, n)
-        if before is None:
+        if post_id != "-":
+            open_sends[pid].append(n)
+            fates[n] = None
             continue
-        pid_before, line_before = before
-        if pid_before in dead and line_before > last_commit.get(pid_before, -1):
-            after_kill += 1
-        elif pid_before != pid and (_cut_after(line_before, n, pid_before, lines, cuts)
-                                    or _sent_on_after_cut(line_before, n, pid, lines, cuts)):
-            after_cut += 1
-        else:
-            doubles.append(key)
-    return previous, after_kill, after_cut, doubles
-
-
-def _sent_on_after_cut(first: int, again: int, pid: str, lines: list[list[str]], cuts: list[int]) -> bool:
-    """True if ``pid``'s send at line ``again`` belongs to a batch it claimed before a cut that
-    came before the other replica's send at line ``first``: the cut released the batch's locks,
-    the other replica claimed and sent the post, and ``pid``, learning of the cut only at its
-    next statement, sent the rest of its doomed batch meanwhile."""
-    begun = max((m for m in range(again) if lines[m][0] == pid and lines[m][1] == "-"), default=-1)
-    return any(begun < cut < first for cut in cuts)
-
-
-def _cut_after(sent: int, again: int, pid: str, lines: list[list[str]], cuts: list[int]) -> bool:
-    """True if the connections were cut after the send at line ``sent`` (by ``pid``) and
-    before the send at line ``again``, with no commit of a delivery batch by ``pid`` in
-    between: its "delivered" could not commit, and the other replica took the post over.
-    (The sender remembers such a send and only marks it; the other replica cannot know of
-    it.) A cut after ``pid``'s last commit before this send counts too: the batch may have
-    been under way when its connection went, and its sender learns so only at its next
-    statement, sending the rest of the batch meanwhile."""
-    begun = max((m for m in range(sent) if lines[m][0] == pid and lines[m][1] == "-"), default=-1)
-
-    def committed(first: int, last: int) -> bool:
-        return any(lines[m][0] == pid and lines[m][1] == "-" for m in range(first, last))
-
-    return any(not committed(sent + 1, again if cut < sent else cut)
-               for cut in cuts if begun < cut < again)
+        for m in open_sends.pop(pid, []):
+            fates[m] = what
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for n in sorted(fates):
+        by_key[lines[n][2]].append(n)
+    out = Sends(sends=len(fates), keys=set(by_key))
+    for key, sent in by_key.items():
+        undone = [n for n in sent if fates[n] == ROLLED_BACK or (fates[n] is None and lines[n][0] in dead)]
+        if len(sent) - len(undone) > 1:
+            out.doubles.append(key)
+        # Every send but one is a repeat; with none committed, the last undone one stands.
+        for n in undone[:len(sent) - 1]:
+            if fates[n] == ROLLED_BACK:
+                out.after_rollback += 1
+            else:
+                out.after_kill += 1
+    return out
 
 
 def _audit_deadlines(engine: Engine, settled: datetime, figures: Any, *, once: bool = True) -> None:

@@ -62,58 +62,60 @@ def test_a_fault_kills_at_its_point_and_hit(fault: str | None, printed: str, kil
     assert result.returncode == (-signal.SIGKILL if killed else 0)
 
 
-def test_the_send_log_tells_a_resend_after_a_cut_from_a_double() -> None:
-    """faults/faultlib.py: a second send by the other replica counts as taken over after a
-    cut connection only if a cut lies between the two sends and the first sender committed
-    no delivery batch before that cut (it may have sent the batch's other posts), or a cut
-    came after the first sender's last commit before its send (its batch was under way);
-    anything else is a double."""
+def test_the_send_log_tells_a_resend_from_a_double_by_what_became_of_each_batch() -> None:
+    """faults/faultlib.py: a post may be sent in any number of batches that did not commit
+    and in at most one that did: each send's batch ends with its sender's next mark
+    (committed, or rolled back under a cut connection), or none when the sender was killed
+    first. A cut nearby excuses nothing: a batch committed before or after it sent its posts
+    for good."""
     sys.path.insert(0, str(PACKAGE.parent / "faults"))
     try:
-        from faultlib import CUT, _cut_after
+        from faultlib import CUT, resends
     finally:
         sys.path.pop(0)
-    lines = [["1", "10", "a"], [CUT, "-", "-"], ["2", "10", "a"],  # taken over after a cut
-             ["1", "11", "b"], ["1", "-", "committed"], [CUT, "-", "-"], ["2", "11", "b"],  # 1 committed
-             ["2", "-", "committed"], ["2", "13", "d"], ["1", "13", "d"],  # no cut between: a double
-             ["1", "14", "e"], ["1", "15", "f"], [CUT, "-", "-"], ["2", "14", "e"],  # one batch, cut
-             ["1", "-", "committed"], ["1", "16", "g"], [CUT, "-", "-"],  # a cut within a batch:
-             ["1", "17", "h"], ["2", "17", "h"],  # its later sends were doomed too
-             ["1", "-", "committed"], ["1", "18", "i"], ["2", "18", "i"]]  # committed, no cut: a double
-    cuts = [n for n, line in enumerate(lines) if line[0] == CUT]
-    assert _cut_after(0, 2, "1", lines, cuts)
-    assert not _cut_after(3, 6, "1", lines, cuts)
-    assert not _cut_after(8, 9, "2", lines, cuts)
-    assert _cut_after(10, 13, "1", lines, cuts)
-    assert _cut_after(17, 18, "1", lines, cuts)
-    assert not _cut_after(20, 21, "1", lines, cuts)
+    lines = [
+        ["1", "10", "a"], ["1", "11", "b"], [CUT, "-", "-"], ["2", "10", "a"],
+        ["1", "-", "rolled back"], ["2", "11", "b"], ["2", "-", "committed"],  # 1's rolled back
+        ["3", "12", "c"], ["3", "13", "d"], ["1", "12", "c"],  # 3 killed before its commit
+        ["1", "-", "committed"], ["1", "13", "d"],  # 3's post again, in 1's next batch
+        ["2", "14", "e"], [CUT, "-", "-"], ["2", "-", "committed"],
+        ["1", "14", "e"],  # 2's batch committed, a cut or not: a double
+        ["2", "15", "f"], ["1", "15", "f"], ["2", "-", "committed"],  # 2 committed after: a double
+        ["1", "-", "committed"],
+        ["2", "16", "g"], ["2", "-", "rolled back"], ["1", "16", "g"], ["1", "-", "committed"],
+        ["2", "16", "g"],  # a third send, after a committed one: a double
+        ["4", "17", "h"], ["1", "17", "h"],  # 4 stopped cleanly with no mark: as committed
+    ]
+    sends = resends(lines, dead={"3"})
+    assert sends.sends == 17
+    assert (sends.after_rollback, sends.after_kill) == (3, 2)
+    assert sends.doubles == ["e", "f", "g", "h"]
+    assert sends.keys == set("abcdefgh")
 
 
 def test_a_batch_sent_on_after_its_connection_was_cut_is_no_double() -> None:
-    """faults/faultlib.py: replica 1 claims a batch (a, b, c); the cut releases its locks and
+    """faults/faultlib.py: replica 1 claims a batch (a, b); the cut releases its locks and
     replica 2 claims and sends them; 1, learning of the cut only at its next statement, sends
-    the rest of its doomed batch after 2 did: each such repeat is a re-send after a cut,
-    whichever replica sent first. A send by 1 after it committed since the cut is a double;
-    so is a repeat by the same replica with no cut, and a kill excuses only a dead life's
-    uncommitted send. (Seen in the season on Postgres with two replicas.)"""
+    the rest of its doomed batch after 2 did, then rolls back: each such repeat is a re-send
+    after a cut, whichever replica sent first. A post sent in two batches that both
+    committed is a double (1 claimed d after the cut; e twice by one replica), and a kill
+    excuses only a dead life's unmarked send. (Seen in the season on Postgres with two
+    replicas.)"""
     sys.path.insert(0, str(PACKAGE.parent / "faults"))
     try:
-        from faultlib import CUT, _cut_after, classify_sends
+        from faultlib import CUT, resends
     finally:
         sys.path.pop(0)
     lines = [["2", "-", "committed"], ["1", "-", "committed"],
              ["1", "20", "a"], [CUT, "-", "-"],  # 1's batch under way when the cut comes
              ["2", "20", "a"], ["2", "-", "committed"],  # 2 takes a over (1 sent first)
              ["2", "21", "b"], ["1", "21", "b"],  # 1 sends on: its batch began before the cut
-             ["1", "-", "committed"],  # 1 on a new connection
-             ["2", "23", "d"], ["1", "23", "d"],  # 1 claimed d after the cut: a double
+             ["1", "-", "rolled back"], ["1", "-", "committed"],  # 1 on a new connection
+             ["2", "23", "d"], ["1", "23", "d"],  # both batches committed: a double
              ["2", "24", "e"], ["2", "24", "e"],  # the same replica twice: a double
              ["3", "-", "committed"], ["3", "25", "f"], ["2", "25", "f"]]  # 3 died before marking f
-    cuts = [3]
-    assert not _cut_after(6, 7, "2", lines, cuts)  # b: 2 sent first, in a batch begun after the cut
-    last, after_kill, after_cut, doubles = classify_sends(lines, dead={"3"})
-    assert (after_kill, after_cut, doubles) == (1, 2, ["d", "e"])
-    assert last["b"] == ("1", 7)
+    sends = resends(lines, dead={"3"})
+    assert (sends.after_kill, sends.after_rollback, sends.doubles) == (1, 2, ["d", "e"])
 
 
 def test_the_ledger_audit_counts_the_chips_handed_out_in_the_global_wallets(tmp_path: Path) -> None:
