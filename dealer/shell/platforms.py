@@ -281,7 +281,8 @@ class DiscordLink:
             if self.gateway is not None:
                 self._fall_behind()
             return None
-        self.behind = False
+        with self._lock:
+            self.behind = bool(self.rewind)  # a store failed meanwhile: its catch-up is to come
         self.catch_ups += 1
         if new:
             self.wake.set()

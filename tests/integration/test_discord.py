@@ -649,3 +649,137 @@ def test_what_the_gateway_hears_is_stored_in_the_order_heard(table) -> None:  # 
     t.stored(second["id"])
     t.stored(first["id"])
     assert order == ["first", "second"]
+
+
+def test_a_message_the_store_failed_holds_the_cursor_back_for_those_heard_after_it(
+        table, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The store fails on a message while the gateway hears the next one: what the gateway
+    hears is stored one message at a time, in the order heard, so the next one, stored, moves
+    no cursor past the failed one, and a daemon killed before its retried catch-up loses
+    nothing: the next daemon's catch-up reads it. (The season on Postgres lost one so: each
+    message had a worker thread of its own, and the next was stored, its cursor moved, while
+    the failure was still being logged.)"""
+    from sqlalchemy.exc import OperationalError
+
+    import dealer.shell.platforms as platforms
+    from dealer.inbox.discord import GatewayEvents
+    from dealer.publish.discord import DiscordRest
+    from dealer.shell.platforms import DiscordLink
+    from dealer.store import queries as Q
+
+    t = table(connect=False)
+    _players(t, ("Alice", ALICE))
+    heard_second = threading.Event()
+    hear = GatewayEvents.on_message
+
+    def on_message(self, message):  # type: ignore[no-untyped-def]
+        found = hear(self, message)
+        if message.content == "second":
+            heard_second.set()
+        return found
+
+    monkeypatch.setattr(GatewayEvents, "on_message", on_message)
+    real = platforms.store_messages
+
+    def failing_first(engine, source, messages, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if any(m.body == "first" for m in messages):
+            raise OperationalError("INSERT", {}, Exception("the server closed the connection"))
+        return real(engine, source, messages, *args, **kwargs)
+
+    monkeypatch.setattr(platforms, "store_messages", failing_first)
+    link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
+                       rest=DiscordRest("fake-token", api_url=t.fake.api_url), guild_ready_timeout=0.01,
+                       retry_first=60.0)  # the daemon is killed before its retried catch-up
+    busy, overlaps, threads = [0], [], set()
+    lock = threading.Lock()
+
+    def sink(messages, places):  # type: ignore[no-untyped-def]
+        with lock:
+            busy[0] += 1
+            overlaps.extend(m.body for m in messages if busy[0] > 1)
+            threads.add(threading.current_thread().name)
+        try:
+            if messages[0].body == "first":  # the next is heard while this one is stored
+                assert heard_second.wait(20), "the second message never heard"
+            DiscordLink.sink(link, messages, places)
+        finally:
+            with lock:
+                busy[0] -= 1
+
+    link.sink = sink  # type: ignore[method-assign]
+    t.link = link
+    link.start()
+    t.until(lambda: link.catch_ups >= 1, "the first catch-up")
+    t.now = T0 + timedelta(minutes=1)
+    first = t.fake.user_says(RACEWAY, ALICE, "first")
+    t.now = T0 + timedelta(minutes=2)
+    second = t.fake.user_says(RACEWAY, ALICE, "second")
+    assert t.stored(second["id"]).body == "second"
+    assert overlaps == [] and len(threads) == 1, (overlaps, threads)
+    with t.dealer.engine.connect() as connection:
+        assert int(Q.cursor(connection, "discord", f"channel/{RACEWAY}")) < int(first["id"])
+    link.stop()  # killed
+    monkeypatch.setattr(platforms, "store_messages", real)  # the store is back
+    t.link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
+                         rest=DiscordRest("fake-token", api_url=t.fake.api_url))
+    assert t.link.catch_up() == 1
+    assert t.stored(first["id"]).body == "first"
+
+
+def test_a_message_the_store_failed_during_a_catch_up_holds_the_cursor_back_after_it(
+        table, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A message heard while a catch-up is under way (after it read the history) and not
+    stored: the catch-up's end does not put the link back in step (its retry is to come), so
+    the next message heard moves no cursor past the failed one."""
+    from sqlalchemy.exc import OperationalError
+
+    import dealer.shell.platforms as platforms
+    from dealer.inbox.base import InboxMessage
+    from dealer.inbox.discord import snowflake_time
+    from dealer.publish.discord import DiscordRest
+    from dealer.shell.platforms import DiscordLink
+    from dealer.store import queries as Q
+
+    t = table()
+    _players(t, ("Alice", ALICE))
+    t.link.stop()
+    link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
+                       rest=DiscordRest("fake-token", api_url=t.fake.api_url), retry_first=60.0)
+    t.link = link
+    place = f"channel/{RACEWAY}"
+
+    def hear(text: str, minutes: int) -> dict:  # type: ignore[type-arg]
+        t.now = T0 + timedelta(minutes=minutes)
+        said = t.fake.user_says(RACEWAY, ALICE, text)
+        link.sink([InboxMessage(id=said["id"], sender=f"discord:{ALICE}", sender_name="Alice",
+                                channel="#the-raceway", body=text, sent_at=snowflake_time(int(said["id"])))],
+                  {place: said["id"]})
+        return said
+
+    real = platforms.store_messages
+
+    def failing_first(engine, source, messages, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if any(m.body == "first" for m in messages):
+            raise OperationalError("INSERT", {}, Exception("the server closed the connection"))
+        return real(engine, source, messages, *args, **kwargs)
+
+    monkeypatch.setattr(platforms, "store_messages", failing_first)
+    caught_up = platforms.catch_up
+    first: list[dict] = []  # type: ignore[type-arg]
+
+    def catch_up_hearing_one(*args, **kwargs):  # type: ignore[no-untyped-def]
+        new = caught_up(*args, **kwargs)
+        first.append(hear("first", 1))  # after the history was read: not stored
+        return new
+
+    monkeypatch.setattr(platforms, "catch_up", catch_up_hearing_one)
+    assert link.catch_up() == 0
+    assert link.behind
+    monkeypatch.setattr(platforms, "catch_up", caught_up)
+    second = hear("second", 2)
+    assert t.stored(second["id"]).body == "second"
+    with t.dealer.engine.connect() as connection:
+        assert int(Q.cursor(connection, "discord", place)) < int(first[0]["id"])
+    monkeypatch.setattr(platforms, "store_messages", real)
+    assert link.catch_up() == 1  # its retry
+    assert t.stored(first[0]["id"]).body == "first" and not link.behind
