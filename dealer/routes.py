@@ -14,6 +14,8 @@ DEFAULT_FORMATS = {"discord": "discord", "dir": "markdown", "stdout": "plain", "
                    "email": "plain", "discourse": "markdown"}
 """The format of each destination kind, unless the route names one."""
 PM = "pm"
+LINKED = ("discord", "email")
+"""Platforms a private post reaches only for a player with a linked account there."""
 DEFAULT = "*"
 ACCOUNT = re.compile(
     r"^(?P<platform>[a-z]+):(?P<id>\d{1,20}|[^@\s:,]+@[^@\s:,]+|(?<=discourse:)[\w.\-]{1,60})$"
@@ -114,22 +116,25 @@ class RouteTable:
 
     routes: dict[str, Destination] = field(default_factory=dict)
     default: Destination = field(default_factory=lambda: Destination("dir", "var/outbox", "markdown"))
+    more_pm: tuple[Destination, ...] = ()
+    """The ``pm`` route's further destinations (``pm=discord:dm,email``), in order."""
 
     def for_channel(self, channel: str) -> Destination:
         """The destination of a public post in ``channel``."""
         return self.routes.get(channel, self.default)
 
     def for_post(self, channel: str, recipient: str | None, accounts: dict[str, str]) -> Destination:
-        """The destination of a post: public by its channel, private by the ``pm`` route (see the module)."""
+        """The destination of a post: public by its channel, private by the first of the ``pm``
+        route's destinations that reaches the player (:data:`LINKED`), else the default route."""
         if recipient is None:
             return self.for_channel(channel)
         account = ACCOUNT.match(recipient)
         if account:
             return Destination(account.group("platform"), "dm", DEFAULT_FORMATS.get(account.group("platform"), "plain"))
-        route = self.routes.get(PM, self.default)
-        if route.kind == "discord" and "discord" not in accounts:
-            return self.default
-        return route
+        for route in (self.routes.get(PM, self.default), *self.more_pm):
+            if route.kind not in LINKED or route.kind in accounts:
+                return route
+        return self.default
 
     def channel_of(self, kind: str, arg: str) -> str | None:
         """The game channel a platform's place is routed to (``discord``, ``channel/123``)."""
@@ -148,13 +153,14 @@ class RouteTable:
 
     def uses(self, kind: str) -> bool:
         """True when any route (the default included) leads to ``kind``."""
-        return self.default.kind == kind or any(d.kind == kind for d in self.routes.values())
+        return any(d.kind == kind for d in (self.default, *self.routes.values(), *self.more_pm))
 
     def problems(self, *, discord_token: bool, webhook_url: bool, smtp_server: bool = True,
                  discourse_url: bool = True) -> list[str]:
         """What keeps this table from working with the settings given (empty: none)."""
         found = []
-        for channel, dest in sorted([*self.routes.items(), ("*", self.default)]):
+        entries = [*self.routes.items(), ("*", self.default), *((PM, d) for d in self.more_pm)]
+        for channel, dest in sorted(entries, key=lambda entry: entry[0]):
             if dest.kind == "email" and not smtp_server:
                 found.append(f"{channel}: {dest.spec} needs DEALER_SMTP_SERVER (and DEALER_EMAIL_FROM)")
             if dest.kind == "discourse" and not discourse_url:
@@ -168,6 +174,8 @@ class RouteTable:
                 found.append(f"{channel}: {dest.spec} needs DEALER_DISCORD_TOKEN (the bot's token)")
             if dest.kind == "discord" and dest.arg == "webhook" and not webhook_url:
                 found.append(f"{channel}: discord:webhook needs DEALER_DISCORD_WEBHOOK_URL")
+        if any(d.kind == "discord" for d in self.more_pm):
+            found.append("pm: discord:dm comes first of the pm route's destinations")
         if self.default.kind == "discord":
             found.append(f"*: the default route cannot be Discord ({self.default.spec}); "
                          "route each channel instead")
@@ -180,7 +188,8 @@ class RouteTable:
 
     def lines(self) -> list[str]:
         """The table as ``dealer routes`` prints it."""
-        rows = [(c, str(d)) for c, d in sorted(self.routes.items())] + [("*", str(self.default))]
+        rows = [(c, ", ".join(map(str, [d, *self.more_pm])) if c == PM else str(d))
+                for c, d in sorted(self.routes.items())] + [("*", str(self.default))]
         width = max(len(c) for c, _ in rows)
         return [f"{c.ljust(width)}  ->  {d}" for c, d in rows]
 
@@ -200,13 +209,13 @@ def parse_routes(text: str, default: str) -> RouteTable:
         if channel in table.routes or (channel == DEFAULT and text.count(f"{DEFAULT}=") > 1):
             raise BadRoute(f"{channel}: routed twice")
         try:
-            destination = parse_destination(dest)
+            destination, *more = [parse_destination(d) for d in (dest.split(",") if channel == PM else [dest])]
         except BadRoute as exc:
             raise BadRoute(f"{channel}: {exc}") from None
         if channel == DEFAULT:
             table.default = destination
         else:
-            table.routes[channel] = destination
+            table.routes[channel], table.more_pm = destination, (*table.more_pm, *more)
     return table
 
 

@@ -84,6 +84,33 @@ def test_email_and_discourse_destinations() -> None:
     assert table.for_channel("#tally") == Destination("email", "tally@lists.example", "plain")
     assert table.for_channel("#hall") == Destination("discourse", "topic/42", "markdown")
     assert table.for_post("pm", "alice", {"email": "alice@example.org"}) == Destination("email", "", "plain")
+    # A player with no linked address goes by the default route (docs/EMAIL.md), as on Discord:
+    # mail could reach only someone whose address dealer knows (the post was parked).
+    assert table.for_post("pm", "bob", {}) == table.default
+    assert table.for_post("pm", "bob", {"discord": "80351110224678912"}) == table.default
+
+
+def test_the_pm_route_may_name_a_destination_per_platform() -> None:
+    """pm=discord:dm,email: each player's private posts where they have an account, Discord
+    first; a player with neither by the default route; both checked and printed."""
+    table = parse_routes("#the-raceway=discord:channel/1; pm=discord:dm, email; *=dir:/srv/outbox",
+                         "stdout")
+    dm, mail = Destination("discord", "dm", "discord"), Destination("email", "", "plain")
+    assert table.for_post("pm", "ann", {"discord": "80351110224678912"}) == dm
+    assert table.for_post("pm", "bob", {"email": "bob@example.org"}) == mail
+    assert table.for_post("pm", "cy", {"email": "cy@example.org", "discord": "80351110224678913"}) == dm
+    assert table.for_post("pm", "dee", {}) == Destination("dir", "/srv/outbox", "markdown")
+    assert table.for_post("pm", "email:eve@example.org", {}) == Destination("email", "dm", "plain")
+    assert table.uses("email") and not parse_routes("pm=discord:dm", "stdout").uses("email")
+    assert "pm            ->  discord:dm, email" in table.lines()
+    assert table.problems(discord_token=True, webhook_url=False, smtp_server=False) == [
+        "pm: email needs DEALER_SMTP_SERVER (and DEALER_EMAIL_FROM)"]
+    assert parse_routes("pm=email,discord:dm", "stdout").problems(discord_token=True, webhook_url=False) == [
+        "pm: discord:dm comes first of the pm route's destinations"]
+    with pytest.raises(BadRoute, match="pm: 'email:x': an e-mail destination"):
+        parse_routes("pm=discord:dm,email:x", "stdout")
+    with pytest.raises(BadRoute, match="unknown destination"):  # only pm lists destinations
+        parse_routes("#a=stdout,email", "stdout")
 
 
 def test_email_and_discourse_routes_need_their_servers() -> None:
