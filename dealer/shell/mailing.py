@@ -25,45 +25,26 @@ def store_addressing(engine: Engine, list_address: str | None) -> Callable[[Outg
     def address(post: OutgoingPost) -> Addressing | None:
         if post.recipient is None:
             return Addressing(list_address) if list_address else None
-        if post.recipient.startswith("email:"):
-            to = post.recipient.removeprefix("email:")
-            return Addressing(to, **_thread_fields(engine, post, to))
+        # An address the player linked (``dealer player link NAME email:ADDRESS``, read by
+        # delivery into the post's ``accounts``) comes after the mail a reply answers.
+        linked = post.accounts.get(post.recipient, {}).get("email")
         with engine.connect() as connection:
             reply = _REPLY_KEY.match(post.key)
-            if reply:
-                row = connection.execute(Q.MAIL_OF_MESSAGE, {"id": int(reply.group(1))}).first()
-                linked = (getattr(post, "accounts", None) or {}).get(post.recipient, {}).get("email")
-                if row is not None and row.source == SOURCE and (
-                        _same(row.sender, post.recipient) or (linked and row.sender == f"email:{linked}")):
-                    thread = _thread(row.raw)
-                    if thread:
-                        return _answer(thread, post.recipient)
+            row = connection.execute(Q.MAIL_OF_MESSAGE, {"id": int(reply.group(1))}).first() if reply else None
+            thread = _thread(row.raw) if row is not None and row.source == SOURCE else None
+            if thread and (_same(row.sender, post.recipient) or (linked and row.sender == f"email:{linked}")):
+                return _answer(thread, post.recipient)
+            if post.recipient.startswith("email:"):
+                return Addressing(post.recipient.removeprefix("email:"))
+            if linked:
+                return Addressing(linked)
             raw = connection.execute(Q.LATEST_MAIL_FROM, {"source": SOURCE, "sender": post.recipient}).scalar()
-        # An address the player linked (platform identities: ``dealer player link NAME
-        # email:ADDRESS``, read by delivery into the post's ``accounts``) comes first.
-        linked = (getattr(post, "accounts", None) or {}).get(post.recipient, {}).get("email")
-        if linked:
-            return Addressing(linked)
         thread = _thread(raw) if raw else None
         if not thread:
             return None
         return Addressing(thread["address"], on_behalf_of=post.recipient if thread.get("forwarded") else None)
 
     return address
-
-
-def _thread_fields(engine: Engine, post: OutgoingPost, to: str) -> dict[str, Any]:
-    """A reply to ``email:ADDRESS``'s own mail is threaded to it."""
-    reply = _REPLY_KEY.match(post.key)
-    if not reply:
-        return {}
-    with engine.connect() as connection:
-        row = connection.execute(Q.MAIL_OF_MESSAGE, {"id": int(reply.group(1))}).first()
-    thread = _thread(row.raw) if row is not None and row.source == SOURCE else None
-    if not thread or thread["address"] != to:
-        return {}
-    answer = _answer(thread, post.recipient or "")
-    return {"in_reply_to": answer.in_reply_to, "references": answer.references, "subject": answer.subject}
 
 
 def _answer(thread: dict[str, Any], recipient: str) -> Addressing:
