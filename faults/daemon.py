@@ -27,6 +27,9 @@ when the sender died first). With ``FAULTRUN_PASS_LOG=FILE``, ``PID started`` is
 appended to FILE as the life's loop begins (its start-up over), and the life's pid after
 each turn of its loop (a pass over, its timer set): the lives that completed a pass. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
 send while FILE exists (a publisher outage: the posts wait and go out after their backoff).
+With ``FAULTRUN_DKIM=FILE`` (JSON: TXT records by name) the IMAP inbox looks DKIM keys up
+there, not in DNS. Every mail the SMTP publisher sends carries ``X-Faultrun-Send: PID
+POST-ID``, which the season's SMTP server writes into the send log as it takes the mail.
 
 With ``"exec": true`` in the request, the child does not run dealer in the forked image:
 it execs this script anew (``--life LOG``), which imports only what ``dealer run`` imports
@@ -57,6 +60,8 @@ PRELOADED = (
     "dealer.inbox.directory", "dealer.render", "dealer.shell.passes", "dealer.shell.pidfile",
 )
 """What `dealer run` imports late: the fork server imports it once for every forked life."""
+OPTIONAL = ("dealer.inbox.imap", "dealer.publish.smtp", "dealer.shell.mailing", "imapclient", "dkim")
+"""The same, of e-mail (dealer-moderator[email]), when installed."""
 
 
 def record_sends(path: str) -> None:
@@ -71,6 +76,18 @@ def record_sends(path: str) -> None:
         return name
 
     DirectoryPublisher.send = send_and_record  # type: ignore[method-assign]
+    # A mail is recorded by the server that takes it (the season's SMTP server): each one
+    # names the life and the post that sent it.
+    from dealer.publish.smtp import SmtpPublisher
+
+    compose = SmtpPublisher.compose
+
+    def compose_and_name(self: SmtpPublisher, post: OutgoingPost, list_address: str | None = None):  # type: ignore[no-untyped-def]
+        mail = compose(self, post, list_address)
+        mail["X-Faultrun-Send"] = f"{os.getpid()} {post.id}"
+        return mail
+
+    SmtpPublisher.compose = compose_and_name  # type: ignore[method-assign]
     fault = dealer.shell.delivery.fault
 
     def fault_and_record(point: str) -> None:
@@ -103,6 +120,22 @@ def outage_while(flag: str) -> None:
         return send(self, post)
 
     DirectoryPublisher.send = send_unless_out  # type: ignore[method-assign]
+
+
+def dkim_keys(path: str) -> None:
+    """Answer the DKIM key lookups of the IMAP inbox from the JSON file ``path`` (TXT records
+    by name), as the tests' DNS stub does (tests/integration/mailsign.py): the season's
+    players sign their mails with a test key no real DNS publishes."""
+    from dealer.inbox import mailauth
+
+    with open(path, encoding="utf-8") as records_file:
+        records = json.load(records_file)
+
+    def lookup(name: bytes, timeout: float = mailauth.DNS_TIMEOUT) -> bytes | None:
+        record = records.get(name.decode("ascii", "replace"))
+        return record.encode("ascii") if record else None
+
+    mailauth.CachedDns.__init__.__defaults__ = (lookup,)  # its ``lookup``: resolve_txt otherwise
 
 
 def record_passes(path: str) -> None:
@@ -139,6 +172,8 @@ def life(env: dict[str, str], log: str) -> int:
         record_sends(env["FAULTRUN_SEND_LOG"])
     if env.get("FAULTRUN_PASS_LOG"):
         record_passes(env["FAULTRUN_PASS_LOG"])
+    if env.get("FAULTRUN_DKIM"):
+        dkim_keys(env["FAULTRUN_DKIM"])
     try:
         dealer.cli.main(["run"], prog_name="dealer")
         return 0
@@ -192,4 +227,9 @@ if __name__ == "__main__":
         os._exit(life(dict(os.environ), sys.argv[2]))
     for module in PRELOADED:
         importlib.import_module(module)
+    for module in OPTIONAL:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
     serve()

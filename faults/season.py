@@ -50,12 +50,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="every player writes over the directory inbox")
     parser.add_argument("--no-discord", action="store_true",
                         help="nobody plays on Discord (its fake is not started)")
+    parser.add_argument("--no-email", action="store_true",
+                        help="nobody plays by e-mail (no dovecot nor SMTP server; the daemons "
+                             "read the directory inbox)")
     parser.add_argument("--hall", action="store_true",
                         help="a Gilded Hall and its Exoptosis matches too (may end stuck)")
     parser.add_argument("--no-admin", action="store_true",
                         help="no admin overrides (dealer deadline extend/now/pause/resume)")
     parser.add_argument("--keep", action="store_true", help="keep the files and the schema")
     args = parser.parse_args(argv)
+    if args.no_webhook and not args.no_email:
+        parser.error("--no-webhook needs --no-email: the webhook carries what a mail cannot "
+                     "(a channel post, an edit, a reaction)")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big") % 10**6
     root = Path(tempfile.mkdtemp(prefix="dealer-season-"))
     try:
@@ -65,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                 day_seconds=args.day_seconds, replicas=args.replicas, kills=not args.no_kills,
                 disconnects=not args.no_disconnects, outage=not args.no_outage,
                 downtime=args.downtime, webhook=not args.no_webhook, admin=not args.no_admin,
-                discord=not args.no_discord, hall=args.hall,
+                discord=not args.no_discord, email=not args.no_email, hall=args.hall,
             )
             print(f"season in {root} on {make_url(url).render_as_string(hide_password=True)}",
                   file=sys.stderr)

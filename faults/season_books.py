@@ -4,6 +4,7 @@ prove anything (no round, no race, no finished game)."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -43,8 +44,10 @@ def audit(engine: Engine, root: Path, sent: Any, runner: Any, lives: list[faultl
     _inbox(engine, root / "inbox", sent.all(), figures, runner.transports.get("discord"))
     _answers(engine, figures)
     on_discord = _discord(engine, runner.transports.get("discord"), figures)
+    by_mail = _mail(engine, runner.transports.get("email"), sent.all().get("email", []), runner,
+                    figures)
     faultlib._audit_posts(engine, root / "outbox", root / "sends.log", lives, settled, k,
-                          elsewhere=on_discord)
+                          elsewhere=on_discord | by_mail)
     checks.append(("posts", f"{k.posts} queued, {k.sends} sends, {k.resends_after_kill} re-sent "
                             f"after a kill, {k.resends_after_cut} after a cut connection, "
                             f"{k.doubles} doubles, {k.missing} missing"))
@@ -151,6 +154,62 @@ def _discord(engine: Engine, discord: Any, figures: Any) -> frozenset[int]:
                                       f"({len(messages)} bot messages, none for no post); "
                                       f"{discord.rate_limited()} requests answered 429, waited out"))
     return frozenset(found)
+
+
+def _mail(engine: Engine, mail: Any, sent: list[str], runner: Any, figures: Any) -> frozenset[int]:
+    """E-mail's books: every mail handed over in the IMAP folder, each read (``\\Seen``) and
+    none set aside; each mail the SMTP server took is a post's (by ``X-Dealer-Post``), sent to
+    a mail player's address (the pm route's ``email``), a reply threaded to the mail it
+    answers; every delivered post to a mail player taken at least once (more than once only
+    as the send log allows: faultlib's post audit, which these sends are part of); return
+    those posts' ids."""
+    if mail is None:
+        return frozenset()
+    problems = figures.problems
+    kept = Counter(ident for ident, _ in mail.kept)
+    unread = [ident for ident, flags in mail.kept if b"\\Seen" not in flags]
+    set_aside = [ident for ident, flags in mail.kept if b"$DealerRejected" in flags]
+    absent = [ident for ident in sent if not kept[ident]]
+    if absent:
+        problems.append(f"{len(absent)} mail(s) handed over not in the IMAP folder: {absent[:3]}")
+    if unread:
+        problems.append(f"{len(unread)} mail(s) never read (not \\Seen): {unread[:3]}")
+    if set_aside:
+        problems.append(f"{len(set_aside)} mail(s) set aside as unreadable: {set_aside[:3]}")
+    addresses = {mail.address(name): name for name, way in runner.transport_of.items() if way == "email"}
+    with engine.connect() as connection:
+        posts = connection.execute(select(Post.id, Post.key, Post.status, Post.recipient)).all()
+        mails_in = dict(connection.execute(select(Inbound.id, Inbound.external_id)
+                                           .where(Inbound.source == "email")).all())
+    by_key = {key: (post_id, status, recipient) for post_id, key, status, recipient in posts}
+    taken = Counter(r["key"] for r in mail.received)
+    strays = [r["key"] for r in mail.received if r["key"] not in by_key]
+    elsewhere = [r["to"] for r in mail.received if r["to"] not in addresses]
+    wrong_to = [r["key"] for r in mail.received if r["key"] in by_key and r["to"] in addresses
+                and addresses[r["to"]] != by_key[r["key"]][2]]
+    unthreaded = []
+    for r in mail.received:
+        answered = re.match(r"^in:(\d+):reply", r["key"])
+        if answered and int(answered.group(1)) in mails_in and \
+                r["in_reply_to"] != f"<{mails_in[int(answered.group(1))]}>":
+            unthreaded.append(r["key"])
+    unmailed = [key for key, (_, status, recipient) in by_key.items()
+                if status == "delivered" and recipient in addresses.values() and not taken[key]]
+    for what, found in (("mail(s) for no post", strays), ("mail(s) to an address no mail player has", elsewhere),
+                        ("mail(s) to another player than the post's", wrong_to),
+                        ("repl(ies) to a mail not threaded to it", unthreaded),
+                        ("post(s) to a mail player never mailed", unmailed)):
+        if found:
+            problems.append(f"{len(found)} {what}, e.g. {found[:3]}")
+    replies = sum(1 for r in mail.received if re.match(r"^in:\d+:reply", r["key"]))
+    figures.counts["mails taken by SMTP"] = len(mail.received)
+    figures.counts["replies by mail"] = replies
+    figures.checks.append(("e-mail", f"{len(sent)} mails handed over, {len(mail.kept)} in the folder "
+                                     f"({len(mail.kept) - len(set(kept))} put in twice after a cut), "
+                                     f"each read, none set aside; SMTP took {len(mail.received)} mails "
+                                     f"for {len(taken)} posts ({replies} replies, threaded), each to its "
+                                     f"mail player; {mail.appends_again} appends tried again"))
+    return frozenset(by_key[key][0] for key in taken if key in by_key)
 
 
 def _answers(engine: Engine, figures: Any) -> None:
@@ -297,10 +356,14 @@ def _vacuity(figures: Any) -> None:
     if season.admin and not (figures.counts.get("admin paused") and figures.counts.get("admin resumed")
                              and len([k for k in figures.counts if k.startswith("admin ")]) > 2):
         missing.append("an override of each kind applied (a move, a pause, its resume)")
-    transports = ["dir", *(t for t, on in (("webhook", season.webhook),
-                                           ("discord", season.discord)) if on)]
+    transports = ["email" if season.email else "dir",
+                  *(t for t, on in (("webhook", season.webhook), ("discord", season.discord)) if on)]
     if season.discord and not figures.counts.get("posts on Discord"):
         missing.append("a post on Discord")
+    if season.email and not figures.counts.get("replies by mail"):
+        missing.append("a reply by mail")
+    if season.email and season.disconnects and not faults.get("IMAP connections cut"):
+        missing.append("an IMAP connection cut")
     missing += [f"a message over {t}" for t in transports if not figures.counts.get(f"sent {t}")]
     if missing:
         figures.problems.append(f"vacuous season: nothing of {'; '.join(missing)}")

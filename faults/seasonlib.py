@@ -25,6 +25,7 @@ Randomness here (the pairs, the players' acts, the faults) is test infrastructur
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -44,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import faultlib  # noqa: E402
 import season_books  # noqa: E402
 import season_faults  # noqa: E402
-from transports import SECRET, Directory, Discord, Sent, Webhook  # noqa: E402
+from transports import SECRET, Directory, Discord, Mail, Sent, Webhook  # noqa: E402
 
 from dealer.cards import CATALOGUE  # noqa: E402
 from dealer.clock import iso_exact, utcnow  # noqa: E402
@@ -84,6 +85,10 @@ class Season:
     discord: bool = True
     """Players write on Discord (the fake's gateway; the posts of ``#the-raceway`` and the
     PMs of its players go out over its REST API, the rest to the directory outbox)."""
+    email: bool = True
+    """Players write by e-mail (dovecot's IMAP folder, which the daemons read in place of the
+    directory inbox; their private posts come back over SMTP); needs the webhook, which
+    carries what a mail cannot (a channel post, an edit, a reaction)."""
     admin: bool = True
     """Admins extend a deadline, make one due now, and pause and resume a game."""
     hall: bool = False
@@ -211,8 +216,10 @@ class Runner:
         self.players_rng = random.Random(self.rng.randrange(2**32))
         self.names = [f"p{i:02d}" for i in range(1, season.players + 1)]
         self.transports = transports
-        # The players take the transports in turn: the directory inbox, the webhook, Discord.
-        ways = ["dir", *(t for t in ("webhook", "discord") if t in transports)]
+        # The players take the transports in turn: the directory inbox (or e-mail, read in its
+        # place), the webhook, Discord.
+        ways = ["email" if "email" in transports else "dir",
+                *(t for t in ("webhook", "discord") if t in transports)]
         self.transport_of = {name: ways[i % len(ways)] for i, name in enumerate(self.names)}
         self.tables: list[Table] = []
         self.idle = list(self.names)
@@ -382,6 +389,10 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
     sent = Sent()
     ports = [season.port_base + i if season.port_base else _free_port()
              for i in range(season.replicas)]
+    if season.email and not season.webhook:
+        raise ValueError("e-mail needs the webhook: it carries what a mail cannot (a channel "
+                         "post, an edit, a reaction), and no daemon reads the directory inbox")
+    send_log, pass_log = root / "sends.log", root / "passes.log"
     transports: dict[str, Any] = {"dir": Directory(inbox, sent)}
     if season.webhook:
         transports["webhook"] = Webhook(ports, sent)
@@ -390,7 +401,15 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
     if season.discord:
         discord = transports["discord"] = Discord(sent)
         discord.fallback = transports.get("webhook", transports["dir"])
-    send_log, pass_log = root / "sends.log", root / "passes.log"
+    mail: Mail | None = None
+    if season.email:
+        # Its IMAP connections cut as often as Postgres's (on SQLite too).
+        mail = transports["email"] = Mail(sent, send_log, season.seed + 2,
+                                          max(1.0, season.day_seconds / 4) if season.disconnects else None,
+                                          root / "outage")
+        mail.fallback = transports["webhook"]
+        (root / "dkim.json").write_text(json.dumps(mail.dkim_records()), encoding="utf-8")
+        mail.start()
     faults = season_faults.Faults(season, engine, root, send_log, random.Random(season.seed + 1))
     runner = Runner(season, engine, transports, faults, progress)
     chips = runner.set_up()
@@ -399,6 +418,16 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
             for name, way in runner.transport_of.items():
                 if way == "discord":
                     link_account(session, name, f"discord:{discord.user(name)}", utcnow())
+    if mail is not None:
+        with session_factory(engine).begin() as session:
+            for name, way in runner.transport_of.items():
+                if way == "email":
+                    link_account(session, name, f"email:{mail.address(name)}", utcnow())
+    # The raceway on Discord; each player's PMs where they play (Discord first, then mail),
+    # the rest's and every other channel's to the directory outbox.
+    pm = [*(["discord:dm"] if discord else []), *(["email"] if mail else [])]
+    routes = [*(discord.routes() if discord else []), *([f"pm={','.join(pm)}"] if pm else []),
+              f"*=dir:{outbox}"]
     server = faultlib.ForkServer()
     replicas = []
     attack = faults.attack()
@@ -418,8 +447,10 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
             "DEALER_PUBLISH_BACKOFF": "0.5",
             "DEALER_WEBHOOK_LISTEN": f"127.0.0.1:{ports[index]}" if season.webhook else "",
             "DEALER_WEBHOOK_SECRET": SECRET if season.webhook else "",
-            **({"DEALER_ROUTES": discord.routes(f"dir:{outbox}"),
-                "DEALER_DISCORD_TOKEN": discord.fake.token,
+            "DEALER_ROUTES": ";".join(routes) if pm else "",
+            **(mail.env() if mail else {}),
+            "FAULTRUN_DKIM": str(root / "dkim.json") if mail else "",
+            **({"DEALER_DISCORD_TOKEN": discord.fake.token,
                 "DEALER_DISCORD_API_URL": discord.fake.api_url,
                 "DEALER_DISCORD_GATEWAY_URL": discord.fake.gateway_url} if discord else {}),
             "PGAPPNAME": faultlib.APPLICATION,
@@ -473,6 +504,8 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
                       f"{kills.kills} kills", file=progress)
             time.sleep(season.tick)
         faults.stop(kills)
+        if mail is not None:
+            mail.stop_faults()
         for replica in replicas:
             replica.end_attack(kills)
         if progress:
@@ -501,6 +534,12 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
     lives = [life for replica in replicas for life in replica.lives]
     kills.lives = len(lives)
     figures.faults = faults.figures()
+    if mail is not None and mail.cut_every:
+        figures.faults["IMAP connections cut"] = mail.imap_cuts
+    if mail is not None:
+        figures.faults["SMTP sessions cut"] = mail.smtp_cuts
+        figures.faults["SMTP mails refused (451)"] = mail.smtp_refusals
+        figures.faults["SMTP refused in the outage"] = mail.out
     figures.counts.update({f"acts {k}": v for k, v in runner.acts.items()})
     season_books.audit(engine, root, sent, runner, lives, settled or utcnow(), chips,
                        faults, figures)

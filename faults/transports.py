@@ -172,10 +172,9 @@ class Discord:
             self.fake.add_user(self.users[player], player, player)
         return self.users[player]
 
-    def routes(self, default: str) -> str:
-        """``DEALER_ROUTES``: the game channels and PMs on Discord, the rest to ``default``."""
-        return ";".join([*(f"{name}={'discord:channel/' + str(i)}" for name, i in self.channels.items()),
-                         "pm=discord:dm", f"*={default}"])
+    def routes(self) -> list[str]:
+        """``DEALER_ROUTES``' entries for Discord: the game channels (PMs: ``discord:dm``)."""
+        return [f"{name}={'discord:channel/' + str(i)}" for name, i in self.channels.items()]
 
     def deliver(self, message: dict[str, Any]) -> None:
         if message.get("kind", "message") != "message" or (
@@ -220,3 +219,234 @@ class Discord:
 
     def close(self) -> None:
         self.fake.stop()
+
+
+class Mail(threading.Thread):
+    """E-mail (docs/EMAIL.md) against the project's test servers (tests/integration/mailservers.py):
+    a player's PM is a mail from ``NAME@players.test``, signed with DKIM as the tests sign
+    (mailsign.py; the daemons find its key through ``FAULTRUN_DKIM``, faults/daemon.py) and
+    put into dovecot's ``INBOX`` as a mail server would (IMAP APPEND, from a thread, again
+    after a cut until it is in); the daemons read that one folder (``DEALER_INBOX=imap:``:
+    nothing is expunged and a mail is stored once by its ``Message-ID``, whoever reads it
+    first). Their replies and the players' private posts come back over SMTP to an aiosmtpd
+    server here, which writes each mail it takes into the send log as the fork server writes
+    a directory post (``PID POST-ID KEY``: the sender's ``X-Faultrun-Send`` header), so the
+    books tell a re-send after a kill from a double. Faults: the IMAP connections cut
+    (``doveadm kick``) every few seconds, SMTP sessions cut at ``RCPT`` or refused at
+    ``DATA`` (451) now and then, never once a mail is taken, and every mail refused while
+    the ``outage`` file (the season's publisher outage) exists. What a mail cannot carry (a
+    channel post, an edit, a reaction) goes over ``fallback``."""
+
+    source = "email"
+    DOMAIN = "players.test"
+    DEALER = "dealer@season.test"
+
+    def __init__(self, sent: Sent, send_log: Path, seed: int, cut_every: float | None,
+                 outage: Path, refuse_share: float = 0.03):
+        import random
+        import sys
+
+        super().__init__(name="mail-sender", daemon=True)
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration"))
+        import mailservers
+        import mailsign
+
+        binary = mailservers.dovecot_binary()
+        if binary is None:
+            raise RuntimeError("e-mail needs dovecot (apt-get install dovecot-imapd), or --no-email")
+        self.sign = mailsign.sign
+        self.record = f"v=DKIM1; k=rsa; p={mailsign.key_pair()[1]}"
+        self.selector = mailsign.SELECTOR
+        self.dovecot, self._stop_dovecot = mailservers.start_dovecot(binary)
+        self.sent = sent
+        self.log = os.open(send_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.rng = random.Random(seed)
+        self.refuse_share = refuse_share
+        self.outage = outage
+        self.cut_every = cut_every
+        self.queue: queue.Queue[bytes | None] = queue.Queue()
+        self.busy = threading.Event()
+        self.fallback: Any = None
+        self.kept: list[tuple[str, tuple[bytes, ...]]] = []
+        """The folder as the season left it (:meth:`close`): each mail's id and flags."""
+        self.received: list[dict[str, str]] = []
+        """Every mail the SMTP server took: its To, key, In-Reply-To and sender's pid."""
+        self.smtp_cuts = self.smtp_refusals = self.imap_cuts = self.appends_again = self.out = 0
+        self.halt = threading.Event()
+        self.smtp = self._start_smtp()
+        self._checker: Any = None
+        self.cutter = threading.Thread(target=self._cut, name="imap-cutter", daemon=True)
+
+    # -- set-up -----------------------------------------------------------------------------
+
+    def address(self, player: str) -> str:
+        return f"{player}@{self.DOMAIN}"
+
+    def dkim_records(self) -> dict[str, str]:
+        """``FAULTRUN_DKIM``'s TXT records: the players' domain's key."""
+        return {f"{self.selector}._domainkey.{self.DOMAIN}.": self.record}
+
+    def env(self) -> dict[str, str]:
+        """The daemons' settings for this mail: the IMAP folder in, SMTP out."""
+        d = self.dovecot
+        return {"DEALER_INBOX": f"imap:{d.host}:{d.port}", "DEALER_IMAP_USER": d.user,
+                "DEALER_IMAP_PASSWORD": d.password, "DEALER_IMAP_SECURITY": "none",
+                "DEALER_IMAP_FOLDER": "INBOX", "DEALER_EMAIL_AUTH": "on", "DEALER_EMAIL_AUTHSERV_ID": "",
+                "DEALER_SMTP_SERVER": f"127.0.0.1:{self.smtp_port}", "DEALER_SMTP_SECURITY": "none",
+                "DEALER_EMAIL_FROM": self.DEALER, "DEALER_EMAIL_LIST": ""}
+
+    def _start_smtp(self) -> Any:
+        from aiosmtpd.controller import Controller
+
+        transport = self
+
+        class Handler:
+            async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,
+                                  options: list[str]) -> str:
+                if transport.outage.exists():  # the season's publisher outage
+                    transport.out += 1
+                    return "451 4.3.2 the season's mail server is out"
+                if transport.rng.random() < transport.refuse_share:
+                    transport.smtp_cuts += 1
+                    server.transport.close()  # a cut connection: nothing was taken
+                    return "421 4.4.2 the season cuts this connection"
+                envelope.rcpt_tos.append(address)
+                return "250 OK"
+
+            async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+                if transport.rng.random() < transport.refuse_share:
+                    transport.smtp_refusals += 1
+                    return "451 4.3.0 the season refuses this mail for now"
+                transport._took(envelope.content)
+                return "250 OK"
+
+        import mailservers  # on sys.path since __init__
+
+        self.smtp_port = mailservers.free_port()
+        controller = Controller(Handler(), hostname="127.0.0.1", port=self.smtp_port)
+        controller.start()
+        return controller
+
+    def _took(self, content: bytes) -> None:
+        """A mail taken: kept, and its send written in the send log (before the 250 goes back)."""
+        from email import message_from_bytes, policy
+
+        mail = message_from_bytes(content, policy=policy.default)
+        pid, _, post_id = str(mail.get("X-Faultrun-Send", "? ?")).partition(" ")
+        key = str(mail.get("X-Dealer-Post", ""))
+        os.write(self.log, f"{pid} {post_id} {key}\n".encode("utf-8"))
+        self.received.append({"to": str(mail["To"]), "key": key, "pid": pid,
+                              "in_reply_to": str(mail.get("In-Reply-To", "")),
+                              "message_id": str(mail["Message-ID"])})
+
+    def start(self) -> None:
+        super().start()
+        if self.cut_every:
+            self.cutter.start()
+
+    # -- the players' mails -------------------------------------------------------------------
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        if message.get("kind", "message") != "message" or message["channel"] != "pm":
+            self.fallback.deliver(message)
+            return
+        from email.utils import format_datetime
+
+        from dealer.clock import parse_time
+
+        ident = f"{message['id']}@{self.DOMAIN}"
+        body = f"game {message['game']}\n{message['body']}"
+        sender = self.address(message["sender"])
+        raw = (f"From: {message['sender']} <{sender}>\r\nTo: {self.DEALER}\r\n"
+               f"Subject: game {message['game']}\r\nMessage-ID: <{ident}>\r\n"
+               f"Date: {format_datetime(parse_time(message['sent_at']).replace(microsecond=0))}\r\n"
+               "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
+               "Content-Transfer-Encoding: 8bit\r\n\r\n" + body.replace("\n", "\r\n") + "\r\n"
+               ).encode("utf-8")
+        self.busy.set()
+        self.queue.put(self.sign(raw, self.DOMAIN))
+
+    def run(self) -> None:
+        client = None
+        while True:
+            raw = self.queue.get()
+            if raw is None:
+                return
+            self.busy.set()
+            tries = 0
+            while True:
+                try:
+                    client = client or self.dovecot.client()
+                    client.append("INBOX", raw)
+                    break
+                except Exception:  # a cut (or the server busy): in again, as a mail server retries
+                    client = None
+                    tries += 1
+                    self.appends_again += 1
+                    time.sleep(0.05 * min(tries, 10))
+            ident = raw.split(b"Message-ID: <", 1)[1].split(b">", 1)[0].decode()
+            self.sent.add(self.source, ident)
+            if self.queue.empty():
+                self.busy.clear()
+
+    def _cut(self) -> None:
+        import subprocess
+
+        assert self.cut_every
+        while not self.halt.wait(self.rng.uniform(0.5, 1.5) * self.cut_every):
+            done = subprocess.run(["doveadm", "-c", str(self.dovecot.config), "kick", self.dovecot.user],
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                self.imap_cuts += 1
+
+    def stop_faults(self) -> None:
+        """No more cuts, refusals or kicks (the drain runs clean)."""
+        self.halt.set()
+        self.refuse_share = 0.0
+
+    # -- the books' reads ---------------------------------------------------------------------
+
+    def folder(self) -> list[tuple[str, tuple[bytes, ...]]]:
+        """Every mail in the folder: its ``Message-ID`` and flags."""
+        client = self.dovecot.client()
+        try:
+            client.select_folder("INBOX", readonly=True)
+            uids = client.search(["ALL"])
+            data = client.fetch(uids, ["FLAGS", "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"]) if uids else {}
+        finally:
+            client.logout()
+        found = []
+        for uid in uids:
+            head = data[uid][b"BODY[HEADER.FIELDS (MESSAGE-ID)]"].decode("ascii", "replace")
+            ident = head.partition("<")[2].partition(">")[0]
+            found.append((ident, tuple(sorted(data[uid][b"FLAGS"]))))
+        return found
+
+    def idle(self) -> bool:
+        """Every mail handed over is in the folder, and the daemons have read them all."""
+        if not (self.queue.empty() and not self.busy.is_set()):
+            return False
+        try:
+            if self._checker is None:
+                self._checker = self.dovecot.client()
+            self._checker.select_folder("INBOX", readonly=True)
+            return not self._checker.search(["UNSEEN"])
+        except Exception:
+            self._checker = None
+            return False
+
+    def close(self) -> None:
+        self.stop_faults()
+        self.queue.put(None)
+        self.join(timeout=60)
+        if self._checker is not None:
+            try:
+                self._checker.logout()
+            except Exception:
+                pass
+        self.smtp.stop()
+        os.close(self.log)
+        try:
+            self.kept = self.folder()
+        finally:
+            self._stop_dovecot()

@@ -132,6 +132,11 @@ mail_location = maildir:~/Maildir
 # IDLE hears of a new mail through inotify; where the machine has run out of inotify
 # instances (many servers at once), dovecot checks every interval instead: keep it short.
 mailbox_idle_check_interval = 1 secs
+# The fault runs' daemons connect again after each kill, before the server has seen the
+# killed one's connections go: more than the default 10 at once from one user and address.
+protocol imap {{
+  mail_max_userip_connections = 200
+}}
 service imap-login {{
   inet_listener imap {{
     address = 127.0.0.1
@@ -158,6 +163,8 @@ class Dovecot:
     port: int
     user: str
     password: str
+    config: Path | None = None
+    """Its configuration file (``doveadm -c CONFIG``)."""
 
     def client(self) -> Any:
         from imapclient import IMAPClient
@@ -190,18 +197,14 @@ class Dovecot:
         return [tuple(sorted(flags[uid])) for uid in uids]
 
 
-def _dovecot_binary() -> str | None:
+def dovecot_binary() -> str | None:
     return shutil.which("dovecot") or next(
         (p for p in ("/usr/sbin/dovecot", "/usr/local/sbin/dovecot") if os.path.exists(p)), None)
 
 
-@pytest.fixture(scope="session")
-def dovecot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dovecot]:
-    binary = _dovecot_binary()
-    if binary is None:
-        if os.environ.get("DEALER_TEST_REQUIRE_TOOLS"):
-            pytest.fail("dovecot is not installed: .ci/run installs dovecot-imapd")
-        pytest.skip("dovecot is not installed (apt-get install dovecot-imapd)")
+def start_dovecot(binary: str) -> tuple[Dovecot, Any]:
+    """Run dovecot in a throw-away folder; return the server and a function that stops it
+    (and removes the folder). :class:`RuntimeError` when it does not start."""
     # Not under pytest's temporary folder: its parents are closed to the unprivileged users
     # dovecot's processes run as.
     root = Path(tempfile.mkdtemp(prefix="dealer-dovecot-"))
@@ -217,23 +220,43 @@ def dovecot(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dovecot]:
     config = root / "dovecot.conf"
     config.write_text(_CONFIG.format(root=root, port=port, uid=uid, gid=gid), encoding="utf-8")
     process = subprocess.Popen([binary, "-F", "-c", str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    server = Dovecot("127.0.0.1", port, DOVECOT_USER, DOVECOT_PASSWORD)
-    try:
-        for _ in range(100):
-            if process.poll() is not None:
-                output = process.stdout.read().decode("utf-8", "replace") if process.stdout else ""
-                log = (root / "dovecot.log").read_text(errors="replace") if (root / "dovecot.log").exists() else ""
-                pytest.fail(f"dovecot did not start: {output} {log}")
-            try:
-                server.client().logout()
-                break
-            except OSError:
-                time.sleep(0.05)  # the server starting up, not a test waiting on a clock
-        yield server
-    finally:
+    server = Dovecot("127.0.0.1", port, DOVECOT_USER, DOVECOT_PASSWORD, config)
+
+    def stop() -> None:
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
         shutil.rmtree(root, ignore_errors=True)
+
+    for _ in range(100):
+        if process.poll() is not None:
+            output = process.stdout.read().decode("utf-8", "replace") if process.stdout else ""
+            log = (root / "dovecot.log").read_text(errors="replace") if (root / "dovecot.log").exists() else ""
+            stop()
+            raise RuntimeError(f"dovecot did not start: {output} {log}")
+        try:
+            server.client().logout()
+            return server, stop
+        except OSError:
+            time.sleep(0.05)  # the server starting up, not a test waiting on a clock
+    stop()
+    raise RuntimeError("dovecot did not answer within 5 s")
+
+
+@pytest.fixture(scope="session")
+def dovecot() -> Iterator[Dovecot]:
+    binary = dovecot_binary()
+    if binary is None:
+        if os.environ.get("DEALER_TEST_REQUIRE_TOOLS"):
+            pytest.fail("dovecot is not installed: .ci/run installs dovecot-imapd")
+        pytest.skip("dovecot is not installed (apt-get install dovecot-imapd)")
+    try:
+        server, stop = start_dovecot(binary)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield server
+    finally:
+        stop()

@@ -1,5 +1,7 @@
 """The season (faults/season.py): a short one passes its books on SQLite, and on Postgres with
-two replicas when ``DEALER_TEST_DATABASE_URL`` is set; a one-day season fails as vacuous.
+two replicas when ``DEALER_TEST_DATABASE_URL`` is set; a one-day season fails as vacuous. Its
+players write on Discord (the project's fake), over the webhook and by e-mail (dovecot, run by
+tests/integration/mailservers.py: without it these tests are skipped, or fail under CI).
 
 The books judge correctness only (every message stored and answered once, every post sent,
 every deadline fired once, the ledger, replay, verify, health), never timing: a slow machine
@@ -16,11 +18,18 @@ import pytest
 FAULTS = Path(__file__).resolve().parents[2] / "faults"
 sys.path.insert(0, str(FAULTS))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import faultlib  # noqa: E402
+import mailservers  # noqa: E402
 import seasonlib  # noqa: E402
 
 
 def season(tmp_path: Path, url: str | None, **knobs) -> seasonlib.Figures:
+    if mailservers.dovecot_binary() is None:
+        if os.environ.get("DEALER_TEST_REQUIRE_TOOLS"):
+            pytest.fail("dovecot is not installed: .ci/run installs dovecot-imapd")
+        pytest.skip("dovecot is not installed (apt-get install dovecot-imapd)")
     with faultlib.scratch_store(url, tmp_path, "dealer_season_test") as store:
         figures = seasonlib.run(seasonlib.Season(database_url=store, root=tmp_path, **knobs))
     print("\n".join(figures.lines()))
@@ -37,6 +46,8 @@ def test_a_three_day_season_balances_its_books_on_sqlite(tmp_path: Path) -> None
     assert figures.counts["rounds played"] > 0
     assert figures.kills.kills > 0 and figures.counts["sent webhook"] > 0
     assert figures.counts["sent discord"] > 0 and figures.counts["posts on Discord"] > 0
+    assert figures.counts["sent email"] > 0 and figures.counts["replies by mail"] > 0
+    assert figures.faults["IMAP connections cut"] > 0
 
 
 @pytest.mark.skipif(not os.environ.get("DEALER_TEST_DATABASE_URL"),
@@ -45,7 +56,7 @@ def test_a_three_day_season_balances_its_books_on_postgres_with_two_replicas(tmp
     figures = season(tmp_path, os.environ["DEALER_TEST_DATABASE_URL"], seed=8, days=3,
                      players=12, replicas=2)
     assert figures.ok, figures.problems
-    assert figures.faults["connections cut"] > 0
+    assert figures.faults["connections cut"] > 0 and figures.counts["replies by mail"] > 0
 
 
 def test_a_one_day_season_fails_as_vacuous(tmp_path: Path) -> None:
