@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicas", type=int, default=1, help="daemons at once (default 1)")
     parser.add_argument("--no-kills", action="store_true", help="no SIGKILL of the daemons")
     parser.add_argument("--no-disconnects", action="store_true",
-                        help="Postgres: no cut connections")
+                        help="no cut connections (Postgres's, and the IMAP server's)")
     parser.add_argument("--no-outage", action="store_true", help="no publisher outage")
     parser.add_argument("--downtime", type=float, default=1.0,
                         help="days with no daemon at all, once (default 1; 0: none)")

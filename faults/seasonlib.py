@@ -12,8 +12,8 @@ run:
 2. **The days**: a Stationary Roulette league (the idle players paired at random, a new pair
    as soon as two are free, each game a few rounds of a quarter day) and a daily Off to the
    Races table; every ``tick`` each game's players may take a turn (:mod:`faults.players`)
-   and their acts go in over the directory inbox or the signed webhook (each player keeps
-   one). Meanwhile :mod:`season_faults` kills daemons, cuts connections, takes the publisher
+   and their acts go in by e-mail (or the directory inbox), the signed webhook or Discord
+   (each player keeps one). Meanwhile :mod:`season_faults` kills daemons, cuts connections, takes the publisher
    away and stops every daemon for the day of downtime.
 3. **The end**: no new game; the players finish those in progress; the faults stop; the
    daemons run clean until nothing is left to do; then they are stopped and the books are
@@ -75,7 +75,8 @@ class Season:
     kills: bool = True
     """SIGKILL daemons at random moments and named fault points all season."""
     disconnects: bool = True
-    """On Postgres: cut the daemons' connections every few seconds."""
+    """On Postgres: cut the daemons' connections every few seconds; with e-mail, their IMAP
+    connections too (on either store)."""
     outage: bool = True
     """Take the publisher's outbox away for a fifth of a day, once."""
     downtime: float = 1.0

@@ -1,4 +1,5 @@
-"""How the season's players reach the daemon: the directory inbox and the signed webhook.
+"""How the season's players reach the daemon: the directory inbox, the signed webhook,
+Discord and e-mail.
 
 Each transport takes a whole inbox message (the directory inbox's JSON: README, "The inbox
 and the outbox") and records its id once handed over; a message is handed over once, never
