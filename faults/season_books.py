@@ -208,7 +208,9 @@ def _mail(engine: Engine, mail: Any, sent: list[str], runner: Any, figures: Any)
                                      f"({len(mail.kept) - len(set(kept))} put in twice after a cut), "
                                      f"each read, none set aside; SMTP took {len(mail.received)} mails "
                                      f"for {len(taken)} posts ({replies} replies, threaded), each to its "
-                                     f"mail player; {mail.appends_again} appends tried again"))
+                                     f"mail player; {mail.appends_again} appends tried again; "
+                                     f"{figures.kills.kills_named['after-ingest-commit']} lives killed "
+                                     f"between storing mails and flagging them read"))
     return frozenset(by_key[key][0] for key in taken if key in by_key)
 
 
