@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from dealer.detail import BRIEF, reply_detail
 from dealer.games.base import PostDraft
 from dealer.render import fairness_short, render, template_variant
-from dealer.store.queries.replies import game_kind, mark_told, was_told
+from dealer.store.queries.replies import game_kind, note_told, was_told
 
 
 def is_brief() -> bool:
@@ -42,5 +42,5 @@ def reply_parts(session: Session, footers: list[str], game_id: str | None, recip
     if game_id and not was_told(session, game_id, recipient):
         parts["explain"] = Markup(explanation(session, game_id, now))
     if game_id:
-        mark_told(session, game_id, recipient)
+        note_told(session, game_id, recipient)
     return parts

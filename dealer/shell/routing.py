@@ -17,6 +17,7 @@ from dealer.routes import ACCOUNT
 from dealer.shell import unit_of_work
 from dealer.store import queries
 from dealer.store.models import Game, GamePlayer, Inbound, Player
+from dealer.store.queries.replies import note_told
 from dealer.text import player_key
 
 GameRef = Row[Any] | queries.PlayerGame
@@ -79,8 +80,13 @@ def read_senders(session: Session, names: Iterable[str]) -> None:
 
 
 def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
-    """:func:`read_senders`, then :func:`keep_senders_games`: what a group reads first."""
+    """:func:`read_senders`, then :func:`keep_senders_games`: what a group reads first. Whether
+    each sender was told of each game is read with them: the group holds the step lock
+    alone, so only its own replies change that (each one noted, ``queries.replies.note_told``)."""
     read_senders(session, names)
+    for name, games in _senders(session).games.items():
+        for game in games:
+            note_told(session, game.id, name, game.told)
     keep_senders_games(session)
 
 

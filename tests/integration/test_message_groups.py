@@ -224,6 +224,25 @@ def test_a_group_reads_its_senders_and_their_games_once(harness) -> None:  # typ
     assert totals == {"alice": 4, "bob": 3, "carol": 3}
 
 
+def test_whether_each_sender_was_told_of_each_game_is_read_with_the_groups_senders(brief, harness) -> None:  # type: ignore[no-untyped-def]
+    # A brief reply explains the game in a player's first reply about it: the group reads
+    # that with its senders (no statement of its own), and its own replies count.
+    def setup(session):  # type: ignore[no-untyped-def]
+        for name in ("alice", "bob"):
+            add_player(session, name, T0)
+        create_game(session, "tally", "t1", T0, players=["alice", "bob"])
+    harness.admin(setup)
+    harness.send("bob", "add 1", AT)
+    assert harness.run(AT).messages == 1  # bob is told
+    for n, (sender, body) in enumerate([("alice", "add 1"), ("bob", "add 2"), ("alice", "add 3")]):
+        harness.send(sender, body, AT + timedelta(seconds=1 + n))
+    sent = texts(harness.dealer.engine)
+    assert harness.run(AT + timedelta(seconds=4)).messages == 3
+    assert not [s for s in sent if s.startswith("SELECT outbox.id FROM outbox WHERE outbox.game_id")]
+    explained = {name: ["Good to know" in p["body"] for p in harness.pms(name)] for name in ("alice", "bob")}
+    assert explained == {"alice": [True, False], "bob": [True, False]}
+
+
 def test_a_sender_who_joins_a_game_in_a_group_is_routed_to_it_by_the_next_message(harness) -> None:  # type: ignore[no-untyped-def]
     # alice's games were read with the group's senders (none); her seat changes them, so
     # her next message, a PM naming no game, goes to the table she now sits at.

@@ -23,19 +23,21 @@ _TOLD_KEY = "dealer.told"
 
 
 def was_told(session: Session, game_id: str, recipient: str) -> bool:
-    """Whether ``recipient`` had a private post of ``game_id``, this transaction's staged ones included."""
-    told: set[tuple[str, str]] = session.info.setdefault(_TOLD_KEY, set())
-    if (game_id, recipient) in told:
-        return True
-    found = direct(_TOLD).first(session.connection(), {"game_id": game_id, "recipient": recipient}) is not None
-    if found:
-        told.add((game_id, recipient))
+    """Whether ``recipient`` had a private post of ``game_id``: as noted in this transaction
+    (:func:`note_told`), else as read now."""
+    told: dict[tuple[str, str], bool] = session.info.setdefault(_TOLD_KEY, {})
+    found = told.get((game_id, recipient))
+    if found is None:
+        found = direct(_TOLD).first(session.connection(), {"game_id": game_id, "recipient": recipient}) is not None
+        told[(game_id, recipient)] = found
     return found
 
 
-def mark_told(session: Session, game_id: str, recipient: str) -> None:
-    """Note that ``recipient`` is being told about ``game_id`` (a reply queued, maybe staged)."""
-    session.info.setdefault(_TOLD_KEY, set()).add((game_id, recipient))
+def note_told(session: Session, game_id: str, recipient: str, told: bool = True) -> None:
+    """Note that ``recipient`` is being told about ``game_id`` (a reply queued, maybe staged), or
+    whether it was, as read by a statement that only this transaction could have made wrong since."""
+    seen: dict[tuple[str, str], bool] = session.info.setdefault(_TOLD_KEY, {})
+    seen[(game_id, recipient)] = seen.get((game_id, recipient), False) or told
 
 
 def game_kind(session: Session, game_id: str) -> str | None:

@@ -7,7 +7,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Sequence
 
-from sqlalchemy import Row, Select, Text, and_, bindparam, cast, func, or_, select
+from sqlalchemy import Row, Select, Text, and_, bindparam, cast, exists, func, or_, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -96,8 +96,10 @@ def game_state_row(session: Session, game_id: str) -> Row[Any]:
 
 def _players_with_games_of(keys: Any) -> Select[Any]:
     """:func:`_players_with_games`, the keys matched by ``keys``."""
+    told = exists().where(_posts.c.game_id == _games.c.id, _posts.c.channel == "pm",
+                          _posts.c.recipient == _players.c.name)
     return (
-        select(_players.c.key, _players.c.name, *GAME_REF)
+        select(_players.c.key, _players.c.name, *GAME_REF, told.label("told"))
         .select_from(_players)
         .outerjoin(_members, _members.c.player == _players.c.name)
         .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
@@ -108,7 +110,9 @@ def _players_with_games_of(keys: Any) -> Select[Any]:
 
 @lru_cache(maxsize=64)
 def _players_with_games(count: int) -> Select[Any]:
-    """The players of ``count`` keys (``k0``, ``k1``, ...) with their unfinished games: one statement per count."""
+    """The players of ``count`` keys (``k0``, ``k1``, ...) with their unfinished games, and whether
+    each had a private post of each (``told``, :func:`dealer.store.queries.replies.was_told`):
+    one statement per count."""
     return _players_with_games_of(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
 
 
