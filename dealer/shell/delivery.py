@@ -25,7 +25,7 @@ from dealer.publish import DeliveryFailed, Publisher
 from dealer.publish.base import OutgoingPost
 from dealer.shell.faults import fault
 from dealer.store import queries as Q
-from dealer.store.direct import direct
+from dealer.store.direct import committed_at_once, direct
 from dealer.store.models import Post
 from dealer.text import player_key
 
@@ -129,10 +129,11 @@ def deliver(
                     break
             if sent:
                 # One statement marks the batch's sent posts delivered, each only if still
-                # pending (the rows are this transaction's: it always is).
-                marked = direct(Q.DELIVERED).execute(connection, [mark for _, mark in sent])
-                report.delivered += marked
-                for _ in range(marked):
+                # pending (the rows are this transaction's: it always is), sent with the COMMIT.
+                with committed_at_once(connection):
+                    direct(Q.DELIVERED).execute(connection, [mark for _, mark in sent])
+                report.delivered += len(sent)
+                for _ in sent:
                     METRICS.post("delivered")
         for key, _ in sent:
             unrecorded.pop(key, None)  # its mark committed

@@ -49,8 +49,8 @@ def process_messages(
             rows = Q.claim_messages(len(messages)).rows(
                 session.connection(), {f"m{n}": message_id for n, (message_id, _) in enumerate(messages)})
             claimed = {row.id: row for row in map(Q.ClaimedMessage._make, rows)}
-            # The group stands or falls as one (unit_of_work.group).
-            with unit_of_work.group(session, own_writes=True, keep_games=True) as unit:
+            # The group stands or falls as one (unit_of_work.group); its rows go with the commit.
+            with unit_of_work.group(session, own_writes=True, keep_games=True, commit=True) as unit:
                 # The senders and their unfinished games, for routing, those games locked.
                 read_senders_keeping_games(session, [row.sender for row in claimed.values()])
                 for reached, (message_id, _) in enumerate(messages):

@@ -10,12 +10,14 @@ parameters (no expanding ``IN``): refused when compiled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import exc
+import psycopg
+from sqlalchemy import exc, text
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.dml import ValuesBase
@@ -181,7 +183,30 @@ def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...
     return _Compiled(compiled.string, defaults, tuple(binders), order, tuple(readers), required)
 
 
+@contextmanager
+def committed_at_once(connection: Connection) -> Iterator[None]:
+    """On Postgres, send the block's statements and the ``COMMIT`` that ends their transaction
+    in one round trip (psycopg's pipeline mode); elsewhere run the block, the caller commits.
+
+    Only for statements whose results nobody reads (a row count is -1 in the block). A refused
+    statement is raised at the block's end, as SQLAlchemy raises it, and nothing is committed;
+    SQLAlchemy's own commit then finds the transaction over and sends nothing."""
+    if connection.dialect.name != "postgresql":
+        yield
+        return
+    try:
+        with connection.connection.dbapi_connection.pipeline():
+            yield
+            _COMMIT.execute(connection, {})
+    except psycopg.Error as error:
+        raise translated(connection, error) from error
+
+
 @lru_cache(maxsize=None)
 def direct(statement: ClauseElement) -> Direct:
     """The :class:`Direct` statement of the prebuilt ``statement``, made once for it."""
     return Direct(statement)
+
+
+_COMMIT = Direct(text("COMMIT"))
+""":func:`committed_at_once`'s ``COMMIT``, sent as one of the block's statements."""

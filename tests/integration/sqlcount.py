@@ -20,7 +20,9 @@ def statements(engine) -> list[tuple[str, bool]]:  # type: ignore[no-untyped-def
 def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
     """``synchronous_commit`` as each transaction on ``engine`` that wrote commits, from
     now on (Postgres): "on" waits for the flush to disk, "off" does not (one that wrote
-    nothing has nothing to flush)."""
+    nothing has nothing to flush). A ``COMMIT`` sent with a group's rows
+    (``store.direct.committed_at_once``) is seen as it is sent; SQLAlchemy's commit after it
+    finds the transaction over."""
     seen: list[str] = []
 
     def committing(connection):  # type: ignore[no-untyped-def]
@@ -30,5 +32,10 @@ def commit_settings(engine) -> list[str]:  # type: ignore[no-untyped-def]
         if wrote:
             seen.append(setting)
 
+    def sending(connection, _cursor, statement, *_):  # type: ignore[no-untyped-def]
+        if statement == "COMMIT":
+            committing(connection)
+
     event.listen(engine, "commit", committing)
+    event.listen(engine, "before_cursor_execute", sending)
     return seen
