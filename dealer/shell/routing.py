@@ -69,25 +69,27 @@ def _senders(session: Session) -> _Senders:
     return senders
 
 
-def read_senders(session: Session, names: Iterable[str]) -> None:
-    """Read the senders ``names`` with their unfinished games, in one statement for a group."""
+def read_senders(session: Session, names: Iterable[str], *, keep_games: bool = False) -> None:
+    """Read the senders ``names`` with their unfinished games, in one statement for a group
+    (``keep_games``: the same statement locks those games, kept by the group's unit of work)."""
     senders = _senders(session)
     keys = _unread(senders, names)
     if not keys:
         return
-    unit_of_work.of(session).before_reading()  # a step of the group may have changed a game's status
-    _keep_senders(senders, keys, queries.players_with_games(session, sorted(set(keys.values()))))
+    unit = unit_of_work.of(session)
+    unit.before_reading()  # a step of the group may have changed a game's status
+    _keep_senders(senders, keys, queries.players_with_games(
+        session, sorted(set(keys.values())), unit.read_locked if keep_games else None))
 
 
 def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
-    """:func:`read_senders`, then :func:`keep_senders_games`: what a group reads first. Whether
-    each sender was told of each game is read with them: the group holds the step lock
+    """What a group reads first, in one statement: its senders, their unfinished games locked
+    and kept, and whether each sender was told of each game: the group holds the step lock
     alone, so only its own replies change that (each one noted, ``queries.replies.note_told``)."""
-    read_senders(session, names)
+    read_senders(session, names, keep_games=True)
     for name, games in _senders(session).games.items():
         for game in games:
             note_told(session, game.id, name, game.told)
-    keep_senders_games(session)
 
 
 def _unread(senders: _Senders, names: Iterable[str]) -> dict[str, str]:
@@ -104,12 +106,6 @@ def _keep_senders(senders: _Senders, keys: dict[str, str],
         senders.players[name] = rows[0] if rows else None
         if rows:
             senders.games[rows[0].name] = [row for row in rows if row.id is not None]
-
-
-def keep_senders_games(session: Session) -> None:
-    """Lock, read and keep the unfinished games of the group's senders: nearly every step goes to one."""
-    unit_of_work.of(session).lock_games(
-        [game.id for games in _senders(session).games.values() for game in games])
 
 
 def find_sender(session: Session, name: str) -> PlayerRef | None:

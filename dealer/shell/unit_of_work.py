@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from dealer.records import StepRecords
 from dealer.store import queries as Q
-from dealer.store.direct import committed_at_once, direct
+from dealer.store.direct import Direct, committed_at_once, direct
 
 Statement = Insert | Update
 
@@ -209,20 +209,28 @@ class UnitOfWork:
             raise KeptGameDiffers(f"game {game_id}: kept {kept!r}, read {fresh!r}")
 
     def lock_games(self, game_ids: Iterable[str]) -> None:
-        """Lock, read and keep these games in one statement, read again if it waited for a lock."""
+        """Lock, read and keep these games in one statement (:meth:`read_locked`)."""
         if self.kept is None:
             return
         wanted = sorted(set(game_ids) - self.kept.keys())
         if not wanted:
             return
         self.before_reading(wanted)
+        self.read_locked(direct(Q.lock_games(len(wanted))), {f"g{i}": game_id for i, game_id in enumerate(wanted)})
+
+    def read_locked(self, statement: Direct, values: dict[str, Any], at: int = 0) -> list[tuple[Any, ...]]:
+        """The rows of ``statement``, which locks games and reads each as :data:`Q.LOCK_GAME` does
+        in its columns from ``at`` on (None: no game), run again if it waited for a lock (see
+        :func:`lock_game`); the games it read are kept, unless kept already."""
         connection = self.session.connection()
-        params = {f"g{i}": game_id for i, game_id in enumerate(wanted)}
-        statement = direct(Q.lock_games(len(wanted)))
-        rows = [Q.LockedGame._make(row) for row in statement.rows(connection, params)]
-        if any(row.seen_seq != row.next_event_seq for row in rows):
-            rows = [Q.LockedGame._make(row) for row in statement.rows(connection, params)]
-        self.kept.update((row.id, KeptGame.read(row)) for row in rows)
+        for _ in range(2):
+            rows = statement.rows(connection, values)
+            games = [Q.LockedGame._make(row[at:]) for row in rows if row[at] is not None]
+            if all(game.seen_seq == game.next_event_seq for game in games):
+                break
+        if self.kept is not None:
+            self.kept.update((game.id, KeptGame.read(game)) for game in games if game.id not in self.kept)
+        return rows
 
     def kept_row(self, game_id: str) -> Q.LockedGame | None:
         """Game ``game_id``'s row as the group's steps left it, or None if not kept."""

@@ -185,12 +185,10 @@ def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...
 
 @contextmanager
 def committed_at_once(connection: Connection) -> Iterator[None]:
-    """On Postgres, send the block's statements and the ``COMMIT`` that ends their transaction
-    in one round trip (psycopg's pipeline mode); elsewhere run the block, the caller commits.
-
-    Only for statements whose results nobody reads (a row count is -1 in the block). A refused
-    statement is raised at the block's end, as SQLAlchemy raises it, and nothing is committed;
-    SQLAlchemy's own commit then finds the transaction over and sends nothing."""
+    """On Postgres, send the block's statements and the ``COMMIT`` ending their transaction in
+    one round trip (psycopg's pipeline mode; a row count is -1 in it): a refusal is raised at
+    the block's end, as SQLAlchemy raises it, and nothing is committed; SQLAlchemy's commit
+    then sends nothing. Elsewhere the block runs as it is and the caller commits."""
     if connection.dialect.name != "postgresql":
         yield
         return
@@ -208,5 +206,4 @@ def direct(statement: ClauseElement) -> Direct:
     return Direct(statement)
 
 
-_COMMIT = Direct(text("COMMIT"))
-""":func:`committed_at_once`'s ``COMMIT``, sent as one of the block's statements."""
+_COMMIT = Direct(text("COMMIT"))  # committed_at_once's, sent as one of the block's statements

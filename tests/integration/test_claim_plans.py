@@ -196,9 +196,10 @@ def _senders_store(engine: Engine) -> None:
 
 
 def test_a_groups_senders_and_their_games_are_read_by_key_and_id(database_url: str) -> None:
-    """A group reads its senders with their unfinished games, then locks those games: on a
-    store of 3,000 games (their states 1.5 KB) never analyzed, both look the games up by
-    id, neither reads them whole."""
+    """A group reads its senders with their unfinished games and locks those games in one
+    statement (a single step reads its sender, a group of deadlines locks its games): on a
+    store of 3,000 games (their states 1.5 KB) never analyzed, each looks the games up by
+    id, none reads them whole."""
     if not database_url.startswith("postgresql"):
         pytest.skip("SQLite plans by its own rules (its claims are checked above)")
     engine = make_engine(database_url)
@@ -206,8 +207,9 @@ def test_a_groups_senders_and_their_games_are_read_by_key_and_id(database_url: s
         _senders_store(engine)
         keys = {"k0": "p0100", "k1": "p0101", "k2": "p0200"}
         senders = plan_of(engine, routing._players_with_games(3), keys)
+        locking = plan_of(engine, routing._players_with_games(3, True), keys)
         locks = plan_of(engine, Q.lock_games(2), {"g0": "g0050", "g1": "g0100"})
-        for plan in (senders, locks):
+        for plan in (senders, locking, locks):
             games = [line.strip() for line in plan if " on games" in line]
             assert games and all("Seq Scan" not in line for line in games), plan
         with Session(engine) as session:

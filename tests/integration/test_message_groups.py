@@ -213,10 +213,11 @@ def test_a_group_reads_its_senders_and_their_games_once(harness) -> None:  # typ
     report = PassReport(now=AT)
     harness.dealer.process_due(AT + timedelta(seconds=6), report)
     assert report.messages == 6 and report.ok
-    # One statement for the group's senders and their games (on Postgres the same one
-    # locks and reads those games); none for a sender's games again (no step changed who
-    # plays in t1), none for the game a `game` line names.
-    assert len([s for s in sent if "FROM players LEFT OUTER JOIN game_players" in s]) == 1
+    # One statement for the group's senders and their games, the same one locking and
+    # reading those games; none for a sender's games again (no step changed who plays in
+    # t1), none for the game a `game` line names.
+    senders = [s for s in sent if "FROM players LEFT OUTER JOIN game_players" in s]
+    assert len(senders) == 1 and [s for s in sent if "seen_seq" in s] == senders
     assert not [s for s in sent if "FROM games JOIN game_players" in s or "FROM games WHERE games.id" in s]
     statuses = harness.admin(lambda s: [(m.status, m.game_id) for m in s.scalars(select(Inbound).order_by(Inbound.id))])
     assert statuses == [("applied", "t1")] * 5 + [("rejected", None)]

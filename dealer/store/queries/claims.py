@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from sqlalchemy import (
-    Row, Select, String, bindparam, literal_column, null, select, union_all, update,
+    Row, String, bindparam, literal_column, null, select, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -159,20 +159,16 @@ CLAIM_MESSAGE = (
 )
 """A pending message locked for a single step (step lock shared); no row if another daemon has it."""
 
-def _claim_messages_of(ids: Any) -> Select[Any]:
-    """:func:`claim_messages`, the messages chosen by the condition ``ids``."""
-    return (
-        select(*CLAIM_MESSAGE.selected_columns)
-        .where(ids, unindexed(_inbound.c.status) == "pending", step_lock_alone())
-        .with_for_update(skip_locked=True)
-    )
-
-
 @lru_cache(maxsize=64)
 def claim_messages(count: int) -> Direct:
     """Lock the pending ones of ``count`` messages (``m0``, ``m1``, ...) once the step lock is
     taken alone: one statement per group size."""
-    return Direct(_claim_messages_of(_inbound.c.id.in_([bindparam(f"m{i}") for i in range(count)])))
+    return Direct(
+        select(*CLAIM_MESSAGE.selected_columns)
+        .where(_inbound.c.id.in_([bindparam(f"m{i}") for i in range(count)]),
+               unindexed(_inbound.c.status) == "pending", step_lock_alone())
+        .with_for_update(skip_locked=True)
+    )
 
 ClaimedMessage = row_type("ClaimedMessage", CLAIM_MESSAGE)
 """A claimed message's row (its handling reads the fields again and again)."""

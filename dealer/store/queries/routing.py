@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlalchemy import Row, Select, Text, and_, bindparam, cast, exists, func, or_, select
 from sqlalchemy.engine import Connection
@@ -19,6 +19,7 @@ from dealer.store.models import (
 )
 from dealer.store.queries.platforms import player_of_sender
 from dealer.store.queries.sql import row_type
+from dealer.store.queries.steps import LOCKED_GAMES
 
 _games = Game.__table__
 _inbound = Inbound.__table__
@@ -94,45 +95,49 @@ def game_state_row(session: Session, game_id: str) -> Row[Any]:
     return session.execute(_GAME_STATE, {"game_id": game_id}).one()
 
 
-def _players_with_games_of(keys: Any) -> Select[Any]:
-    """:func:`_players_with_games`, the keys matched by ``keys``."""
+@lru_cache(maxsize=64)
+def _players_with_games(count: int, lock: bool = False) -> Select[Any]:
+    """The players of ``count`` keys (``k0``, ``k1``, ...) with their unfinished games and whether
+    each had a private post of each (``told``, :func:`dealer.store.queries.replies.was_told`);
+    with ``lock`` each game locked and read as ``LOCK_GAME`` reads it (in id order), in the
+    columns after those: one statement per count."""
     told = exists().where(_posts.c.game_id == _games.c.id, _posts.c.channel == "pm",
                           _posts.c.recipient == _players.c.name)
-    return (
+    senders = (
         select(_players.c.key, _players.c.name, *GAME_REF, told.label("told"))
         .select_from(_players)
         .outerjoin(_members, _members.c.player == _players.c.name)
         .outerjoin(_games, and_(_games.c.id == _members.c.game_id, _games.c.status != "finished"))
-        .where(keys)
+        .where(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
         .order_by(_players.c.key, _games.c.created_at, _games.c.id)
     )
-
-
-@lru_cache(maxsize=64)
-def _players_with_games(count: int) -> Select[Any]:
-    """The players of ``count`` keys (``k0``, ``k1``, ...) with their unfinished games, and whether
-    each had a private post of each (``told``, :func:`dealer.store.queries.replies.was_told`):
-    one statement per count."""
-    return _players_with_games_of(_players.c.key.in_([bindparam(f"k{i}") for i in range(count)]))
+    if not lock:
+        return senders
+    found = senders.cte("senders")
+    locked = (LOCKED_GAMES.where(_games.c.id.in_(select(found.c.id))).order_by(_games.c.id)
+              .cte("locked").prefix_with("MATERIALIZED"))
+    return (select(found, locked).select_from(found.outerjoin(locked, locked.c.id == found.c.id))
+            .order_by(found.c.key, found.c.created_at, found.c.id))
 
 
 PlayerGame = row_type("PlayerGame", _players_with_games(1))
 """A row of :func:`players_with_games` (routing reads its game's fields again and again)."""
 
 
-def players_with_games(session: Session, keys: Sequence[str]) -> dict[str, list[PlayerGame]]:
+def players_with_games(session: Session, keys: Sequence[str],
+                       lock: Callable[..., list[tuple[Any, ...]]] | None = None) -> dict[str, list[PlayerGame]]:
     """Each player of ``keys`` by key: one row per unfinished game (its routing columns), or
-    one row whose ``id`` is None; one statement for them all."""
+    one row whose ``id`` is None; one statement for them all. With ``lock`` (a unit of work's
+    ``read_locked``) that statement also locks the games and reads them for it to keep."""
     found: dict[str, list[PlayerGame]] = {}
     session.flush()  # as session.execute would: a player added in this transaction is read
-    for row in map(PlayerGame._make, direct(_players_with_games(len(keys))).rows(
-            session.connection(), {f"k{i}": key for i, key in enumerate(keys)})):
-        found.setdefault(row.key, []).append(row)
-    return _games_by_player(found)
-
-
-def _games_by_player(found: dict[str, list[PlayerGame]]) -> dict[str, list[PlayerGame]]:
-    """Each player's rows with a game, or its one row without (a player in no game)."""
+    statement = direct(_players_with_games(len(keys), lock is not None))
+    values = {f"k{i}": key for i, key in enumerate(keys)}
+    width = len(PlayerGame._fields)
+    for row in (statement.rows(session.connection(), values) if lock is None
+                else lock(statement, values, width)):
+        found.setdefault(row[0], []).append(PlayerGame._make(row[:width]))
+    # Each player's rows with a game, or its one row without (a player in no game).
     return {key: [row for row in rows if row.id is not None] or rows[:1] for key, rows in found.items()}
 
 
