@@ -27,6 +27,7 @@ from dealer.shell.faults import fault
 from dealer.store import queries as Q
 from dealer.store.direct import committed_at_once, direct
 from dealer.store.models import Post
+from dealer.store.transient import is_transient
 from dealer.text import player_key
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,8 @@ def _attempt(
     try:
         external = publisher.send(outgoing)
     except Exception as exc:
+        if is_transient(exc):
+            raise  # the store blinked while the publisher read it (mail's addressing): not the post's failure
         if not isinstance(exc, DeliveryFailed):
             # A bug in an adapter must not stop the daemon: counted as a failed attempt.
             log.exception("post %s: the publisher failed unexpectedly", row.key)

@@ -158,6 +158,32 @@ def test_a_database_error_anywhere_in_the_loop_is_waited_out(harness, monkeypatc
     assert "back after 1 failed attempt" in logged
 
 
+def test_a_store_error_in_a_publishers_own_read_is_the_stores_not_the_posts(harness, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A publisher that reads the store before sending (mail's addressing: the mail a reply
+    answers) and meets a cut connection: the pass waits the store out like any other blink;
+    no post counts a failed attempt nor is logged as the publisher's bug, each goes out once
+    (the season on Postgres logged "the publisher failed unexpectedly" at each cut)."""
+    setup(harness)
+    send, sent = harness.dealer.publisher.send, []
+
+    def read_then_send(post: Any) -> Any:
+        if not sent:
+            sent.append(None)
+            raise locked()  # its store read, before anything was sent
+        sent.append(post.key)
+        return send(post)
+
+    monkeypatch.setattr(harness.dealer.publisher, "send", read_then_send)
+    with caplog.at_level("INFO"):
+        waits = _turn(harness)
+    assert waits == [1.0]
+    assert len(sent[1:]) == len(set(sent[1:])) == 3, sent
+    assert_all_done_once(harness)
+    # One attempt each, the one that delivered it; none failed.
+    assert harness.admin(lambda s: s.execute(select(Post.attempts, Post.last_error)).all()) == [(1, None)] * 3
+    assert not [r for r in caplog.records if "failed unexpectedly" in r.getMessage()]
+
+
 def test_a_lock_timeout_while_applying_leaves_the_message_pending(harness, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     setup(harness)
 
