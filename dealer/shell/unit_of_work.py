@@ -54,22 +54,17 @@ class StagedRows:
         """Stage ``rows`` for ``statement``."""
         self.rows.setdefault(statement, []).extend(rows)
 
-    def write(self, connection: Connection, *, only: set[Statement] | None = None,
-              commit: bool = False) -> None:
+    def write(self, connection: Connection, *, only: set[Statement] | None = None) -> None:
         """Write the staged rows (``only`` these statements) in the order first staged; a counted
-        update raises :class:`StaleRows` if it changed fewer rows than staged. With ``commit``
-        and no counted update, the rows and the ``COMMIT`` go in one round trip on Postgres
-        (:func:`committed_at_once`: -4 of a one-message pass's 15)."""
-        commit = commit and not self.counted & self.rows.keys()
-        with committed_at_once(connection) if commit else nullcontext():
-            for statement in list(self.rows):
-                if only is not None and statement not in only:
-                    continue
-                rows = self.rows.pop(statement)
-                changed = direct(statement).execute(connection, rows)
-                if statement in self.counted and changed != len(rows):
-                    raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
-                                    f"{statement.table} no longer stand as they were read")
+        update raises :class:`StaleRows` if it changed fewer rows than staged."""
+        for statement in list(self.rows):
+            if only is not None and statement not in only:
+                continue
+            rows = self.rows.pop(statement)
+            changed = direct(statement).execute(connection, rows)
+            if statement in self.counted and changed != len(rows):
+                raise StaleRows(f"{len(rows) - changed} of {len(rows)} rows kept for "
+                                f"{statement.table} no longer stand as they were read")
 
 
 def lock_game(connection: Connection, game_id: str) -> Q.LockedGame:
@@ -157,13 +152,10 @@ class UnitOfWork:
         self.staged.add(statement, rows)
         return None
 
-    def write(self, *, own_only: bool = False, commit: bool = False) -> None:
-        """Write the staged rows; with ``own_only`` only the steps' own writes; with ``commit``
-        commit them (:meth:`StagedRows.write`)."""
-        if commit:
-            self.session.flush()  # nothing of the transaction left for the session's commit
+    def write(self, *, own_only: bool = False) -> None:
+        """Write the staged rows; with ``own_only`` only the steps' own writes."""
         self.staged.write(self.session.connection(),
-                          only=self.own_statements if own_only else None, commit=commit)
+                          only=self.own_statements if own_only else None)
         self.games.clear()
 
     def before_reading_appended(self) -> None:
@@ -288,18 +280,23 @@ def of(session: Session) -> UnitOfWork:
 def group(session: Session, *, own_writes: bool = False, keep_games: bool = False,
           commit: bool = False) -> Iterator[UnitOfWork]:
     """Stage the block's appended rows (``own_writes``: its own writes, ``keep_games``: keep its
-    games) and write them at its end (``commit``: and commit them).
+    games) and write them at its end; with ``commit`` (a block ending its transaction) and no
+    counted update, on Postgres in one round trip with the ``COMMIT`` (:func:`committed_at_once`).
 
     Only for steps rolled back together (a savepoint would leave rows staged); ``own_writes``
     needs every read of a game through :meth:`UnitOfWork.before_reading`; ``keep_games`` the
-    step lock held alone; ``commit`` a block that ends its transaction."""
+    step lock held alone."""
     previous = session.info.get(_KEY)
     unit = UnitOfWork(session, staging=True, own_writes=own_writes, keep_games=keep_games,
                       games_version=previous.games_version if previous is not None else 0)
     session.info[_KEY] = unit
     try:
         yield unit
-        unit.write(commit=commit)
+        commit = commit and not unit.staged.counted
+        if commit:
+            session.flush()  # nothing of the transaction left for the session's commit
+        with committed_at_once(session.connection()) if commit else nullcontext():
+            unit.write()
     finally:
         if previous is None:
             session.info.pop(_KEY, None)

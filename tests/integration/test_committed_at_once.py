@@ -58,7 +58,8 @@ def test_rows_written_with_the_commit_land_in_order_committed_in_their_round_tri
     postgres = engine.dialect.name == "postgresql"
     with engine.connect() as connection:
         with connection.begin():
-            staged.write(connection, commit=True)
+            with committed_at_once(connection):
+                staged.write(connection)
             seen = outbox(engine) if postgres else None
         assert staged.rows == {}
         assert not postgres or seen == [("a", "dropped"), ("b", "pending"), ("c", "pending")]
@@ -77,7 +78,8 @@ def test_a_refused_row_written_with_the_commit_raises_and_commits_nothing(engine
     staged.add(DROP_BY_KEY, [{"k": "a"}])
     with pytest.raises(sa_exc.IntegrityError) as caught:
         with engine.begin() as connection:
-            staged.write(connection, commit=True)
+            with committed_at_once(connection):
+                staged.write(connection)
     assert not is_transient(caught.value)  # the data's fault: the same every time
     assert outbox(engine) == []
     with engine.begin() as connection:  # the engine goes on as before
@@ -85,14 +87,13 @@ def test_a_refused_row_written_with_the_commit_raises_and_commits_nothing(engine
     assert outbox(engine) == [("b", "pending")]
 
 
-def test_a_counted_update_is_checked_before_anything_is_committed(engine: Engine) -> None:
-    staged = StagedRows()
-    staged.add(Q.INSERT_POSTS, [post("a")])
-    staged.counted.add(DROP_BY_KEY)  # must change one row for each staged
-    staged.add(DROP_BY_KEY, [{"k": "a"}, {"k": "gone"}])
+def test_a_group_with_a_counted_update_checks_it_before_anything_is_committed(engine: Engine) -> None:
     with pytest.raises(StaleRows, match="1 of 2 rows kept for outbox"):
-        with engine.begin() as connection:
-            staged.write(connection, commit=True)
+        with session_factory(engine).begin() as session:
+            with unit_of_work.group(session, commit=True) as unit:
+                unit.add(Q.INSERT_POSTS, [post("a")])
+                unit.staged.counted.add(DROP_BY_KEY)  # must change one row for each staged
+                unit.staged.add(DROP_BY_KEY, [{"k": "a"}, {"k": "gone"}])
     assert outbox(engine) == []
 
 
