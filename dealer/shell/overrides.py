@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterator
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dealer.clock import iso, parse_duration, parse_time
@@ -172,9 +173,7 @@ FILE_HEADER = """\
 """
 
 
-def edit_file(
-    path: Path, change: Callable[[list[OverrideSpec]], list[OverrideSpec]]
-) -> list[OverrideSpec]:
+def edit_file(path: Path, change: Callable[[list[OverrideSpec]], list[OverrideSpec]]) -> list[OverrideSpec]:
     """Rewrite the overrides file with ``change(entries)``, atomically and under a lock."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
@@ -233,9 +232,11 @@ def applied_overrides(session: Session) -> dict[str, str]:
     return {row.key: row.value for row in Q.overrides(session)}
 
 
-
 def apply_overrides(session: Session, specs: list[OverrideSpec], now: datetime) -> list[str]:
     """Bring the store in line with the configured overrides; return what changed. The caller commits."""
+    # Daemons apply the entries one after another (the step lock alone, Postgres's, in a statement
+    # before the reads, which then see what another committed): else two resumed a pause twice.
+    session.execute(select(Q.step_lock_alone()))
     changes: list[str] = []
     wanted = {spec.key: spec for spec in specs}
     seen = {row.key: row for row in Q.overrides(session)}
@@ -299,8 +300,11 @@ def _plan(
     """Each target with the time ``spec`` moves it to; :class:`Refused` if any is implausible."""
     planned = [(row, _moved_to(row.due_at, spec, now)) for row in targets]
     began = Q.game_began(session, game.id, game.created_at)
-    for row, when in planned:
-        _check_plausible(game.id, began, row.name, when, now)
+    for row, when in planned:  # before its game began or more than a year away: a typo, not a plan
+        if when < began:
+            raise Refused(f"it would move {row.name} to {iso(when)}, before game {game.id} began ({iso(began)})")
+        if when > now + MAX_AHEAD:
+            raise Refused(f"it would move {row.name} to {iso(when)}, more than a year away")
     return planned
 
 
@@ -327,14 +331,6 @@ def _moved_to(due: datetime, spec: OverrideSpec, now: datetime) -> datetime:
         return parse_time(spec.value)
     except (OverflowError, ValueError):
         raise Refused(f"{spec.value} moves the deadline off the calendar") from None
-
-
-def _check_plausible(game_id: str, began: datetime, name: str, when: datetime, now: datetime) -> None:
-    """Refuse moving a deadline before its game began or more than a year away: a typo, not a plan."""
-    if when < began:
-        raise Refused(f"it would move {name} to {iso(when)}, before game {game_id} began ({iso(began)})")
-    if when > now + MAX_AHEAD:
-        raise Refused(f"it would move {name} to {iso(when)}, more than a year away")
 
 
 def _children_deadlines(session: Session, game_id: str, name: str | None) -> list[Deadline]:

@@ -317,3 +317,49 @@ def test_now_to_the_microsecond_orders_discords_millisecond_stamps_as_they_were_
     assert closed["totals"] == {"alice": 3, "bob": 4}
     stored = h.admin(lambda s: s.scalars(select(Inbound.status).where(Inbound.external_id == late)).one())
     assert stored == "ignored"  # after the deadline: the tally was over, "add 3" and "add 4" applied
+
+
+def test_two_daemons_lifting_a_pause_at_once_resume_it_once(make_harness, database_url) -> None:  # type: ignore[no-untyped-def]
+    """Two daemons reading the same overrides file apply a change one after the other (the
+    step lock, alone): the second sees the first's work and does nothing. Without it both
+    lifted a withdrawn pause (two "resumed" announcements; a new entry's insert failed with a
+    duplicate key, logged as an error): the season on Postgres with two replicas."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("two daemons share a Postgres store only (SQLite has one writer)")
+    import threading
+
+    from sqlalchemy import text
+
+    from dealer.shell.overrides import apply_overrides
+
+    h = make_harness(deadline_overrides="t1=pause")
+    setup(h)
+    h.run(T0 + timedelta(minutes=30))
+    first = h.dealer.sessions()
+    first.begin()
+    assert apply_overrides(first, [], T0 + HOUR) == ["t1: resumed"]
+    second: list[list[str]] = []
+    pid: list[int] = []
+
+    def other_daemon() -> None:
+        with h.dealer.sessions.begin() as session:
+            pid.append(session.execute(text("SELECT pg_backend_pid()")).scalar_one())
+            second.append(apply_overrides(session, [], T0 + HOUR + timedelta(seconds=1)))
+
+    thread = threading.Thread(target=other_daemon)
+    thread.start()
+    for _ in range(3000):  # until the other daemon waits on a lock the first holds
+        with h.dealer.engine.connect() as connection:
+            if pid and connection.execute(text("SELECT count(*) FROM pg_locks WHERE pid = :pid AND NOT granted"),
+                                          {"pid": pid[0]}).scalar():
+                break
+        threading.Event().wait(0.01)
+    else:
+        pytest.fail("the second daemon never waited for the first")
+    first.commit()
+    first.close()
+    thread.join(timeout=30)
+    assert second == [[]]
+    resumed = h.admin(lambda s: [e.data["action"] for e in s.scalars(select(Event).where(Event.type == "admin.override"))])
+    assert resumed == ["paused", "resumed"]
+    assert deadlines(h) == {"close": "2026-12-01T11:30:00Z"}  # its 30 min left, from 11:00
