@@ -70,16 +70,23 @@ def _senders(session: Session) -> _Senders:
 
 
 def read_senders(session: Session, names: Iterable[str], *, keep_games: bool = False) -> None:
-    """Read the senders ``names`` with their unfinished games, in one statement for a group
+    """Read the senders ``names`` not read yet (a platform account is read through the account
+    it linked, :func:`find_sender`) with their unfinished games, in one statement for a group
     (``keep_games``: the same statement locks those games, kept by the group's unit of work)."""
     senders = _senders(session)
-    keys = _unread(senders, names)
+    keys = {name: player_key(name) for name in names
+            if name not in senders.players and not ACCOUNT.match(name)}
     if not keys:
         return
     unit = unit_of_work.of(session)
     unit.before_reading()  # a step of the group may have changed a game's status
-    _keep_senders(senders, keys, queries.players_with_games(
-        session, sorted(set(keys.values())), unit.read_locked if keep_games else None))
+    found = queries.players_with_games(session, sorted(set(keys.values())),
+                                       unit.read_locked if keep_games else None)
+    for name, key in keys.items():  # by sender as stored
+        rows = found.get(key)
+        senders.players[name] = rows[0] if rows else None
+        if rows:
+            senders.games[rows[0].name] = [row for row in rows if row.id is not None]
 
 
 def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
@@ -90,22 +97,6 @@ def read_senders_keeping_games(session: Session, names: Iterable[str]) -> None:
     for name, games in _senders(session).games.items():
         for game in games:
             note_told(session, game.id, name, game.told)
-
-
-def _unread(senders: _Senders, names: Iterable[str]) -> dict[str, str]:
-    """The senders of ``names`` not read yet, each with its player key."""
-    return {name: player_key(name) for name in names
-            if name not in senders.players and not ACCOUNT.match(name)}
-
-
-def _keep_senders(senders: _Senders, keys: dict[str, str],
-                  found: dict[str, list[queries.PlayerGame]]) -> None:
-    """Keep what was read of the players of ``keys`` (by sender as stored)."""
-    for name, key in keys.items():
-        rows = found.get(key)
-        senders.players[name] = rows[0] if rows else None
-        if rows:
-            senders.games[rows[0].name] = [row for row in rows if row.id is not None]
 
 
 def find_sender(session: Session, name: str) -> PlayerRef | None:
