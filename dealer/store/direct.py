@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import psycopg
 from sqlalchemy import exc, text
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import ClauseElement
@@ -196,7 +195,7 @@ def committed_at_once(connection: Connection) -> Iterator[None]:
         with connection.connection.dbapi_connection.pipeline():
             yield
             _COMMIT.execute(connection, {})
-    except psycopg.Error as error:
+    except connection.dialect.loaded_dbapi.Error as error:  # psycopg's, met at the block's end
         raise translated(connection, error) from error
 
 
