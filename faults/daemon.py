@@ -23,9 +23,10 @@ delivered) has committed, and ``PID - rolled back`` when delivery ended by an er
 connection), its batch in progress rolled back. The directory outbox itself cannot show a
 post sent twice (a re-send rewrites the same file); the send log does, and says which
 process sent it and what became of its batch: each send's is its sender's next mark (none
-when the sender died first). With ``FAULTRUN_PASS_LOG=FILE``, ``PID started`` is
-appended to FILE as the life's loop begins (its start-up over), and the life's pid after
-each turn of its loop (a pass over, its timer set): the lives that completed a pass. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
+when the sender died first). With ``FAULTRUN_PASS_LOG=FILE``, ``PID started TIME`` is
+appended to FILE as the life's loop begins (its start-up over), and ``PID TIME`` after each
+turn of its loop (a pass over, its timer set; TIME in Unix seconds): the lives that
+completed a pass, and when. With ``FAULTRUN_OUTAGE=FILE``, the directory publisher fails every
 send while FILE exists (a publisher outage: the posts wait and go out after their backoff).
 With ``FAULTRUN_DKIM=FILE`` (JSON: TXT records by name) the IMAP inbox looks DKIM keys up
 there, not in DNS. Every mail the SMTP publisher sends carries ``X-Faultrun-Send: PID
@@ -46,6 +47,7 @@ import os
 import select
 import signal
 import sys
+import time
 import traceback
 
 import dealer.cli
@@ -139,8 +141,8 @@ def dkim_keys(path: str) -> None:
 
 
 def record_passes(path: str) -> None:
-    """Append ``PID started`` to ``path`` as the daemon's loop begins (its start-up over),
-    and this process's pid after each turn of the loop."""
+    """Append ``PID started TIME`` to ``path`` as the daemon's loop begins (its start-up over),
+    and ``PID TIME`` after each turn of the loop (TIME: the Unix time, in seconds)."""
     log = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     one_turn = dealer.shell.timers.one_turn
     started = False
@@ -149,9 +151,9 @@ def record_passes(path: str) -> None:
         nonlocal started
         if not started:
             started = True
-            os.write(log, f"{os.getpid()} started\n".encode())
+            os.write(log, f"{os.getpid()} started {time.time():.3f}\n".encode())
         one_turn(*args, **kwargs)
-        os.write(log, f"{os.getpid()}\n".encode())
+        os.write(log, f"{os.getpid()} {time.time():.3f}\n".encode())
 
     dealer.shell.timers.one_turn = turn_and_record  # type: ignore[assignment]
 

@@ -127,6 +127,10 @@ class Life:
     end: str = ""
     """``named`` (killed itself at its point), ``random`` (killed by the supervisor),
     ``exit N`` (ended on its own) or ``stopped`` (SIGTERM at the end of the run)."""
+    began: float = 0.0
+    """When it was asked of the fork server (Unix time)."""
+    ended: float | None = None
+    """When its end was seen (Unix time); None while it runs."""
 
     @property
     def died(self) -> bool:
@@ -455,7 +459,7 @@ class Replica:
         with open(self.log, "a", encoding="utf-8") as log:
             log.write(f"=== faultrun: {utcnow():%H:%M:%S.%f} replica {self.index} life "
                       f"{len(self.lives) + 1}, plan {plan} ===\n")
-        life = Life(self.index, self.server.spawn(env, self.log), plan)
+        life = Life(self.index, self.server.spawn(env, self.log), plan, began=time.time())
         if plan == "random":
             life.kill_at = time.monotonic() + self.rng.uniform(
                 self.attack.shortest_random_life, self.attack.longest_random_life)
@@ -478,7 +482,7 @@ class Replica:
                 self.server.wait(life.pid, timeout=0.1)
             if _signal(life.pid, signal.SIGKILL):
                 self.server.wait(life.pid)
-                life.end = "random"
+                life.end, life.ended = "random", time.time()
                 figures.kills_random += 1
                 self.current = None
                 return
@@ -487,9 +491,10 @@ class Replica:
             return
         if code == -signal.SIGKILL and life.plan not in ("random", "clean"):
             life.end = "named"
+            life.ended = time.time()
             figures.kills_named[life.plan.partition("@")[0]] += 1
         else:
-            life.end = f"exit {code}"
+            life.end, life.ended = f"exit {code}", time.time()
             figures.exits += 1
         self.current = None
 
@@ -508,9 +513,9 @@ class Replica:
             if self.server.wait(life.pid) is None:
                 _signal(life.pid, signal.SIGKILL)
                 self.server.wait(life.pid)
-                life.end = "stopped (hung: killed)"
+                life.end, life.ended = "stopped (hung: killed)", time.time()
                 return
-        life.end = "stopped"
+        life.end, life.ended = "stopped", time.time()
         self.current = None
 
 
@@ -660,13 +665,35 @@ def verdict(figures: Any) -> int:
     return 0 if figures.ok else 1
 
 
+@dataclass
+class Loop:
+    """A life's loop, from ``faults/daemon.py``'s pass log: when it began (its start-up
+    over; None if it never did) and when each turn of it ended (Unix times)."""
+
+    started: float | None = None
+    passes: list[float] = field(default_factory=list)
+
+
+def read_passes(pass_log: Path) -> dict[str, Loop]:
+    """Each life's loop by pid (``PID started TIME`` as its loop begins, ``PID TIME`` after
+    each turn)."""
+    loops: dict[str, Loop] = defaultdict(Loop)
+    lines = pass_log.read_text(encoding="utf-8").splitlines() if pass_log.exists() else []
+    for line in lines:
+        words = line.split()
+        if len(words) == 3 and words[1] == "started":
+            loops[words[0]].started = float(words[2])
+        elif len(words) == 2 and words[0].isdigit():
+            loops[words[0]].passes.append(float(words[1]))
+    return dict(loops)
+
+
 def _count_passes(pass_log: Path, lives: list[Life], figures: Figures) -> None:
     """How many lives killed during the attack got through their start-up and how many
-    completed a pass, and how many passes they completed (``faults/daemon.py`` writes a
-    life's pid to ``pass_log`` as its loop begins and after each pass)."""
-    lines = pass_log.read_text(encoding="utf-8").splitlines() if pass_log.exists() else []
-    passes = Counter(line for line in lines if line.isdigit())
-    started = {line.split()[0] for line in lines if line.endswith(" started")}
+    completed a pass, and how many passes they completed (:func:`read_passes`)."""
+    loops = read_passes(pass_log)
+    passes = Counter({pid: len(loop.passes) for pid, loop in loops.items()})
+    started = {pid for pid, loop in loops.items() if loop.started is not None}
     killed = [str(life.pid) for life in lives if life.end in ("named", "random")]
     figures.killed_with_pass = sum(1 for pid in killed if passes[pid])
     figures.killed_passes = sum(passes[pid] for pid in killed)

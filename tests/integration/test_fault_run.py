@@ -52,16 +52,18 @@ def test_the_daemon_killed_again_and_again_loses_nothing_and_doubles_nothing(
 
 
 def test_the_run_counts_the_killed_lives_that_completed_a_pass(tmp_path: Path) -> None:
-    # faults/daemon.py writes "PID started" as a life's loop begins and its pid after each
-    # turn of the loop; a life killed during the attack counts, one stopped at the end does
+    # faults/daemon.py writes "PID started TIME" as a life's loop begins and "PID TIME" after
+    # each turn of the loop; a life killed during the attack counts, one stopped at the end does
     # not; 105 was killed during its first pass.
     lives = [faultlib.Life(0, 101, "random", end="random"), faultlib.Life(0, 102, "random", end="random"),
              faultlib.Life(0, 103, "after-send@1", end="named"), faultlib.Life(0, 104, "clean", end="stopped"),
              faultlib.Life(0, 105, "random", end="random")]
     log = tmp_path / "passes.log"
-    log.write_text("101 started\n101\n101\n103 started\n103\n104 started\n104\n104\n105 started\n",
-                   encoding="utf-8")
+    log.write_text("".join(f"{line}\n" for line in (
+        "101 started 1.0", "101 2.0", "101 3.0", "103 started 4.0", "103 5.0", "104 started 6.0",
+        "104 7.0", "104 8.0", "105 started 9.0")), encoding="utf-8")
     figures = faultlib.Figures()
     faultlib._count_passes(log, lives, figures)
     assert (figures.killed_with_pass, figures.killed_passes) == (2, 3)
     assert (figures.killed_started, figures.started_with_pass) == (3, 2)
+    assert faultlib.read_passes(log)["101"] == faultlib.Loop(1.0, [2.0, 3.0])

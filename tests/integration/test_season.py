@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,27 @@ def test_a_one_day_season_fails_as_vacuous(tmp_path: Path) -> None:
         figures.problems
     assert "the day of downtime" in figures.problems[0]
     assert figures.counts["races tables opened"] == 1
+
+
+def test_a_deadline_later_than_the_downtime_is_judged_by_the_time_a_daemon_ran_its_loop() -> None:
+    # A deadline due at 100 s and fired at 160 s: replica 0's life 11 ran its loop from 105 s
+    # to 110 s (killed), life 12 was killed in its start-up (no loop), life 13 ran from 150 s;
+    # replica 1's life 21 ran from 108 s to 120 s, beside life 11. Before 100 s, not counted.
+    import season_books
+
+    lives = [faultlib.Life(0, 11, "random", end="random", began=90.0, ended=110.0),
+             faultlib.Life(0, 12, "after-send@1", end="named", began=111.0, ended=114.0),
+             faultlib.Life(0, 13, "random", began=140.0),
+             faultlib.Life(1, 21, "random", end="random", began=101.0, ended=120.0),
+             faultlib.Life(1, 22, "random", end="random", began=10.0, ended=20.0)]
+    loops = {"11": faultlib.Loop(95.0, [96.0, 109.0]), "12": faultlib.Loop(),
+             "13": faultlib.Loop(150.0, [151.0]), "21": faultlib.Loop(108.0, [])}
+    assert season_books._running(lives, loops, 100.0, 160.0) == 20.0 + 10.0  # 100..120, 150..160
+    assert season_books._running(lives, loops, 121.0, 149.0) == 0.0
+    due = datetime.fromtimestamp(100.0, UTC)
+    line = season_books._timeline(lives, loops, due, due + timedelta(seconds=60))
+    assert line.split("; ") == [
+        "r0 p11 random: -10.0, loop -5.0, 2 passes, end +10.0 random",
+        "r1 p21 random: +1.0, loop +8.0, 0 passes, end +20.0 random",
+        "r0 p12 after-send@1: +11.0, no loop, 0 passes, end +14.0 named",
+        "r0 p13 random: +40.0, loop +50.0, 1 passes, end running"]
