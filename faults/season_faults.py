@@ -14,11 +14,12 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -66,6 +67,8 @@ class Faults:
         self.paused: str | None = None
         self.commands: list[str] = []
         self.refused: list[str] = []
+        self.watch: Callable[[], None] = lambda: None
+        """What the season's loop does while an admin's command runs (:meth:`step`)."""
         self.skipped: list[str] = []
         """Commands refused because their game finished after it was picked: nothing done."""
 
@@ -85,9 +88,11 @@ class Faults:
             self.disconnector.start()
 
     def step(self, elapsed: float, replicas: list[faultlib.Replica], kills: faultlib.Figures,
-             running: list[str]) -> bool:
+             running: list[str], watch: Callable[[], None] = lambda: None) -> bool:
         """Begin or end the outage and the downtime, run the admins' commands on ``running``
-        roulette games, as their time comes; True while down."""
+        roulette games, as their time comes (calling ``watch`` while one runs: the replicas'
+        lives are restarted and killed meanwhile, as a supervisor would); True while down."""
+        self.watch = watch
         if self.admin and self.admin[0][0] <= elapsed and not self._down(elapsed):
             _, what = self.admin.pop(0)
             entered = time.monotonic()
@@ -192,8 +197,24 @@ class Faults:
         env.update({"DEALER_HOME": str(self.root / "admin"),
                     "DEALER_DATABASE_URL": self.season.database_url,
                     "DEALER_OVERRIDES_FILE": str(self.overrides)})
-        done = subprocess.run([sys.executable, "-m", "dealer.cli", "deadline", *args], env=env,
-                              capture_output=True, text=True, timeout=120)
+        # Not subprocess.run: the command takes seconds on a loaded machine (a Python start),
+        # and the season's loop would restart no killed life meanwhile (after the downtime,
+        # none: every deadline due in it fired that much later).
+        with tempfile.TemporaryFile("w+") as output, subprocess.Popen(
+                [sys.executable, "-m", "dealer.cli", "deadline", *args], env=env,
+                stdout=output, stderr=output, text=True) as process:
+            limit = time.monotonic() + 120
+            while process.poll() is None and time.monotonic() < limit:
+                self.watch()
+                time.sleep(0.02)
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            output.seek(0)
+            out = err = output.read()
+        if process.returncode == -9:
+            err += "\n(no answer in 120 s: killed)"
+        done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
         if done.returncode != 0 and unless_finished and self._finished(unless_finished):
             self.skipped.append(" ".join(args))
             return False

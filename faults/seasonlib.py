@@ -494,10 +494,12 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
                 figures.problems.append(f"games stuck: {len(left)} not finished "
                                         f"{season.drain_days:g} days after the last: {left[:5]}")
                 break
-            down = faults.step(elapsed, replicas, kills, runner.running("roulette"))
-            if not down:
+            def watch() -> None:
                 for replica in replicas:
                     replica.watch(kills, attacking=season.kills and opening)
+
+            if not faults.step(elapsed, replicas, kills, runner.running("roulette"), watch):
+                watch()
             runner.tick(opening, day)
             if progress and day != getattr(run, "_shown", None):
                 run._shown = day  # type: ignore[attr-defined]
