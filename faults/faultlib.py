@@ -70,6 +70,8 @@ from dealer.store.models import Deadline, Event, Holding, Inbound, LedgerEntry, 
 
 LAUNCHER = Path(__file__).resolve().parent / "daemon.py"
 STARTING_CHIPS = 1000
+START_UP_LIMIT = 30.0
+"""Seconds a named life may take to begin its loop (Attack.named_life_limit)."""
 APPLICATION = "dealer-faultrun"
 """The ``application_name`` of the daemons' Postgres connections (``PGAPPNAME``): the
 connections the disconnect thread cuts, and no others."""
@@ -106,7 +108,10 @@ class Attack:
     """Each life a new program (``exec``: it imports dealer, as under a supervisor) rather
     than a fork of the fork server, which imported dealer once."""
     named_life_limit: float = 2.5
-    """A life planned for a named point that has not reached it by then is killed anyway."""
+    """A life planned for a named point that has not reached it this long after its loop
+    began is killed anyway. Its start-up is not counted (when the pass log says when the loop
+    began, ``FAULTRUN_PASS_LOG``; up to :data:`START_UP_LIMIT`): on a loaded machine it may
+    take longer than the limit, and no named life would reach its point, nor do any work."""
     disconnect_every: float | None = None
     """On Postgres: cut the daemons' connections about this often (seconds); None: never."""
     poll_interval: float = 0.2
@@ -434,6 +439,10 @@ class Replica:
         self.rng = rng
         self.current: Life | None = None
         self.lives: list[Life] = []
+        self.looping: set[int] = set()
+        """The lives seen to have begun their loop (the pass log's ``PID started``)."""
+        self.read_to = 0
+        self.began: set[int] = set()
         self.points = list(POINTS)
         self.rng.shuffle(self.points)
         self.next_point = 0
@@ -464,7 +473,8 @@ class Replica:
             life.kill_at = time.monotonic() + self.rng.uniform(
                 self.attack.shortest_random_life, self.attack.longest_random_life)
         elif plan != "clean":
-            life.kill_at = time.monotonic() + self.attack.named_life_limit
+            life.kill_at = time.monotonic() + (START_UP_LIMIT if self.env.get("FAULTRUN_PASS_LOG")
+                                               else self.attack.named_life_limit)
         self.current = life
         self.lives.append(life)
 
@@ -475,6 +485,10 @@ class Replica:
             self.start(not attacking, figures.kills_named)
             return
         code = self.server.code(life.pid)
+        if life.plan not in ("random", "clean") and life.pid not in self.looping and \
+                self._loop_began(life.pid):
+            self.looping.add(life.pid)
+            life.kill_at = time.monotonic() + self.attack.named_life_limit
         if code is None and time.monotonic() >= life.kill_at:
             if life.plan not in ("random", "clean"):
                 # Its point was not reached in time: leave its stack in the log, then kill it.
@@ -498,10 +512,25 @@ class Replica:
             figures.exits += 1
         self.current = None
 
+    def _loop_began(self, pid: int) -> bool:
+        """Whether life ``pid`` has begun its loop: the pass log's lines read since last time."""
+        path = self.env.get("FAULTRUN_PASS_LOG")
+        if not path or not os.path.exists(path):
+            return False
+        with open(path, "rb") as log:
+            log.seek(self.read_to)
+            chunk = log.read()
+        chunk = chunk[:chunk.rfind(b"\n") + 1]  # whole lines only
+        self.read_to += len(chunk)
+        self.began.update(int(line.split()[0]) for line in chunk.decode().splitlines()
+                          if line.split()[1:2] == ["started"])
+        return pid in self.began
+
     def end_attack(self, figures: Figures) -> None:
         """A last kill at a random moment: the life in progress (if any) is killed now."""
         if self.current is not None:
             self.current.kill_at = time.monotonic()
+            self.looping.add(self.current.pid)  # now, even if its loop has just begun
             self.watch(figures, attacking=True)
 
     def stop(self) -> None:

@@ -93,6 +93,9 @@ class Faults:
         roulette games, as their time comes (calling ``watch`` while one runs: the replicas'
         lives are restarted and killed meanwhile, as a supervisor would); True while down."""
         self.watch = watch
+        if self.downtime and self.down_since is not None and self.down_until is None \
+                and elapsed >= self.downtime[1]:
+            self.down_until = utcnow()  # over before an admin's deferred command runs
         if self.admin and self.admin[0][0] <= elapsed and not self._down(elapsed):
             _, what = self.admin.pop(0)
             entered = time.monotonic()

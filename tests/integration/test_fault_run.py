@@ -67,3 +67,44 @@ def test_the_run_counts_the_killed_lives_that_completed_a_pass(tmp_path: Path) -
     assert (figures.killed_with_pass, figures.killed_passes) == (2, 3)
     assert (figures.killed_started, figures.started_with_pass) == (3, 2)
     assert faultlib.read_passes(log)["101"] == faultlib.Loop(1.0, [2.0, 3.0])
+
+
+def test_a_named_life_has_its_limit_from_when_its_loop_began(tmp_path: Path, monkeypatch) -> None:
+    # A loaded machine's start-up may outlast the limit: a named life is given the limit once
+    # the pass log says its loop began (up to START_UP_LIMIT before), and the downtime's kill
+    # (end_attack) is at once, even when its loop has just begun.
+    import random
+    import signal
+    from collections import Counter
+    from types import SimpleNamespace
+
+    clock = [100.0]
+    monkeypatch.setattr(faultlib, "time", SimpleNamespace(monotonic=lambda: clock[0], time=lambda: 0.0))
+    signals: list[int] = []
+    monkeypatch.setattr(faultlib, "_signal", lambda pid, signum: signals.append(signum) or True)
+    pids = iter((41, 42))
+    server = SimpleNamespace(spawn=lambda env, log: next(pids), code=lambda pid: None,
+                             wait=lambda pid=None, timeout=30.0: None)
+    passes = tmp_path / "passes.log"
+    attack = faultlib.Attack(database_url="", root=tmp_path, random_share=0.0, named_life_limit=2.5)
+    replica = faultlib.Replica(0, attack, {"FAULTRUN_PASS_LOG": str(passes)}, tmp_path / "r.log",
+                               server, random.Random(1))  # type: ignore[arg-type]
+    figures = faultlib.Figures()
+    replica.start(False, Counter())
+    life = replica.current
+    assert life is not None and life.plan != "random" and life.kill_at == 100.0 + faultlib.START_UP_LIMIT
+    clock[0] = 105.0  # still starting up: alive
+    replica.watch(figures, attacking=True)
+    assert replica.current is life and not signals
+    passes.write_text("41 started 1.0\n41 2.0\n4", encoding="utf-8")  # a line half written
+    clock[0] = 106.0
+    replica.watch(figures, attacking=True)
+    assert life.kill_at == 108.5
+    clock[0] = 108.5  # its point not reached 2.5 s into its loop: its stack, then the kill
+    replica.watch(figures, attacking=True)
+    assert signals == [signal.SIGUSR1, signal.SIGKILL] and life.end == "random" and replica.current is None
+    replica.start(False, Counter())
+    with passes.open("a", encoding="utf-8") as log:
+        log.write("2 started 3.0\n")
+    replica.end_attack(figures)
+    assert replica.lives[-1].end == "random" and replica.current is None and figures.kills_random == 2
