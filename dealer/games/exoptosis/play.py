@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dealer.cards import UnknownCard, parse_card
+from dealer.clock import format_utc
 from dealer.games.base import Context, Rejected
 from dealer.games.names import read_names, split_name
 from dealer.games.exoptosis import events
@@ -29,14 +30,18 @@ def _in_hand(seat: Seat, choice: CardChoice) -> Held | None:
     return next((h for h in seat.hand or [] if h.item == item), None) if item else None
 
 
-def require_turn(state: ExoptosisState, seat: Seat, what: str) -> None:
-    """Refuse a turn's command from anyone whose turn it is not (GH-12)."""
+def require_turn(ctx: Context, state: ExoptosisState, seat: Seat, what: str) -> None:
+    """Refuse a turn's command from anyone whose turn it is not (GH-12), or sent before its turn
+    began: it came late (a daemon down), after its time's turn passed (GH-17, docs/EXOPTOSIS.md)."""
     if state.phase != "play":
         raise Rejected(f"you can {what} only once play has begun; now is the "
                        f"{state.phase}", rule="GH-12")
     if state.current != seat.name:
         raise Rejected(f"it is {state.current}'s turn, not yours; you can {what} on your turn",
                        rule="GH-12")
+    if state.turn_began_at is not None and ctx.now < state.turn_began_at:
+        raise Rejected(f"sent before your turn began (at {format_utc(state.turn_began_at)}), in a turn "
+                       f"that has passed since; you can {what} now", rule="GH-17")
     if state.asked is not None:
         raise Rejected(f"you asked {state.asked.giver} for a card; wait until it gives one",
                        rule="GH-14")
@@ -66,7 +71,7 @@ def _why_not(card_name: str, state: ExoptosisState) -> str:
 
 def play(ctx: Context, state: ExoptosisState, seat: Seat, command: Play) -> None:
     """GH-13: play a card of one's hand on the last one; GH-15: its effect, on the targets named."""
-    require_turn(state, seat, "play")
+    require_turn(ctx, state, seat, "play")
     held = _in_hand(seat, command.card)
     if held is None:
         raise Rejected(f"{command.card[0].name} is not in your hand", rule="GH-13",
@@ -188,7 +193,7 @@ def _draws(ctx: Context, state: ExoptosisState, name: str, count: int, why: str)
 
 def add(ctx: Context, state: ExoptosisState, seat: Seat, command: Add) -> None:
     """GH-14: a participant that cannot play adds a card of its inventory; its turn ends."""
-    require_turn(state, seat, "add a card")
+    require_turn(ctx, state, seat, "add a card")
     if playable(state, seat.name):
         raise Rejected("you can play a card, so you cannot add one", rule="GH-14",
                        allowed=COMMANDS.help(state, seat.name))
@@ -214,7 +219,7 @@ def _add_lines(ctx: Context, state: ExoptosisState, name: str) -> list[str]:
 
 def ask(ctx: Context, state: ExoptosisState, seat: Seat, command: Ask) -> None:
     """GH-14: one that can neither play nor add asks another, who has a turn's length to give."""
-    require_turn(state, seat, "ask for a card")
+    require_turn(ctx, state, seat, "ask for a card")
     if playable(state, seat.name):
         raise Rejected("you can play a card, so you cannot ask for one", rule="GH-14",
                        allowed=COMMANDS.help(state, seat.name))

@@ -80,6 +80,8 @@ class ExoptosisState(GameState):
     turn: int = 0
     """The number of the current turn (1 = the first), 0 before play."""
     current: str | None = None
+    turn_began_at: UtcTime | None = None
+    """GH-17: a turn's command sent before the current turn began was sent in one now passed."""
     turn_ends_at: UtcTime | None = None
     last: str | None = None
     """GH-13: the code of the last card played (None before the first)."""

@@ -78,7 +78,7 @@ def begin_turn(ctx: Context, state: ExoptosisState, name: str, at: datetime) -> 
     state.current = name
     state.asked = None
     state.consents = []  # GH-16: consent counts within one turn
-    state.turn_ends_at = at + state.settings.turn_length
+    state.turn_began_at, state.turn_ends_at = at, at + state.settings.turn_length
     ctx.cancel_deadline("give")
     ctx.set_deadline("turn", state.turn_ends_at)
 

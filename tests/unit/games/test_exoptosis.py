@@ -338,6 +338,20 @@ def test_a_turn_not_taken_is_skipped() -> None:
     assert shell.hand("bob") == ["2C", "3C", "4C", "9D"]
 
 
+def test_a_move_sent_before_the_turn_began_is_refused_as_late() -> None:
+    """GH-17, docs/EXOPTOSIS.md: bob's play was sent during alice's turn but read only after
+    turns were skipped (the daemon was down): it is bob's turn again now, but the line was
+    sent in a turn that has passed, so it is refused, and the turns keep their order."""
+    shell = two("5H 6H 7H 8H 9H", "2C 3C 4C 6D", "", "")
+    shell.accept("alice", "play 5H", minutes(20))  # bob's turn, to minutes(20) + 24 h
+    shell.fire_due(minutes(21) + hours(48))  # bob's skipped, then alice's: bob's turn again
+    assert shell.state.current == "bob" and shell.state.turn == 4
+    late = shell.refuse("bob", "play 6D", minutes(30) + hours(24), fire_first=False)
+    assert late.rule == "GH-17" and "sent before your turn began" in str(late)
+    shell.accept("bob", "play 6D", minutes(30) + hours(48))  # sent in his turn: taken
+    assert shell.state.current == "alice"
+
+
 def _bob_one_card_from_winning() -> MatchShell:
     """A raised match (a pool of 4) where bob's last card, 10D, is all he has left to play."""
     shell = MatchShell()
