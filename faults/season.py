@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-email", action="store_true",
                         help="nobody plays by e-mail (no dovecot nor SMTP server; the daemons "
                              "read the directory inbox)")
-    parser.add_argument("--hall", action="store_true",
-                        help="a Gilded Hall and its Exoptosis matches too (may end stuck)")
+    parser.add_argument("--no-hall", action="store_true",
+                        help="no Gilded Hall (nor its Exoptosis matches)")
     parser.add_argument("--no-admin", action="store_true",
                         help="no admin overrides (dealer deadline extend/now/pause/resume)")
     parser.add_argument("--keep", action="store_true", help="keep the files and the schema")
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                 day_seconds=args.day_seconds, replicas=args.replicas, kills=not args.no_kills,
                 disconnects=not args.no_disconnects, outage=not args.no_outage,
                 downtime=args.downtime, webhook=not args.no_webhook, admin=not args.no_admin,
-                discord=not args.no_discord, email=not args.no_email, hall=args.hall,
+                discord=not args.no_discord, email=not args.no_email, hall=not args.no_hall,
             )
             print(f"season in {root} on {make_url(url).render_as_string(hide_password=True)}",
                   file=sys.stderr)

@@ -10,12 +10,14 @@ run:
 
 1. **Set-up**: ``players`` players, each with chips and a few cards in its wallet.
 2. **The days**: a Stationary Roulette league (the idle players paired at random, a new pair
-   as soon as two are free, each game a few rounds of a quarter day) and a daily Off to the
-   Races table; every ``tick`` each game's players may take a turn (:mod:`faults.players`)
-   and their acts go in by e-mail (or the directory inbox), the signed webhook or Discord
-   (each player keeps one). Meanwhile :mod:`season_faults` kills daemons, cuts connections, takes the publisher
+   as soon as two are free, each game a few rounds of a quarter day), a daily Off to the
+   Races table and a Gilded Hall, a cycle at a time, with its Exoptosis matches; every
+   ``tick`` each game's players may take a turn (:mod:`faults.players`) and their acts go in
+   by e-mail (or the directory inbox), the signed webhook or Discord (each player keeps one).
+   Meanwhile :mod:`season_faults` kills daemons, cuts connections, takes the publisher
    away and stops every daemon for the day of downtime.
-3. **The end**: no new game; the players finish those in progress; the faults stop; the
+3. **The end**: no new game; the players finish those in progress (a Hall's members buy
+   chips to win its cycle); the faults stop; the
    daemons run clean until nothing is left to do; then they are stopped and the books are
    checked.
 
@@ -54,7 +56,9 @@ from dealer.shell.admin import add_player, create_game, grant, link_account  # n
 from dealer.views.admin import game_state, ledger_scope  # noqa: E402
 from dealer.store.db import make_engine, session_factory  # noqa: E402
 from dealer.store.models import Event, Game, Holding, Post  # noqa: E402
-from faults.players.base import Act, Behaviour, PostSeen, cast  # noqa: E402
+from faults.players.base import (  # noqa: E402
+    DILIGENT, Act, Behaviour, PostSeen, Temperament, cast, temperaments,
+)
 
 STARTING_CHIPS = 1000
 CARDS_EACH = 3
@@ -92,10 +96,10 @@ class Season:
     carries what a mail cannot (a channel post, an edit, a reaction)."""
     admin: bool = True
     """Admins extend a deadline, make one due now, and pause and resume a game."""
-    hall: bool = False
-    """A Gilded Hall, one cycle at a time (a new one when one ends), and its Exoptosis matches.
-    Off by default: a cycle ends only when won (GH-8) and its matches take the rules' 24 h
-    turns (GH-17), so a season may end with them running (docs/OPERATING.md)."""
+    hall: bool = True
+    """A Gilded Hall, one cycle at a time (a new one when one ends, but in the season's last
+    day), and its Exoptosis matches. A cycle ends only when won (GH-8): once the season
+    opens no more games its members buy chips to win it (:attr:`Player.closing`)."""
     rounds: int = 3
     """Rounds of each roulette game (a round lasts a quarter day)."""
     drain_days: float = 3.0
@@ -230,6 +234,9 @@ class Runner:
         self.faults = faults
         self.progress = progress
         self.last_races_day = -1
+        self.last_tick: float | None = None
+        """Monotonic time of the last tick: a turn's chance follows the time since (a loaded
+        machine ticks slower than ``tick``)."""
         self.cycles = 0
 
     # -- set-up ----------------------------------------------------------------------------
@@ -265,21 +272,25 @@ class Runner:
             settings = {"seating_window": self.seconds(0.15), "betting_window": self.seconds(0.08),
                         "idle_action_after": self.seconds(0.04), "min_horses": "4"}
             self._create("races", f"races-d{day + 1:02d}", [], settings, seated)
-        if self.season.hall and not self.running("hall"):
+        # No cycle in the last day: one ends only when won (GH-8), and its matches with it.
+        if self.season.hall and not self.running("hall") and day < self.season.days - 1:
             self.open_hall()
 
     def open_hall(self) -> None:
-        """A Hall cycle of six (four named, two who join): phases a quarter day, a week
-        (GH-34, GH-35) a day, a low victory so cycles end, reputable players and a Judge."""
+        """A Hall cycle of six (four named, two who join): phases half a day (a message read
+        after its phase is refused as late, and the daemons under attack lag by seconds), a
+        week (GH-34, GH-35) a day, a low victory so cycles end, reputable players and a Judge."""
         self.cycles += 1
         names = self.rng.sample(self.names, min(6, len(self.names)))
-        settings = {"phase_length": self.seconds(0.25), "day_length": self.seconds(1 / 7),
+        settings = {"phase_length": self.seconds(0.5), "day_length": self.seconds(1 / 7),
                     "vote_grace": "1s", "victory_chips": "4", "starting_vertebrae": "120",
                     "reputable": ",".join(names[:2]), "judge": names[2],
                     # Its battles and duels as short as its phases (GH-10, GH-11, GH-17).
                     "match_setup_window": self.seconds(0.1), "match_betting_window": self.seconds(0.03),
                     "match_turn_length": self.seconds(0.05)}
-        self._create("hall", f"h{self.cycles:02d}", names[:4], settings, names)
+        # Its Judge and reputable players play it through (a silent Judge rules on nothing).
+        temper = {**temperaments(names, self.players_rng), **dict.fromkeys(names[:3], DILIGENT)}
+        self._create("hall", f"h{self.cycles:02d}", names[:4], settings, names, temper)
 
     def adopt_matches(self) -> None:
         """Each Exoptosis match a Hall opened gets a cast of its own (its players)."""
@@ -295,13 +306,13 @@ class Runner:
                                          time.monotonic()))
 
     def _create(self, kind: str, game_id: str, players: list[str], settings: dict[str, str],
-                cast_names: list[str]) -> None:
+                cast_names: list[str], temper: dict[str, Temperament] | None = None) -> None:
         now = utcnow()
         with session_factory(self.engine).begin() as session:
             create_game(session, kind, game_id, now, players=players,
                         start=now + timedelta(seconds=0.5), settings=settings,
                         channel=RACEWAY if kind == "races" else None)
-        self.tables.append(Table(game_id, kind, cast(kind, cast_names, self.players_rng),
+        self.tables.append(Table(game_id, kind, cast(kind, cast_names, self.players_rng, temper),
                                  time.monotonic()))
 
     # -- the players -----------------------------------------------------------------------
@@ -313,6 +324,8 @@ class Runner:
         self.adopt_matches()
         now = utcnow()
         stamp = iso_exact(now)
+        ticked, self.last_tick = self.last_tick, time.monotonic()
+        since = self.season.tick if ticked is None else self.last_tick - ticked
         for table in self.tables:
             if table.finished:
                 continue
@@ -323,18 +336,20 @@ class Runner:
                     self.idle += list(table.players)
                 continue
             for name in sorted(table.players):
-                if self.players_rng.random() > self.turn_chance(table.kind):
-                    continue
                 player = table.players[name]
+                player.closing = not opening  # no game opens any more: each hastens its end
+                if self.players_rng.random() > self.turn_chance(table.kind, since):
+                    continue
                 for act in player.turn(view, self.players_rng):
                     same_second = stamp if player.temperament.simultaneous else None
                     self.deliver(act, table.game_id, same_second)
 
-    def turn_chance(self, kind: str) -> float:
-        """About three turns a phase: a roulette phase is a quarter day, a races phase shorter."""
-        share = 0.25 if kind in ("roulette", "hall", "exoptosis") else 0.05
-        per_phase = self.season.day_seconds * share / self.season.tick
-        return min(1.0, 3.0 / max(per_phase, 1.0))
+    def turn_chance(self, kind: str, since: float) -> float:
+        """About three turns a phase, ``since`` seconds after the last tick: a roulette phase is
+        a quarter day, a Hall's half a day, a races phase shorter, an Exoptosis turn 5 % of a
+        day (the Hall's ``match_turn_length``)."""
+        share = {"roulette": 0.25, "hall": 0.5}.get(kind, 0.05)
+        return min(1.0, 3.0 * since / (self.season.day_seconds * share))
 
     def deliver(self, act: Act, game_id: str, stamp: str | None) -> None:
         """Hand ``act`` to its sender's transport as an inbox message."""
@@ -402,6 +417,7 @@ def run(season: Season, progress: IO[str] | None = None) -> Figures:
     if season.discord:
         discord = transports["discord"] = Discord(sent)
         discord.fallback = transports.get("webhook", transports["dir"])
+        discord.engine = engine
     mail: Mail | None = None
     if season.email:
         # Its IMAP connections cut as often as Postgres's (on SQLite too).

@@ -164,6 +164,8 @@ class Discord:
         self.where: dict[str, str] = {}
         """Each message said: its channel and time (for the books' problems)."""
         self.fallback: Any = None
+        self.engine: Any = None
+        """The store, which :meth:`idle` reads (set by the season)."""
         self.lock = threading.Lock()
 
     def user(self, player: str) -> int:
@@ -216,7 +218,18 @@ class Discord:
         return sum(1 for r in list(self.fake.requests) if r.status == 429)
 
     def idle(self) -> bool:
-        return True
+        """Every message said is stored: one said while no daemon listened waits for a
+        catch-up, and the season's drain for it."""
+        if self.engine is None or not self.where:
+            return True
+        from sqlalchemy import select
+
+        from dealer.store.models import Inbound
+
+        with self.engine.connect() as connection:
+            stored = set(connection.execute(select(Inbound.external_id)
+                                            .where(Inbound.source == self.source)).scalars())
+        return set(self.where) <= stored
 
     def close(self) -> None:
         self.fake.stop()

@@ -100,6 +100,8 @@ class Behaviour(Protocol):
 
     name: str
     temperament: Temperament
+    closing: bool
+    """The run opens no more games: hasten this one's end where the player can."""
 
     def turn(self, view: GameView, rng: random.Random) -> list[Act]:
         """The acts to deliver now (possibly none)."""
@@ -146,6 +148,9 @@ class Player:
     name: str
     temperament: Temperament = DILIGENT
     turns: int = field(default=0, init=False)
+    closing: bool = field(default=False, init=False)
+    """Set by the run once it opens no more games: a player that can hasten its game's end
+    does (a Hall member buys chips to win the cycle, GH-8, and starts no fight)."""
 
     def turn(self, view: GameView, rng: random.Random) -> list[Act]:
         """Count the turn; a silent player past its time does nothing, others :meth:`decide`."""

@@ -53,6 +53,8 @@ class Citizen:
     """What it voted on (a reaction's ref) and with which emoji."""
     proposals: list[str] = field(default_factory=list)
     """The keys of its proposal messages."""
+    editing: list[str] = field(default_factory=list)
+    """The proposals it edits at its next turn, during their vote (GH-22: void)."""
     retract: list[str] = field(default_factory=list)
     """The votes it takes back at its next turn."""
     standing: str | None = None
@@ -63,17 +65,20 @@ class Citizen:
         acts = self._votes(me, view, rng, state)
         reputable = state.settings.is_reputable(me.name)
         judge = state.judge is not None and state.judge.casefold() == me.name.casefold()
+        for key in self.editing:  # edited before its end, it is void (GH-22)
+            acts.append(Act(me.name, kind="edit", ref=key, game=view.game_id,
+                            body="set holo_percent 1\nEdited: fewer shiny cards."))
+        self.editing = []
         if rng.random() < 0.06:
             acts.append(self._propose(me, view, rng, reputable))
-        if self.proposals and rng.random() < 0.04:  # edited before its end, it is void (GH-22)
-            acts.append(Act(me.name, kind="edit", ref=self.proposals.pop(), game=view.game_id,
-                            body="set holo_percent 1\nEdited: fewer shiny cards."))
+            if rng.random() < 0.2:
+                self.editing.append(self.proposals[-1])
         if judge:
             acts += self._rule(me, view, rng, state)
         elif rng.random() < 0.04:
             acts.append(me.say(view, rng.choice(REQUESTS), expect="valid", channel=JUSTICE))
         for ruling in state.rulings:
-            if not ruling.polled and ruling.overturned is None and rng.random() < 0.03:
+            if not ruling.polled and ruling.overturned is None and rng.random() < 0.08:
                 acts.append(me.say(view, f"confidence {ruling.number}", expect="any"))
         if (state.judge is not None and not judge and me.name not in state.removal
                 and rng.random() < 0.01):
@@ -121,7 +126,7 @@ class Citizen:
                 self.votes[ref] = emoji
                 acts.append(Act(me.name, kind="react", ref=ref, emoji=emoji,
                                 game=view.game_id, expect="valid"))
-                if rng.random() < 0.1:
+                if rng.random() < 0.2:
                     self.retract.append(ref)
         return acts
 

@@ -16,6 +16,11 @@ ACTIONS = "#game-actions"
 
 PACKS = ("handy", "deck", "legendary")
 
+SAVING_PHASES = 4
+"""A cycle's first phases: a member buys cards first (a fight takes 4, GH-18) and no chip
+(but once the run is closing), so a cycle lasts long enough for fights, votes and an
+election before it can be won (GH-8)."""
+
 
 @dataclass
 class HallPlayer(Player):
@@ -24,6 +29,8 @@ class HallPlayer(Player):
 
     citizen: Citizen = field(default_factory=Citizen)
     """Its part in the government, with what it remembers of it."""
+    stocked: bool = False
+    """It has held 4 cards: it buys cards first no more."""
 
     def decide(self, view: GameView, rng: random.Random) -> list[Act]:
         """Join first; then answers, an economic move, a fight, the government."""
@@ -35,7 +42,7 @@ class HallPlayer(Player):
             return [self.say(view, "join", expect="valid", channel=ACTIONS)]
         others = [m.name for m in state.members if m.name != me.name]
         acts = self._answers(view, rng, state)
-        if not acts and rng.random() < 0.6:  # what it pays for an answer is not yet seen
+        if not acts and (self.closing or rng.random() < 0.6):  # an answer's cost is not yet seen
             acts += self._economy(view, rng, state, me, others)
         acts += self._fight(view, rng, state, others)
         acts += self.citizen.acts(self, view, rng, state)
@@ -61,27 +68,35 @@ class HallPlayer(Player):
     # --- the economy (GH-1 to GH-7) ----------------------------------------------------
 
     def _economy(self, view: GameView, rng: random.Random, state, me, others) -> list[Act]:
+        """Cards first, until it has held 4 (a fight takes 4, GH-18); then its vertebrae are
+        for chips (GH-8), bought after the cycle's first phases or once the run is closing;
+        gifts and offers all along."""
         prices = state.settings
         held = view.holdings(self.name)
         vertebrae = held.get(VERTEBRAE, 0)
         packs = [p for p in PACKS if held.get(f"pack:{p}", 0) > 0]
         cards = own_cards(view, self.name)
+        self.stocked = self.stocked or len(cards) >= 4
+        if vertebrae >= prices.price_chip and (self.closing or self.stocked and state.phase > SAVING_PHASES):
+            return [self.line(view, rng, "buy chip", malformed="buy chip chip",
+                              refused="buy 100 chips", channel=ACTIONS)]
         moves: list[tuple[str, str | None]] = []  # (valid line, a refused version)
         if packs:
             moves.append((f"open {rng.choice(packs)} pack",
                           next((f"open {p} pack" for p in PACKS if p not in packs), None)))
-        if vertebrae >= prices.price_chip:
-            moves.append(("buy chip", None))
-        if vertebrae >= prices.price_deck_pack:
+        elif not self.stocked and vertebrae >= prices.price_deck_pack:
             moves.append(("buy deck pack", "buy 100 legendary packs"))
-        elif vertebrae >= prices.price_random_card:
+        elif not self.stocked and vertebrae >= prices.price_random_card:
             moves.append(("buy random card", "buy 100 legendary packs"))
-        if me.gifted is None and others:
-            moves.append((f"gift {rng.choice(others)}", f"gift {self.name}"))
-        if cards and others:
-            offer = (f"offer {rng.choice(cards)} to {rng.choice(others)} for "
-                     f"{rng.randint(1, 5)} vertebrae")
-            moves.append((offer, f"offer {cards[0]} to {self.name} for nothing"))  # not to oneself
+        if not self.stocked and moves:
+            moves = moves[:1]  # cards first
+        else:
+            if me.gifted is None and others:
+                moves.append((f"gift {rng.choice(others)}", f"gift {self.name}"))
+            if cards and others:
+                offer = (f"offer {rng.choice(cards)} to {rng.choice(others)} for "
+                         f"{rng.randint(1, 5)} vertebrae")
+                moves.append((offer, f"offer {cards[0]} to {self.name} for nothing"))  # not to oneself
         if not moves:
             return []
         valid, refused = rng.choice(moves)
@@ -93,9 +108,9 @@ class HallPlayer(Player):
 
     def _fight(self, view: GameView, rng: random.Random, state, others) -> list[Act]:
         cards = state.cards.get(self.name, len(own_cards(view, self.name)))
-        if cards < 4:
+        if cards < 4 or self.closing:  # the run ends: no new match
             return []
-        if self.name not in state.battlers and rng.random() < 0.3:
+        if self.name not in state.battlers and rng.random() < 0.5:
             return [self.say(view, "battle", expect="valid", channel=ACTIONS)]
         if others and rng.random() < 0.05:
             return [self.say(view, f"duel {rng.choice(others)}", expect="valid", channel=ACTIONS)]

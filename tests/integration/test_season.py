@@ -1,7 +1,8 @@
-"""The season (faults/season.py): a short one passes its books on SQLite, and on Postgres with
-two replicas when ``DEALER_TEST_DATABASE_URL`` is set; a one-day season fails as vacuous. Its
-players write on Discord (the project's fake), over the webhook and by e-mail (dovecot, run by
-tests/integration/mailservers.py: without it these tests are skipped, or fail under CI).
+"""The season (faults/season.py), a Gilded Hall and its matches included: a short one passes
+its books on SQLite, and on Postgres with two replicas when ``DEALER_TEST_DATABASE_URL`` is
+set; a one-day season fails as vacuous. Its players write on Discord (the project's fake),
+over the webhook and by e-mail (dovecot, run by tests/integration/mailservers.py: without it
+these tests are skipped, or fail under CI).
 
 The books judge correctness only (every message stored and answered once, every post sent,
 every deadline fired once, the ledger, replay, verify, health), never timing: a slow machine
@@ -49,6 +50,11 @@ def test_a_three_day_season_balances_its_books_on_sqlite(tmp_path: Path) -> None
     assert figures.counts["sent discord"] > 0 and figures.counts["posts on Discord"] > 0
     assert figures.counts["sent email"] > 0 and figures.counts["replies by mail"] > 0
     assert figures.faults["IMAP connections cut"] > 0
+    # The Hall's part (the books fail a season without it): a cycle won, a match fought
+    # through, proposals, an election.
+    for milestone in ("hall cycles ended", "matches finished", "proposals resolved",
+                      "elections held"):
+        assert figures.counts[milestone] > 0, milestone
 
 
 @pytest.mark.skipif(not os.environ.get("DEALER_TEST_DATABASE_URL"),
@@ -66,6 +72,7 @@ def test_a_one_day_season_fails_as_vacuous(tmp_path: Path) -> None:
     assert [p for p in figures.problems if p.startswith("vacuous season")] == figures.problems, \
         figures.problems
     assert "the day of downtime" in figures.problems[0]
+    assert "hall cycles ended (at least 1)" in figures.problems[0]  # no cycle in a last day
     assert figures.counts["races tables opened"] == 1
 
 

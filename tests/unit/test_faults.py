@@ -145,3 +145,31 @@ def test_the_ledger_audit_counts_the_chips_handed_out_in_the_global_wallets(tmp_
         faultlib._audit_ledger(engine, faultlib.Table([], 103), figures)
         assert figures.problems == ["ledger: 100 chips held, 103 handed out"]
         engine.dispose()
+
+
+def test_a_season_whose_hall_did_nothing_fails_as_vacuous(tmp_path: Path) -> None:
+    """faults/season_books.py: with the Hall on (the default), a season fails unless a cycle
+    ended, a match finished, a proposal was resolved and an election held, however well the
+    rest went; with the Hall off, the rest suffices."""
+    sys.path.insert(0, str(PACKAGE.parent / "faults"))
+    try:
+        import season_books
+        import seasonlib
+    finally:
+        sys.path.pop(0)
+    counts = {"rounds played": 9, "roulette games finished": 3, "races run": 2,
+              "races tables opened": 2, "admin paused": 1, "admin resumed": 1, "admin shift": 1,
+              "sent dir": 5, "sent webhook": 5, "sent discord": 5, "posts on Discord": 5}
+    faults = {"downtime": "20.0 s", "publisher outage": "4.0 s", "connections cut": 0}
+    verdicts = []
+    for hall in (True, False):
+        season = seasonlib.Season(database_url="sqlite://", root=tmp_path, hall=hall, email=False)
+        figures = seasonlib.Figures(season, backend="sqlite", counts=dict(counts), faults=dict(faults))
+        figures.kills.kills_random = 3
+        season_books._vacuity(figures)
+        verdicts.append(figures.problems)
+    [vacuous] = verdicts[0]
+    assert vacuous.startswith("vacuous season: ")
+    for milestone in ("hall cycles ended", "matches finished", "proposals resolved", "elections held"):
+        assert f"{milestone} (at least 1)" in vacuous
+    assert verdicts[1] == []

@@ -189,8 +189,10 @@ def test_the_hall_government_runs() -> None:
         assert poll["overturned"] == (len(poll["overturn"]) > affirm)
     (election,) = [data for kind, data in view.shell.events if kind == "election.tallied"]
     assert election["winner"] in ("ann", "bo")  # the reputable ones stand (GH-34)
-    assert ("judge.changed", {"judge": election["winner"], "previous": None,
-                              "how": "elected"}) in view.shell.events
+    elected = [data for kind, data in view.shell.events
+               if kind == "judge.changed" and data["how"] == "elected"]
+    assert [data["judge"] for data in elected] == [election["winner"]]
+    assert elected[0]["previous"] in ("cy", None)  # the Judge set, unless removed first (GH-30)
     deleted = [a for a, got in view.outcomes if a.kind == "delete"]
     assert deleted and len(view.shell.posts("candidacy_withdrawn")) == len(deleted)  # GH-34
     kept_their_word(view)
