@@ -191,12 +191,18 @@ def committed_at_once(connection: Connection) -> Iterator[None]:
     if connection.dialect.name != "postgresql":
         yield
         return
+    raw = connection.connection.dbapi_connection
     try:
-        with connection.connection.dbapi_connection.pipeline():
+        with raw.pipeline():
             yield
             _COMMIT.execute(connection, {})
     except connection.dialect.loaded_dbapi.Error as error:  # psycopg's, met at the block's end
-        raise translated(connection, error) from error
+        failed = translated(connection, error)
+        if not connection.invalidated and raw.pgconn.pipeline_status:
+            # Left in pipeline mode (a cut met while results were pending: "cannot exit pipeline
+            # mode while busy"), it can run no rollback: the pool must not reset it, only drop it.
+            connection.invalidate(error)
+        raise failed from error
 
 
 @lru_cache(maxsize=None)

@@ -163,3 +163,38 @@ def test_a_lock_timeout_in_the_block_is_passing(engine: Engine) -> None:
     with engine.begin() as connection:  # the pool's connections are all usable
         connection.execute(DROP_BY_KEY, {"k": "a"})
     assert outbox(engine) == [("a", "dropped")]
+
+
+def test_a_connection_left_in_pipeline_mode_is_dropped_not_reset(engine: Engine, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A cut met while the pipeline's results were pending leaves psycopg's connection in
+    pipeline mode ("cannot exit pipeline mode while busy", the connection not yet seen lost):
+    no rollback can run on it, and the pool logged a traceback at each such cut trying to.
+    It is invalidated instead. (The state is made here as psycopg leaves it: the pipeline's
+    exit raises with pipeline mode still on.)"""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("pipeline mode is Postgres's")
+    import contextlib
+    import logging
+
+    import psycopg
+
+    @contextlib.contextmanager
+    def stuck(self):  # type: ignore[no-untyped-def]
+        yield
+        self.pgconn.enter_pipeline_mode()
+        raise psycopg.OperationalError("cannot exit pipeline mode while busy")
+
+    connection = engine.connect()
+    transaction = connection.begin()
+    monkeypatch.setattr(psycopg.Connection, "pipeline", stuck)
+    with pytest.raises(sa_exc.OperationalError):
+        with committed_at_once(connection):
+            pass
+    monkeypatch.undo()
+    assert connection.invalidated
+    with caplog.at_level(logging.ERROR, logger="sqlalchemy.pool"):
+        transaction.rollback()
+        connection.close()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    with engine.begin() as fresh:  # the pool hands out a live connection
+        assert fresh.execute(text("SELECT 1")).scalar_one() == 1
