@@ -34,6 +34,24 @@ def _players(t: DiscordTable, *names_ids: tuple[str, int], chips: int = 50) -> N
     add_players(t, T0, names_ids, chips)
 
 
+def _fail_storing(monkeypatch, body: str):  # type: ignore[no-untyped-def]
+    """The store refuses (a cut connection) every batch holding a message whose body is ``body``;
+    returns the real ``store_messages``, to put back when the store is back."""
+    from sqlalchemy.exc import OperationalError
+
+    import dealer.shell.platforms as platforms
+
+    real = platforms.store_messages
+
+    def failing(engine, source, messages, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if any(m.body == body for m in messages):
+            raise OperationalError("INSERT", {}, Exception("the server closed the connection"))
+        return real(engine, source, messages, *args, **kwargs)
+
+    monkeypatch.setattr(platforms, "store_messages", failing)
+    return real
+
+
 def test_a_whole_races_table_through_discord(table) -> None:  # type: ignore[no-untyped-def]
     t = table()
     names = [("Alice", ALICE), ("Bob", BOB), ("Carol", CAROL)]
@@ -659,8 +677,6 @@ def test_a_message_the_store_failed_holds_the_cursor_back_for_those_heard_after_
     nothing: the next daemon's catch-up reads it. (The season on Postgres lost one so: each
     message had a worker thread of its own, and the next was stored, its cursor moved, while
     the failure was still being logged.)"""
-    from sqlalchemy.exc import OperationalError
-
     import dealer.shell.platforms as platforms
     from dealer.inbox.discord import GatewayEvents
     from dealer.publish.discord import DiscordRest
@@ -679,14 +695,7 @@ def test_a_message_the_store_failed_holds_the_cursor_back_for_those_heard_after_
         return found
 
     monkeypatch.setattr(GatewayEvents, "on_message", on_message)
-    real = platforms.store_messages
-
-    def failing_first(engine, source, messages, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if any(m.body == "first" for m in messages):
-            raise OperationalError("INSERT", {}, Exception("the server closed the connection"))
-        return real(engine, source, messages, *args, **kwargs)
-
-    monkeypatch.setattr(platforms, "store_messages", failing_first)
+    real = _fail_storing(monkeypatch, "first")
     link = DiscordLink(t.settings, t.dealer.engine, t.dealer.wake, clock=lambda: t.now,
                        rest=DiscordRest("fake-token", api_url=t.fake.api_url), guild_ready_timeout=0.01,
                        retry_first=60.0)  # the daemon is killed before its retried catch-up
@@ -731,8 +740,6 @@ def test_a_message_the_store_failed_during_a_catch_up_holds_the_cursor_back_afte
     """A message heard while a catch-up is under way (after it read the history) and not
     stored: the catch-up's end does not put the link back in step (its retry is to come), so
     the next message heard moves no cursor past the failed one."""
-    from sqlalchemy.exc import OperationalError
-
     import dealer.shell.platforms as platforms
     from dealer.inbox.base import InboxMessage
     from dealer.inbox.discord import snowflake_time
@@ -756,14 +763,7 @@ def test_a_message_the_store_failed_during_a_catch_up_holds_the_cursor_back_afte
                   {place: said["id"]})
         return said
 
-    real = platforms.store_messages
-
-    def failing_first(engine, source, messages, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if any(m.body == "first" for m in messages):
-            raise OperationalError("INSERT", {}, Exception("the server closed the connection"))
-        return real(engine, source, messages, *args, **kwargs)
-
-    monkeypatch.setattr(platforms, "store_messages", failing_first)
+    real = _fail_storing(monkeypatch, "first")
     caught_up = platforms.catch_up
     first: list[dict] = []  # type: ignore[type-arg]
 
