@@ -112,6 +112,7 @@ def deliver(
             held: set[tuple[str, str | None]] = set()  # destinations refused in this batch
             sent: list[tuple[str, dict[str, Any]]] = []  # each sent post's key, its mark
             cut = False  # the batch ends early: the rest of the claim is claimed again
+            flush = False  # the commit must wait for the flush to disk (see below)
             for row in rows:
                 where = (row.channel, row.recipient)
                 if where in held:
@@ -121,6 +122,7 @@ def deliver(
                 with logs.context(game_id=row.game_id, post_id=row.id, post_key=row.key):
                     outcome = _attempt(connection, publisher, row, report, (retries, park_after),
                                        first_backoff, now, clock, sent, unrecorded, accounts)
+                flush |= outcome != SENT
                 if outcome == REFUSED:
                     held.add(where)
                 elif outcome == SENT_NOT_DEDUPED:
@@ -131,7 +133,10 @@ def deliver(
             if sent:
                 # One statement marks the batch's sent posts delivered, each only if still
                 # pending (the rows are this transaction's: it always is), sent with the COMMIT.
-                with committed_at_once(connection):
+                # Marks of sends the platform drops if repeated need not wait for the disk
+                # (Postgres): a crash losing them re-sends those posts, as a crash between
+                # the sends and the commit does anyway. Anything else waits for the flush.
+                with committed_at_once(connection, wait_for_disk=flush):
                     direct(Q.DELIVERED).execute(connection, [mark for _, mark in sent])
                 report.delivered += len(sent)
                 for _ in sent:

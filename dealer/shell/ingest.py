@@ -84,9 +84,11 @@ def store_messages(
     return result
 
 
-def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) -> int:
-    """Store every message waiting in ``inbox``, each acknowledged to the inbox once its commit
-    is done; return how many were new. No message stops the loop."""
+def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts,
+           unflushed: list[Any] | None = None) -> int:
+    """Store every message waiting in ``inbox``, each acknowledged once its commit is done (with
+    ``unflushed``, Postgres: commits not waiting for the disk, the handles left there for the
+    caller to acknowledge after a commit that waited); return how many were new."""
     batch: list[Delivery] = []
     for item in inbox.fetch(now):
         if not isinstance(item, Delivery):
@@ -97,10 +99,10 @@ def ingest(inbox: Inbox, engine: Engine, now: datetime, report: IngestCounts) ->
             continue
         batch.append(item)
         if len(batch) >= INGEST_BATCH:
-            _ingest_batch(inbox, engine, batch, now, report)
+            _ingest_batch(inbox, engine, batch, now, report, unflushed)
             batch = []
     if batch:
-        _ingest_batch(inbox, engine, batch, now, report)
+        _ingest_batch(inbox, engine, batch, now, report, unflushed)
     return report.ingested
 
 
@@ -122,8 +124,11 @@ def _reject(inbox: Inbox, handle: Any, why: str) -> None:
 
 def _ingest_batch(
     inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts,
+    unflushed: list[Any] | None,
 ) -> None:
     held = quarantine_reasons(engine, batch, now)
+    if unflushed is not None:
+        engine = engine.execution_options(flush=False)  # read by _insert_statement
     outcomes = _store_batch(engine, inbox.source, [(item.message, item.raw) for item in batch], now,
                             held=held)
     fault("after-ingest-commit")
@@ -142,7 +147,10 @@ def _ingest_batch(
         else:
             report.duplicates += 1
             log.info("message %s from %s already stored; ignored", item.message.id, inbox.source)
-        acknowledge(inbox, item.handle)
+        if unflushed is None:
+            acknowledge(inbox, item.handle)
+        else:  # a duplicate too: the copy stored may be another daemon's, not yet flushed
+            unflushed.append(item.handle)
 
 
 @dataclass(frozen=True)
@@ -263,7 +271,7 @@ def _store_new(
         return None
     with engine.connect() as connection:
         with connection.begin() as transaction:
-            stored = connection.execute(Q.insert_message(connection.dialect.name), rows).all()
+            stored = connection.execute(_insert_statement(connection), rows).all()
             if len(stored) < len(rows):
                 transaction.rollback()
                 return None
@@ -272,7 +280,13 @@ def _store_new(
 
 def _insert_new(connection: Connection, values: dict[str, Any]) -> bool:
     """Insert one message unless stored already; whether it was new."""
-    return direct(Q.insert_message(connection.dialect.name)).first(connection, values) is not None
+    return direct(_insert_statement(connection)).first(connection, values) is not None
+
+
+def _insert_statement(connection: Connection) -> Any:
+    """The INSERT of a message, its commit waiting for the disk unless ingest said otherwise."""
+    flush = connection.get_execution_options().get("flush", True)
+    return Q.insert_message(connection.dialect.name, flush)
 
 
 def _insert(

@@ -183,11 +183,12 @@ def _compile(statement: ClauseElement, dialect: Dialect, columns: tuple[str, ...
 
 
 @contextmanager
-def committed_at_once(connection: Connection) -> Iterator[None]:
+def committed_at_once(connection: Connection, wait_for_disk: bool = True) -> Iterator[None]:
     """On Postgres, send the block's statements and the ``COMMIT`` ending their transaction in
     one round trip (psycopg's pipeline mode; a row count is -1 in it): a refusal is raised at
     the block's end, as SQLAlchemy raises it, and nothing is committed; SQLAlchemy's commit
-    then sends nothing. Elsewhere the block runs as it is and the caller commits."""
+    then sends nothing. Elsewhere the block runs as it is and the caller commits. Without
+    ``wait_for_disk`` the commit does not wait for the flush (only where losing it loses nothing)."""
     if connection.dialect.name != "postgresql":
         yield
         return
@@ -195,6 +196,8 @@ def committed_at_once(connection: Connection) -> Iterator[None]:
     try:
         with raw.pipeline():
             yield
+            if not wait_for_disk:
+                _NO_FLUSH_WAIT.execute(connection, {})
             _COMMIT.execute(connection, {})
     except connection.dialect.loaded_dbapi.Error as error:  # psycopg's, met at the block's end
         failed = translated(connection, error)
@@ -212,3 +215,4 @@ def direct(statement: ClauseElement) -> Direct:
 
 
 _COMMIT = Direct(text("COMMIT"))  # committed_at_once's, sent as one of the block's statements
+_NO_FLUSH_WAIT = Direct(text("SET LOCAL synchronous_commit TO off"))

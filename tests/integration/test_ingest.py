@@ -177,19 +177,44 @@ def acknowledged_after(harness, monkeypatch) -> list[list[str]]:  # type: ignore
     return told
 
 
-def test_on_postgres_messages_are_acknowledged_after_a_commit_that_waited_for_the_disk(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Every commit waits for the flush to disk (Postgres's ``synchronous_commit`` as the
-    server sets it): the inbox is told a message is stored right after the commit that stored
-    it, before any step of the pass, so nothing acknowledged can be lost and a daemon killed
-    during the pass does not store it again."""
+def test_on_postgres_a_message_is_acknowledged_once_a_commit_flushed_it(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The pass stores a message without waiting for the flush to disk and tells its inbox
+    only after a later commit waited for it: here the message's own step."""
     if not database_url.startswith("postgresql"):
         pytest.skip("synchronous_commit is Postgres's (SQLite's WAL commits are not flushed)")
     setup_tally(harness)
     told = acknowledged_after(harness, monkeypatch)
+    harness.send("alice", "add 3", T0 + timedelta(minutes=1))
+    assert harness.run(T0 + timedelta(minutes=2)).messages == 1
+    assert told == [["on"]]  # after the step's commit, which waited for the flush
+    assert list(harness.inbox_dir.glob("*.json")) == []
+
+
+def test_on_postgres_a_message_left_pending_is_flushed_before_it_is_acknowledged(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No step ran in the pass (its game held, another daemon's, the daemon stopping): a
+    commit is made for the message before its inbox is told it is stored."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's")
+    setup_tally(harness)
+    told = acknowledged_after(harness, monkeypatch)
     monkeypatch.setattr(passes, "process_due", lambda *args: None)
     harness.send("alice", "add 3", T0 + timedelta(minutes=1))
-    harness.send("alice", "add 4", T0 + timedelta(minutes=1, seconds=1))
     assert harness.run(T0 + timedelta(minutes=2)).messages == 0
-    assert told == [["on"], ["on"]]  # the batch's one commit, flushed, then both told
+    assert told == [["on"]]
     rows = harness.admin(lambda s: [(r.external_id, r.status) for r in s.scalars(select(Inbound))])
-    assert [status for _, status in rows] == ["pending", "pending"]
+    assert [status for _, status in rows] == ["pending"]
+
+
+def test_on_postgres_several_messages_are_acknowledged_before_the_steps(harness, database_url, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Several messages stored without waiting for the flush are told stored before the pass's
+    steps, after a commit made to wait for it: a daemon killed during a long pass does not
+    store them all again in its next life."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("synchronous_commit is Postgres's")
+    setup_tally(harness)
+    told = acknowledged_after(harness, monkeypatch)
+    harness.send("alice", "add 3", T0 + timedelta(minutes=1))
+    harness.send("alice", "add 4", T0 + timedelta(minutes=1, seconds=1))
+    assert harness.run(T0 + timedelta(minutes=2)).messages == 2
+    # The batch's one commit (no flush wait), the commit made to wait, then both told.
+    assert told == [["off", "on"], ["off", "on"]]

@@ -13,7 +13,7 @@ from dealer.store.queries.admin import (
     overrides, pending_deadlines_of, retry_failed,
 )
 from dealer.store.queries.claims import (
-    CLAIM_MESSAGE, DUE, INSERT_MESSAGE, LOCK_DEADLINE, LOCK_DEADLINES,
+    CLAIM_MESSAGE, DUE, FLUSH_COMMITTED, INSERT_MESSAGE, LOCK_DEADLINE, LOCK_DEADLINES,
     MARK_FIRED, RECORD_OUTCOME, STEP_LOCK_KEY, ClaimedMessage, Due, LockedDeadline,
     claim_messages, due_now, insert_message, messages_sharing_id, next_due_deadline,
     next_timer_deadline, overdue_deadlines, step_lock_alone, step_lock_shared,

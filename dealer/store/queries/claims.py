@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from sqlalchemy import (
-    Row, String, bindparam, literal_column, null, select, union_all, update,
+    Row, String, bindparam, func, literal_column, null, select, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import insert as postgres_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -135,16 +135,24 @@ def next_timer_deadline(connection: Connection | Session, after: datetime) -> Ro
 
 
 @lru_cache(maxsize=None)
-def insert_message(dialect: str):  # type: ignore[no-untyped-def]
-    """INSERT a message unless its (source, external id) is stored; RETURNING its id. Built
-    once per dialect."""
+def insert_message(dialect: str, flush: bool = True):  # type: ignore[no-untyped-def]
+    """INSERT a message unless its (source, external id) is stored; RETURNING its id. Without
+    ``flush``, on Postgres, its transaction's commit does not wait for the disk (ingest says
+    when that may be). Built once per dialect and ``flush``."""
     insert = postgres_insert if dialect == "postgresql" else sqlite_insert
+    returned = [_inbound.c.id]
+    if dialect == "postgresql" and not flush:
+        returned.append(func.set_config("synchronous_commit", "off", True))
     return (
         insert(_inbound)
         .on_conflict_do_nothing(index_elements=["source", "external_id"])
-        .returning(_inbound.c.id)
+        .returning(*returned)
     )
 
+
+FLUSH_COMMITTED = select(func.txid_current())
+"""Gives the transaction an id, so its commit waits for the flush and makes every earlier
+commit durable too (Postgres)."""
 
 INSERT_MESSAGE = _inbound.insert()
 
