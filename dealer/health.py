@@ -4,7 +4,7 @@ mail, the sender check off) do not make it unhealthy."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -18,6 +18,9 @@ OVERDUE_GRACE = timedelta(minutes=1)
 """How long past its due time a pending deadline may wait before dealer is unhealthy."""
 SHOWN = 5
 """Overdue deadlines named in the report (the rest are counted)."""
+GATEWAYS = "gateway"
+"""The cursors' source marking a gateway down: place ``discord`` (started again on its own) or
+``discord/refused`` (its login refused), position since when in ms, 0 while up."""
 
 
 @dataclass
@@ -56,6 +59,7 @@ def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> 
             overdue = Q.overdue_deadlines(connection, now - OVERDUE_GRACE)
             health.parked = Q.count_parked(connection)
             health.quarantined = Q.count_quarantined(connection)
+            gateways = Q.cursors(connection, GATEWAYS)
     except SQLAlchemyError as exc:
         health.problems.append(f"the store cannot be read: {exc}")
         return health
@@ -80,6 +84,13 @@ def check_health(engine: Engine, now: datetime, auth_off: str | None = None) -> 
         health.problems.append(
             f"{len(overdue)} deadline(s) overdue by more than a minute: {named}{more}; is `dealer run` running?"
         )
+    for place, since in sorted((p, int(ms)) for p, ms in gateways.items() if int(ms)):
+        when = format_utc(datetime.fromtimestamp(since / 1000, timezone.utc))
+        health.problems.append(
+            f"Discord refused the gateway's login at {when}: dealer hears nothing from Discord; fix "
+            "DEALER_DISCORD_TOKEN or the intents (`dealer discord check`), then restart `dealer run`"
+            if place.endswith("/refused") else f"the {place.title()} gateway has been down since {when}: "
+            "dealer hears nothing from it meanwhile; it is started again on its own (the daemon's log says why)")
     if health.parked:
         health.problems.append(
             f"{health.parked} post(s) parked after failing every delivery attempt for hours "

@@ -321,19 +321,26 @@ async def answer_interaction(client: Any, handler: Any, data: dict[str, Any]) ->
 
 
 class GatewayThread:
-    """The gateway client in its own thread and event loop, for ``dealer run``."""
+    """The gateway client in its own thread and event loop, for ``dealer run``. One that stops with
+    an error is started again, a fresh client after a backoff (issue 36), unless Discord refused
+    its login (a bad token, an intent not enabled): retrying cannot fix that."""
 
-    def __init__(self, client: Any, token: str) -> None:
-        self.client = client
+    def __init__(self, make: Callable[[], Any], token: str, backoff: tuple[float, float] = (1.0, 300.0),
+                 down: Callable[[BaseException, bool], None] = lambda exc, refused: None) -> None:
+        self.make = make
+        self.client: Any = None
         self.token = token
+        self.backoff = backoff
+        self.down = down  # told of each stop by an error, and whether Discord refused the login
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._run, name="discord-gateway", daemon=True)
         self.error: BaseException | None = None
+        self._stopping = threading.Event()
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
         try:
-            self.loop.run_until_complete(self.client.start(self.token))
+            self.loop.run_until_complete(self._serve())
         except BaseException as exc:  # reported by the daemon's log
             self.error = exc
             log.exception("the Discord gateway stopped: %s", exc)
@@ -341,12 +348,40 @@ class GatewayThread:
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
 
+    async def _serve(self) -> None:
+        from discord import LoginFailure, PrivilegedIntentsRequired
+
+        first, most, wait = *self.backoff, 0.0
+        while True:
+            self.client, began = self.make(), self.loop.time()  # a closed client cannot start again
+            if self._stopping.is_set():  # (after the client is set: ``stop`` closes the one it sees)
+                return
+            try:
+                return await self.client.start(self.token)  # returns once ``stop`` closes it
+            except Exception as exc:
+                if self._stopping.is_set():
+                    return
+                self.error, refused = exc, isinstance(exc, (LoginFailure, PrivilegedIntentsRequired))
+                # Short again after a connection that lasted (Discord limits the identifies).
+                wait = first if not wait or self.loop.time() - began > most else min(most, wait * 2)
+                log.error("Discord refused the gateway (%s): not retried; fix DEALER_DISCORD_TOKEN or the "
+                          "intents (`dealer discord check`), then restart" if refused else
+                          f"the Discord gateway stopped (%s); started again in {wait:g} s", _why(exc),
+                          exc_info=not refused)
+                self.down(exc, refused)
+                if refused:
+                    return
+            finally:
+                await self.client.close()
+            await asyncio.to_thread(self._stopping.wait, wait)
+
     def start(self) -> "GatewayThread":
         self.thread.start()
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.thread.is_alive() and not self.loop.is_closed():
+        self._stopping.set()
+        if self.client is not None and self.thread.is_alive() and not self.loop.is_closed():
             # Closing makes ``start`` return, which ends the thread (the close's own
             # future may never resolve once its loop stops: wait for the thread instead).
             try:

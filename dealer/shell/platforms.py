@@ -9,6 +9,7 @@ first connection. What it cannot give back is listed in docs/DISCORD.md.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from datetime import datetime
@@ -18,6 +19,7 @@ from sqlalchemy.engine import Engine
 
 from dealer.clock import utcnow
 from dealer.extras import missing
+from dealer.health import GATEWAYS
 from dealer.inbox.base import InboxMessage
 from dealer.publish import Publisher, open_publisher
 from dealer.routes import Destination, RouteTable, parse_routes
@@ -194,7 +196,8 @@ class DiscordLink:
                  guild_ready_timeout: float = 2.0, retry_first: float = 1.0) -> None:
         self.settings = settings
         self.retry_first = retry_first
-        """Seconds before the first catch-up retried after a store failure (then doubled)."""
+        """Seconds before the first retry of a catch-up after a store failure, or of a gateway
+        stopped by an error (then doubled)."""
         self.engine = engine
         self.wake = wake or threading.Event()
         self.clock = clock
@@ -216,6 +219,7 @@ class DiscordLink:
         could not be stored)."""
         self._retry: threading.Timer | None = None
         self._retry_wait = 0.0
+        self.down_since: datetime | None = None  # the gateway's first stop by an error, till connected
         self.strangers = StrangerLimit()
         """What the gateway hears of accounts linked to no player, limited."""
 
@@ -275,6 +279,11 @@ class DiscordLink:
                     for place, position in rewind.items():
                         if self.rewind.get(place) == position:
                             del self.rewind[place]
+            if self.gateway is not None and self.gateway.client.is_ready():  # READY or RESUMED: up
+                with self.engine.begin() as connection:
+                    for place in ("discord", "discord/refused"):
+                        Q.cursor_back(connection, GATEWAYS, place, "0", self.clock())
+                self.down_since = None
             new = catch_up(self.engine, self.settings, self.rest, self.table, self.clock(), bot_id)
         except Exception:
             log.exception("Discord catch-up failed; it is tried again")
@@ -297,11 +306,22 @@ class DiscordLink:
         # Each connection's first events may come before its catch-up: no cursor moves till then.
         self.events.connecting = lambda: setattr(self, "behind", True)
         self.events.interactions = Interactions(self)
-        client = make_client(self.events, api_url=self.settings.discord_api_url,
-                             gateway_url=self.settings.discord_gateway_url,
-                             guild_ready_timeout=self.guild_ready_timeout)
-        self.gateway = GatewayThread(client, self.settings.discord_token).start()
+        make = functools.partial(make_client, self.events, api_url=self.settings.discord_api_url,
+                                 gateway_url=self.settings.discord_gateway_url,
+                                 guild_ready_timeout=self.guild_ready_timeout)  # a client per (re)start
+        self.gateway = GatewayThread(make, self.settings.discord_token, (self.retry_first, 300.0),
+                                     self.gateway_down).start()
         return self
+
+    def gateway_down(self, exc: BaseException, refused: bool) -> None:
+        """Mark the gateway down since its first stop, for ``dealer health`` (refused: for good)."""
+        self.down_since = since = self.down_since or self.clock()
+        try:
+            with self.engine.begin() as connection:
+                Q.move_cursor(connection, GATEWAYS, "discord/refused" if refused else "discord",
+                              str(int(since.timestamp() * 1000)), self.clock())
+        except Exception:
+            log.exception("the Discord gateway's stop could not be marked for `dealer health`")
 
     def stop(self) -> None:
         """Disconnect the gateway."""

@@ -74,12 +74,14 @@ class DiscordTable:
         if connect:
             self.connect()
 
-    def connect(self) -> None:
+    def connect(self, first_catch_up: bool = True, **options: Any) -> None:
+        """Start the gateway link (``options`` for :class:`DiscordLink`); wait for its first catch-up."""
         self.link = DiscordLink(self.settings, self.dealer.engine, self.dealer.wake, clock=lambda: self.now,
                                 rest=DiscordRest("fake-token", api_url=self.fake.api_url),
-                                guild_ready_timeout=0.01)
+                                guild_ready_timeout=0.01, **options)
         self.link.start()
-        self.until(lambda: self.link.catch_ups >= 1, "the gateway's first catch-up")
+        if first_catch_up:
+            self.until(lambda: self.link.catch_ups >= 1, "the gateway's first catch-up")
 
     def until(self, condition: Any, what: str, timeout: float = 20.0) -> None:
         """Wait (on the daemon's wake event, never a bare sleep) until ``condition()``."""
