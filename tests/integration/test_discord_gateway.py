@@ -71,3 +71,50 @@ def test_a_refused_login_is_not_retried_and_health_says_so(table, caplog) -> Non
     assert [said.split(":")[0] for said in _said(caplog)] == ["Discord refused the gateway (LoginFailure"]
     [problem] = _problems(t)
     assert problem.startswith("Discord refused the gateway's login at 2026-12-01 18:00 UTC")
+
+
+def test_the_backoff_doubles_to_its_cap_and_a_stop_ends_the_wait(caplog) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+    import threading
+
+    from dealer.inbox.discord import GatewayThread
+
+    class Failing:
+        """A client whose every start raises, as discord.py does on a payload it cannot parse."""
+
+        lasting = 0.0  # seconds connected before it raises
+
+        async def start(self, token: str) -> None:
+            await asyncio.sleep(self.lasting)
+            raise ValueError("unparsable")
+
+        async def close(self) -> None:
+            pass
+
+    def failing(backoff: tuple[float, float], stops: int) -> tuple[GatewayThread, list[bool]]:
+        downs: list[bool] = []
+        enough = threading.Event()
+
+        def down(exc: BaseException, refused: bool) -> None:
+            downs.append(refused)
+            if len(downs) == stops:
+                enough.set()
+
+        gateway = GatewayThread(Failing, "token", backoff, down).start()
+        assert enough.wait(20)
+        return gateway, downs
+
+    with caplog.at_level(logging.ERROR, "dealer.inbox.discord"):
+        gateway, downs = failing((0.01, 0.04), 4)
+        gateway.stop(20)
+        assert [m.rpartition(" in ")[2] for m in _said(caplog)][:4] == ["0.01 s", "0.02 s", "0.04 s", "0.04 s"]
+        assert not gateway.thread.is_alive() and downs[:4] == [False] * 4
+        caplog.clear()
+        Failing.lasting = 0.05  # longer than the longest wait: each wait is short again
+        gateway, downs = failing((0.01, 0.04), 3)
+        gateway.stop(20)
+        assert [m.rpartition(" in ")[2] for m in _said(caplog)][:3] == ["0.01 s"] * 3
+        Failing.lasting = 0.0
+        gateway, downs = failing((600.0, 600.0), 1)  # a stop ends the 10 minutes' wait
+        gateway.stop(20)
+        assert not gateway.thread.is_alive() and downs == [False]
