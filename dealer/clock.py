@@ -146,9 +146,8 @@ MAX_DURATION = timedelta(days=365)
 """The longest duration dealer takes (``99999d`` is a typo, refused)."""
 
 
-def parse_duration(
-    text: str, longest: timedelta | None = MAX_DURATION, *, fine: bool = False
-) -> timedelta:
+def parse_duration(text: str, longest: timedelta | None = MAX_DURATION, *,
+                   fine: bool = False) -> timedelta:
     """Parse ``24h``, ``1h30m``, ``90s``; ``fine`` also ``1.5s``, ``250ms``; ``M`` may mean months."""
     forms = FINE_DURATION_FORMS if fine else DURATION_FORMS
     if "M" in text:

@@ -40,9 +40,8 @@ class NotTaken(Exception):
     """``Rules.on_message`` left the message to be read line by line: no step."""
 
 
-def perform(
-    rules: Rules, ctx: Context, state: GameState | None, step: StepInput, command: Any = None
-) -> GameState:
+def perform(rules: Rules, ctx: Context, state: GameState | None, step: StepInput,
+            command: Any = None) -> GameState:
     """Run ``step`` through ``rules`` on ``state`` (None: a creation); Rejected when refused."""
     if isinstance(step, GameCreated):
         settings = rules.Settings.model_validate(step.settings)
@@ -166,14 +165,8 @@ class StepRecords:
         return [self.input, *(event.stored() for event in self.history)]
 
 
-def collect(
-    step: StepInput,
-    ctx: Context,
-    state: GameState,
-    summary: Summary,
-    pending: Mapping[str, datetime],
-    fair: FairMark,
-) -> StepRecords:
+def collect(step: StepInput, ctx: Context, state: GameState, summary: Summary,
+            pending: Mapping[str, datetime], fair: FairMark) -> StepRecords:
     """The records of an accepted step; ``pending`` and ``fair`` as they stood when it began."""
     # The input, completed with what the step read from outside the history.
     completed = step.data()
@@ -194,9 +187,8 @@ def collect(
     )
 
 
-def deadline_changes(
-    changes: Mapping[str, datetime | None], pending: Mapping[str, datetime]
-) -> list[DeadlineChange]:
+def deadline_changes(changes: Mapping[str, datetime | None],
+                     pending: Mapping[str, datetime]) -> list[DeadlineChange]:
     """The deadline rows to create, move or cancel, as their events."""
     result: list[DeadlineChange] = []
     for name, when in changes.items():
@@ -219,9 +211,8 @@ def apply_deadlines(pending: dict[str, datetime], changes: list[DeadlineChange])
             pending[change.deadline] = change.due_at
 
 
-def fair_changes(
-    rng: FairSource, before: FairMark, finished: bool
-) -> tuple[FairChanges, list[HistoryEvent]]:
+def fair_changes(rng: FairSource, before: FairMark,
+                 finished: bool) -> tuple[FairChanges, list[HistoryEvent]]:
     """The step's draws, rotations and reveals, and their events (GH-40)."""
     changes = FairChanges(draws=rng.draws[before.draws:], retired=rng.retired[before.retired:])
     events: list[HistoryEvent] = []

@@ -244,9 +244,8 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _compare_events(
-    stored: list[tuple[str, dict[str, Any]]], replayed: list[tuple[str, dict[str, Any]]]
-) -> str | None:
+def _compare_events(stored: list[tuple[str, dict[str, Any]]],
+                    replayed: list[tuple[str, dict[str, Any]]]) -> str | None:
     """The first difference between a step's stored events and the replay's, or None."""
     for number, (mine, theirs) in enumerate(zip(stored, replayed), start=1):
         if mine[0] != theirs[0]:

@@ -231,9 +231,8 @@ def unknown_names(names: Iterable[str]) -> list[tuple[str, str]]:
     return found
 
 
-def unknown_settings(
-    environ: Mapping[str, str] | None = None, env_file: Path | None = None
-) -> list[str]:
+def unknown_settings(environ: Mapping[str, str] | None = None,
+                     env_file: Path | None = None) -> list[str]:
     """A warning for each ``DEALER_*`` name that is no setting: a typo is never ignored in silence."""
     from dotenv import dotenv_values
 

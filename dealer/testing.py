@@ -104,17 +104,9 @@ class RulesShell:
     only the accounts the real shell loads. Games keep thin subclasses in their own terms
     (:mod:`dealer.games.roulette.testing` ...)."""
 
-    def __init__(
-        self,
-        rules: Rules,
-        *,
-        seed: str = "5e" * 32,
-        rng: FairSource | None = None,
-        game_id: str = "g1",
-        channel: str | None = None,
-        render: bool = True,
-        load_players_only: bool = False,
-    ) -> None:
+    def __init__(self, rules: Rules, *, seed: str = "5e" * 32, rng: FairSource | None = None,
+                 game_id: str = "g1", channel: str | None = None, render: bool = True,
+                 load_players_only: bool = False) -> None:
         """A shell for one game of ``rules``, opened by :meth:`open`; its fair source is ``rng``,
         else one on ``seed`` rotating along :func:`seed_chain`."""
         self.rules = rules
@@ -166,13 +158,9 @@ class RulesShell:
 
     # --- steps ---------------------------------------------------------------------------
 
-    def open(
-        self,
-        players: Iterable[str] = (),
-        settings: GameSettings | Mapping[str, Any] | None = None,
-        start: datetime | None = None,
-        now: datetime | None = None,
-    ) -> None:
+    def open(self, players: Iterable[str] = (),
+             settings: GameSettings | Mapping[str, Any] | None = None,
+             start: datetime | None = None, now: datetime | None = None) -> None:
         """Create the game at ``now`` (default ``start``), opening at ``start`` (default now)."""
         if start is None and now is None:
             raise ValueError("open a game at a given time: pass start or now")
@@ -185,9 +173,8 @@ class RulesShell:
         ctx = self.context(now, members=players)
         self.commit(ctx, perform(self.rules, ctx, None, step), step)
 
-    def context(
-        self, now: datetime, actor: str | None = None, members: Iterable[str] | None = None
-    ) -> Context:
+    def context(self, now: datetime, actor: str | None = None,
+                members: Iterable[str] | None = None) -> Context:
         """A fresh context at ``now``; ``actor`` and ``members`` choose its wallets with ``load_players_only``."""
         balances = dict(self.balances)
         if self.load_players_only:
@@ -271,18 +258,15 @@ class RulesShell:
             self.wrote.append((step.sender, as_utc(at)))
         return self._run(step, at, getattr(step, "sender", None))
 
-    def message(
-        self, sender: str, body: str, at: datetime, channel: str, id: str, fire_first: bool = True,
-    ) -> list[Sent]:
+    def message(self, sender: str, body: str, at: datetime, channel: str, id: str,
+                fire_first: bool = True) -> list[Sent]:
         """A whole message ``id`` sent in ``channel`` (a proposal, a request ...)."""
         lines = [line.strip() for line in body.splitlines() if line.strip()]
         return self.deliver(MessageTaken(id=id, sender=sender, channel=channel, sent_at=at,
                                          body=body, lines=lines), at, fire_first)
 
-    def react(
-        self, sender: str, target: str, emoji: str, at: datetime, *, removed: bool = False,
-        ref: str | None = None, fire_first: bool = True, id: str | None = None,
-    ) -> list[Sent]:
+    def react(self, sender: str, target: str, emoji: str, at: datetime, *, removed: bool = False,
+              ref: str | None = None, fire_first: bool = True, id: str | None = None) -> list[Sent]:
         """``sender`` adds (or, ``removed``, takes back) ``emoji`` on ``target`` (``ref``: a post's name)."""
         step = ReactionSent(id=id or f"r-{len(self.events)}", sender=sender, channel="#any",
                             sent_at=at, target=target, emoji=emoji, removed=removed,

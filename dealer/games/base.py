@@ -182,19 +182,15 @@ class Context:
     first_messages: dict[str, datetime] = field(default_factory=dict)
     """Each sender's first text message in the window of :meth:`Rules.message_window`."""
 
-    def post(
-        self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
-        in_channel: str | None = None, ref: str | None = None,
-        mentions: tuple[str, ...] | list[str] = (), **context: Any,
-    ) -> None:
+    def post(self, kind: str, template: str, subject: str, *, stale_after: datetime | None = None,
+             in_channel: str | None = None, ref: str | None = None,
+             mentions: tuple[str, ...] | list[str] = (), **context: Any) -> None:
         """A public post in the game's channel or ``in_channel``; ``ref`` names it for reactions."""
         self.posts.append(PostDraft(kind, template, in_channel or self.channel, None, subject,
                                     context, stale_after, ref, tuple(mentions)))
 
-    def reply(
-        self, recipient: str, kind: str, template: str, subject: str, *,
-        stale_after: datetime | None = None, **context: Any,
-    ) -> None:
+    def reply(self, recipient: str, kind: str, template: str, subject: str, *,
+              stale_after: datetime | None = None, **context: Any) -> None:
         """Queue a private message to ``recipient`` (dropped unsent after ``stale_after``)."""
         self.posts.append(PostDraft(kind, template, "pm", recipient, subject, context, stale_after))
 
@@ -222,16 +218,9 @@ class Context:
         self.cancel_deadline(name)
         return True
 
-    def open_child(
-        self,
-        kind: str,
-        game_id: str,
-        players: list[str],
-        settings: dict[str, Any] | None = None,
-        *,
-        start: datetime | None = None,
-        channel: str | None = None,
-    ) -> None:
+    def open_child(self, kind: str, game_id: str, players: list[str],
+                   settings: dict[str, Any] | None = None, *, start: datetime | None = None,
+                   channel: str | None = None) -> None:
         """Open a child game (a match): its own clock, fair source and history, in this scope."""
         self.children.append(ChildOpened(kind=kind, game_id=game_id, players=list(players),
                                          settings=dict(settings or {}), start=start or self.now,
@@ -267,9 +256,8 @@ class Rules(ABC):
         return self.Settings.model_validate(settings or {})
 
     @abstractmethod
-    def start(
-        self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
-    ) -> GameState:
+    def start(self, ctx: Context, players: list[str], settings: GameSettings,
+              start: datetime) -> GameState:
         """Create the game: its state, first deadlines and opening posts (pending until ``start``)."""
 
     commands: ClassVar[Commands]
@@ -303,9 +291,8 @@ class Rules(ABC):
     def summary(self, state: GameState) -> Summary:
         """Status, players, scores and winner."""
 
-    def ledger_scope(
-        self, game_id: str, state: GameState | None, parent_scope: str | None = None
-    ) -> str | None:
+    def ledger_scope(self, game_id: str, state: GameState | None,
+                     parent_scope: str | None = None) -> str | None:
         """The ledger scope of the game's accounts (None: the global wallets; GH-1: a cycle's id)."""
         return parent_scope
 
@@ -338,21 +325,18 @@ class Rules(ABC):
         """The start of the window whose first messages a deadline needs (GH-34), or None."""
         return None
 
-    def on_child_finished(
-        self, ctx: Context, state: GameState, child_id: str, summary: Summary
-    ) -> GameState:
+    def on_child_finished(self, ctx: Context, state: GameState, child_id: str,
+                          summary: Summary) -> GameState:
         """The child game ``child_id`` finished: a step of this game in the same transaction."""
         return state
 
-    def on_child_action(
-        self, ctx: Context, state: GameState, child_id: str, actor: str
-    ) -> GameState:
+    def on_child_action(self, ctx: Context, state: GameState, child_id: str,
+                        actor: str) -> GameState:
         """``actor`` acted in the child game ``child_id`` (:meth:`Context.act_in_parent`)."""
         return state
 
-    def on_parent_finished(
-        self, ctx: Context, state: GameState, parent_id: str, winner: str | None
-    ) -> GameState:
+    def on_parent_finished(self, ctx: Context, state: GameState, parent_id: str,
+                           winner: str | None) -> GameState:
         """The parent game finished: a match does not outlive its Hall cycle (GH-8)."""
         return state
 
@@ -367,9 +351,8 @@ class Rules(ABC):
     record_events: tuple[str, ...] = ()
     """The prefixes of the event types the views read for this game (``()``: every event)."""
 
-    def record_view(
-        self, events: list[tuple[str, dict[str, Any]]], summary: Summary
-    ) -> dict[str, Any]:
+    def record_view(self, events: list[tuple[str, dict[str, Any]]],
+                    summary: Summary) -> dict[str, Any]:
         """Further keys of ``dealer game show`` read from the game's events and summary."""
         return {}
 
@@ -377,8 +360,7 @@ class Rules(ABC):
         """The full values behind the hashes the game's posts shorten (``dealer game show``)."""
         return []
 
-    def check_sealed(
-        self, game_id: str, server_seed: str, events: list[tuple[str, dict[str, Any]]]
-    ) -> SealedCheck:
+    def check_sealed(self, game_id: str, server_seed: str,
+                     events: list[tuple[str, dict[str, Any]]]) -> SealedCheck:
         """Check the game's sealed submissions against its revealed seed (``dealer verify``)."""
         return SealedCheck()

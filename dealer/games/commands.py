@@ -45,9 +45,8 @@ class Word(Field):
 class Text(Field):
     """Free text up to the next literal (``lazy``) or the end of the line, read by ``read``."""
 
-    def __init__(
-        self, label: str = "TEXT", *, lazy: bool = False, read: Callable[[str], Any] | None = None
-    ) -> None:
+    def __init__(self, label: str = "TEXT", *, lazy: bool = False,
+                 read: Callable[[str], Any] | None = None) -> None:
         self.label = label
         self.pattern = r".+?" if lazy else r".+"
         self._read = read
@@ -87,16 +86,9 @@ class Whole(Field):
 
     MAX_DIGITS = 9  # refuse before int(): no count in any game comes near it
 
-    def __init__(
-        self,
-        least: int = 0,
-        most: int | None = None,
-        *,
-        complaint: str = "'{text}' is not a whole number from {least}",
-        label: str = "N",
-        pattern: str = r"\S+",
-        strip: str = "",
-    ) -> None:
+    def __init__(self, least: int = 0, most: int | None = None, *,
+                 complaint: str = "'{text}' is not a whole number from {least}", label: str = "N",
+                 pattern: str = r"\S+", strip: str = "") -> None:
         self.least, self.most = least, most
         self.complaint = complaint
         self.label = label
@@ -209,22 +201,12 @@ class Command:
     ``usage`` for a line that does not fit; ``strict``: in public, such a line is chatter
     (``judge``, ``ruling``: words of ordinary talk)."""
 
-    def __init__(
-        self,
-        pattern: str,
-        build: Callable[..., Any],
-        *,
-        examples: Sequence[Example | str],
-        rule: str | None = None,
-        help: str = "",
-        fields: Mapping[str, Field] | None = None,
-        valid: Valid | None = None,
-        suggest: Callable[[Any, str], list[Example]] | None = None,
-        note: Callable[[Any, str], str | None] | None = None,
-        refusal: str = "",
-        usage: str = "",
-        strict: bool = False,
-    ) -> None:
+    def __init__(self, pattern: str, build: Callable[..., Any], *,
+                 examples: Sequence[Example | str], rule: str | None = None, help: str = "",
+                 fields: Mapping[str, Field] | None = None, valid: Valid | None = None,
+                 suggest: Callable[[Any, str], list[Example]] | None = None,
+                 note: Callable[[Any, str], str | None] | None = None, refusal: str = "",
+                 usage: str = "", strict: bool = False) -> None:
         self.pattern = pattern
         self.strict = strict
         self.build = build

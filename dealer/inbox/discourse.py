@@ -28,10 +28,8 @@ def signed(secret: str, body: bytes, header: str) -> bool:
     return hmac.compare_digest(signature(secret, body).encode(), header.strip().encode("utf-8", "replace"))
 
 
-def message_from_event(
-    event: str, payload: Mapping[str, Any], topics: Mapping[int, str], own_username: str,
-    received: datetime,
-) -> InboxMessage | None:
+def message_from_event(event: str, payload: Mapping[str, Any], topics: Mapping[int, str],
+                       own_username: str, received: datetime) -> InboxMessage | None:
     """The message a webhook event carries, or None; :class:`Unreadable` for a wrong shape."""
     try:
         if event in POST_EVENTS:

@@ -32,23 +32,11 @@ class ImapInbox(Inbox):
 
     source = "email"
 
-    def __init__(
-        self,
-        host: str,
-        port: int | None = None,
-        *,
-        user: str,
-        password: str,
-        security: str = "tls",
-        folder: str = "INBOX",
-        forwarders: frozenset[str] | set[str] = frozenset(),
-        zone: tzinfo = timezone.utc,
-        max_bytes: int = 65536 * 4,
-        timeout: float = 30.0,
-        ssl_context: Any = None,
-        auth: MailAuthenticator | None = None,
-        check_senders: bool = True,
-    ) -> None:
+    def __init__(self, host: str, port: int | None = None, *, user: str, password: str,
+                 security: str = "tls", folder: str = "INBOX",
+                 forwarders: frozenset[str] | set[str] = frozenset(), zone: tzinfo = timezone.utc,
+                 max_bytes: int = 65536 * 4, timeout: float = 30.0, ssl_context: Any = None,
+                 auth: MailAuthenticator | None = None, check_senders: bool = True) -> None:
         if security not in ("tls", "starttls", "none"):
             raise ValueError(f"IMAP security must be tls, starttls or none, not {security!r}")
         self.host = host

@@ -41,12 +41,10 @@ def nonce(key: str, part: int) -> str:
 class DiscordRest:
     """Discord's REST API with its rate limits: the bot's bucket, each route's pause, a ``429``'s."""
 
-    def __init__(
-        self, token: str = "", *, api_url: str = API, rate: float = 45.0,
-        clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-        max_wait: float = MAX_WAIT, transport: httpx.BaseTransport | None = None,
-        timeout: float = 15.0,
-    ) -> None:
+    def __init__(self, token: str = "", *, api_url: str = API, rate: float = 45.0,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep, max_wait: float = MAX_WAIT,
+                 transport: httpx.BaseTransport | None = None, timeout: float = 15.0) -> None:
         self.token = token
         self.api_url = (api_url or API).rstrip("/")
         self.clock = clock

@@ -162,10 +162,8 @@ def parse_item(text: str) -> str:
     return item
 
 
-def grant(
-    session: Session, name: str, item_text: str, amount: int, now: datetime,
-    game_id: str | None = None,
-) -> tuple[str, int]:
+def grant(session: Session, name: str, item_text: str, amount: int, now: datetime,
+          game_id: str | None = None) -> tuple[str, int]:
     """Give ``amount`` of an item from the mint to a player's wallet, or with ``game_id`` to
     their inventory in that Hall cycle as a step (GH-1, GH-8); return the item and balance."""
     player = get_player(session, name)
@@ -257,19 +255,10 @@ def _parent(session: Session, rules: Any, settings: Any, names: list[str]) -> st
     return parent.id
 
 
-def create_game(
-    session: Session,
-    kind: str,
-    game_id: str,
-    now: datetime,
-    *,
-    players: list[str] | None = None,
-    start: datetime | None = None,
-    settings: dict[str, str] | None = None,
-    channel: str | None = None,
-    server_seed: str | None = None,
-    start_in_past: bool = False,
-) -> Game:
+def create_game(session: Session, kind: str, game_id: str, now: datetime, *,
+                players: list[str] | None = None, start: datetime | None = None,
+                settings: dict[str, str] | None = None, channel: str | None = None,
+                server_seed: str | None = None, start_in_past: bool = False) -> Game:
     """Create a game and run its start; a ``start`` more than :data:`START_GRACE` ago needs ``start_in_past``."""
     rules = _rules(kind)
     if start is not None and start < now - START_GRACE and not start_in_past:

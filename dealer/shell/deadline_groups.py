@@ -51,9 +51,8 @@ class _Redo(Exception):
 
 
 @logs.scoped
-def fire_deadlines(
-    dealer: Daemon, group: list[tuple[int, datetime, str]], report: PassReport | None = None
-) -> set[int]:
+def fire_deadlines(dealer: Daemon, group: list[tuple[int, datetime, str]],
+                   report: PassReport | None = None) -> set[int]:
     """Fire due deadlines of distinct games in one transaction; return those that did not fire.
 
     The group goes first without savepoints (two round trips fewer a deadline); a crash or a
@@ -156,10 +155,8 @@ def _fire(dealer: Daemon, session: Session, row: Q.LockedDeadline) -> datetime |
     return fired_at
 
 
-def _deadline_crashed(
-    dealer: Daemon, deadline_id: int, name: str | None, game_id: str | None,
-    due: datetime | None, exc: BaseException, report: PassReport | None,
-) -> None:
+def _deadline_crashed(dealer: Daemon, deadline_id: int, name: str | None, game_id: str | None,
+                      due: datetime | None, exc: BaseException, report: PassReport | None) -> None:
     """Keep a crashed step's error on its deadline's row, count it and log it."""
     error = describe(exc)
     if report is not None:

@@ -76,21 +76,11 @@ def unpark_due(engine: Engine, now: datetime) -> int:
 
 
 @logs.scoped
-def deliver(
-    engine: Engine,
-    publisher: Publisher,
-    report: DeliveryCounts,
-    *,
-    retries: int,
-    first_backoff: float,
-    now: datetime,
-    clock: Callable[[], datetime],
-    stopping: Callable[[], bool] = lambda: False,
-    unrecorded: dict[str, str | None] | None = None,
-    park_after: timedelta = timedelta(0),
-    batches: int | None = None,
-    first_batch: int | None = None,
-) -> int:
+def deliver(engine: Engine, publisher: Publisher, report: DeliveryCounts, *, retries: int,
+            first_backoff: float, now: datetime, clock: Callable[[], datetime],
+            stopping: Callable[[], bool] = lambda: False,
+            unrecorded: dict[str, str | None] | None = None, park_after: timedelta = timedelta(0),
+            batches: int | None = None, first_batch: int | None = None) -> int:
     """Send every post due at ``now`` until none is left or ``stopping()``; return how many
     were delivered (``report`` counts the rest; ``batches`` caps the batches sent; with
     ``first_batch`` the first holds that many posts, each next one twice as many)."""
@@ -149,19 +139,10 @@ def deliver(
     return report.delivered
 
 
-def _attempt(
-    connection: Connection,
-    publisher: Publisher,
-    row: Row[Any],
-    report: DeliveryCounts,
-    parking: tuple[int, timedelta],
-    first_backoff: float,
-    now: datetime,
-    clock: Callable[[], datetime],
-    sent: list[tuple[str, dict[str, Any]]],
-    unrecorded: dict[str, str | None],
-    accounts: dict[str, dict[str, str]],
-) -> str:
+def _attempt(connection: Connection, publisher: Publisher, row: Row[Any], report: DeliveryCounts,
+             parking: tuple[int, timedelta], first_backoff: float, now: datetime,
+             clock: Callable[[], datetime], sent: list[tuple[str, dict[str, Any]]],
+             unrecorded: dict[str, str | None], accounts: dict[str, dict[str, str]]) -> str:
     """Send one claimed post and record what became of it in the claim's transaction (a send
     is appended to ``sent``, marked with its batch)."""
     if row.key in unrecorded:

@@ -50,15 +50,8 @@ def new_seed_row(game_id: str, epoch: int, server_seed: str | None = None) -> di
     }
 
 
-def commit_effects(
-    session: Session,
-    game: Q.LockedGame,
-    records: StepRecords,
-    now: datetime,
-    origin: str,
-    players: list[str],
-    pending: dict[str, Q.PendingDeadline],
-) -> None:
+def commit_effects(session: Session, game: Q.LockedGame, records: StepRecords, now: datetime,
+                   origin: str, players: list[str], pending: dict[str, Q.PendingDeadline]) -> None:
     """Write what one step produced; a Game loaded in the session is told its new values, so it
     stays consistent without a flush. The caller commits."""
     conn = session.connection()
@@ -105,10 +98,9 @@ def sync_players(session: Executor, game_id: str, before: list[str], after: list
         session.execute(Q.remove_game_players(game_id, current - wanted))
 
 
-def apply_transfers(
-    session: Executor, transfers: list[L.Transfer], now: datetime, game_id: str | None,
-    *, unit: UnitOfWork | None = None,
-) -> dict[tuple[str, str], int]:
+def apply_transfers(session: Executor, transfers: list[L.Transfer], now: datetime,
+                    game_id: str | None, *,
+                    unit: UnitOfWork | None = None) -> dict[tuple[str, str], int]:
     """Record ledger entries and change balances by their net effect (returned by ``(account,
     item)``), with ``amount = amount + delta`` so no update is lost; the check constraint
     refuses a negative balance, rolling the step back."""
@@ -149,15 +141,9 @@ def append_event(session: Session, game: Game, at: datetime, event: HistoryEvent
     append_events(session, game.id, first, at, [event.stored()])
 
 
-def append_events(
-    session: Executor,
-    game_id: str,
-    first_seq: int,
-    at: datetime,
-    events: list[tuple[str, dict[str, Any] | JsonText]],
-    *,
-    unit: UnitOfWork | None = None,
-) -> None:
+def append_events(session: Executor, game_id: str, first_seq: int, at: datetime,
+                  events: list[tuple[str, dict[str, Any] | JsonText]], *,
+                  unit: UnitOfWork | None = None) -> None:
     """Insert events ``(type, data)`` numbered from ``first_seq`` into the game's history."""
     if not events:
         return
@@ -171,14 +157,9 @@ def append_events(
     )
 
 
-def write_deadlines(
-    session: Executor,
-    game: Q.LockedGame,
-    changes: list[DeadlineChange],
-    pending: dict[str, Q.PendingDeadline],
-    *,
-    unit: UnitOfWork | None = None,
-) -> None:
+def write_deadlines(session: Executor, game: Q.LockedGame, changes: list[DeadlineChange],
+                    pending: dict[str, Q.PendingDeadline], *,
+                    unit: UnitOfWork | None = None) -> None:
     """Create, move or cancel the game's deadline rows as the step's records say."""
     created = []
     for change in changes:
@@ -201,10 +182,8 @@ def write_deadlines(
             unit.own(game.id, Q.INSERT_DEADLINE, rows)
 
 
-def write_fair_source(
-    session: Executor, game: Q.LockedGame, fair: FairChanges, now: datetime,
-    *, unit: UnitOfWork | None = None,
-) -> None:
+def write_fair_source(session: Executor, game: Q.LockedGame, fair: FairChanges, now: datetime, *,
+                      unit: UnitOfWork | None = None) -> None:
     """Persist the fair source: its draws, counter and client seeds, rotations and reveals."""
     if fair.draws:
         _insert(
@@ -229,10 +208,8 @@ def write_fair_source(
         session.execute(Q.update_epoch(game.id, fair.reveal).values(revealed_at=now))
 
 
-def queue_posts(
-    session: Executor, drafts: list[PostDraft], now: datetime, game_id: str | None, origin: str,
-    *, unit: UnitOfWork | None = None,
-) -> None:
+def queue_posts(session: Executor, drafts: list[PostDraft], now: datetime, game_id: str | None,
+                origin: str, *, unit: UnitOfWork | None = None) -> None:
     """Render each draft and queue it in the outbox (exactly once per origin and index)."""
     if not drafts:
         return

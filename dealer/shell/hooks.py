@@ -22,16 +22,9 @@ def _overrides(rules: Rules, hook: str) -> bool:
     return getattr(type(rules), hook) is not getattr(Rules, hook)
 
 
-def offer_message(
-    session: Session,
-    inbound: InboundRef,
-    sender: PlayerRef,
-    lines: list[str],
-    game: GameRef | None,
-    origin: str,
-    outcome: Outcome,
-    body: str | None = None,
-) -> bool:
+def offer_message(session: Session, inbound: InboundRef, sender: PlayerRef, lines: list[str],
+                  game: GameRef | None, origin: str, outcome: Outcome,
+                  body: str | None = None) -> bool:
     """Hand the whole message to its game's ruleset, if it reads whole messages: True when the
     rules took it, False to read it line by line. ``body`` replaces the stored text."""
     if game is None or game.status == "finished":
@@ -66,15 +59,8 @@ def offer_message(
     return True
 
 
-def offer_shared(
-    session: Session,
-    inbound: InboundRef,
-    sender: PlayerRef,
-    lines: list[str],
-    route: tuple[GameRef | None, str | None],
-    origin: str,
-    outcome: Outcome,
-) -> bool:
+def offer_shared(session: Session, inbound: InboundRef, sender: PlayerRef, lines: list[str],
+                 route: tuple[GameRef | None, str | None], origin: str, outcome: Outcome) -> bool:
     """A public message in a channel several games share, one reading whole messages (two
     Halls' ``#proposals``): a ``game ID`` first line names the game; with none anywhere it is
     refused privately, not lost as chatter (docs/GOVERNANCE.md). True when handled."""
@@ -120,9 +106,8 @@ def _after_first_line(body: str) -> str:
 _EVENT_HOOKS = {"edit": "on_edit", "delete": "on_delete", "reaction": "on_reaction"}
 
 
-def _inbound_event(
-    inbound: InboundRef, sender: str, target_ref: str | None = None
-) -> EditSent | DeletionSent | ReactionSent:
+def _inbound_event(inbound: InboundRef, sender: str,
+                   target_ref: str | None = None) -> EditSent | DeletionSent | ReactionSent:
     """The step input of a stored edit, deletion or reaction."""
     common = dict(id=inbound.external_id, sender=sender, channel=inbound.channel,
                   sent_at=inbound.sent_at, target=inbound.target)
@@ -142,9 +127,8 @@ def _describe_event(inbound: InboundRef) -> str:
     return f"{'edited' if inbound.kind == 'edit' else 'deleted'} message {inbound.target}"
 
 
-def process_event(
-    session: Session, inbound: InboundRef, sender: PlayerRef, outcome: Outcome, origin: str
-) -> None:
+def process_event(session: Session, inbound: InboundRef, sender: PlayerRef, outcome: Outcome,
+                  origin: str) -> None:
     """Hand an edit, a deletion or a reaction to the game of its target; a ruleset without the
     hook ignores it, and no step runs."""
     kind = inbound.kind

@@ -61,10 +61,8 @@ class Stored:
     """Messages refused (too far ahead, or by the store), each with why; nothing of them is stored."""
 
 
-def store_messages(
-    engine: Engine, source: str, messages: Iterable[InboxMessage], now: datetime,
-    raws: Mapping[str, str] | None = None,
-) -> Stored:
+def store_messages(engine: Engine, source: str, messages: Iterable[InboxMessage], now: datetime,
+                   raws: Mapping[str, str] | None = None) -> Stored:
     """Store a push adapter's parsed messages from ``source`` in batches; return which were new
     and which stored already. ``raws`` gives a raw text other than the JSON (an interaction's
     token). A passing error is raised after the batches before it: the adapter sends them all again."""
@@ -122,10 +120,8 @@ def _reject(inbox: Inbox, handle: Any, why: str) -> None:
         log.exception("inbox message %s could not be set aside (%s)", handle, why)
 
 
-def _ingest_batch(
-    inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime, report: IngestCounts,
-    unflushed: list[Any] | None,
-) -> None:
+def _ingest_batch(inbox: Inbox, engine: Engine, batch: list[Delivery], now: datetime,
+                  report: IngestCounts, unflushed: list[Any] | None) -> None:
     held = quarantine_reasons(engine, batch, now)
     if unflushed is not None:
         engine = engine.execution_options(flush=False)  # read by _insert_statement
@@ -171,10 +167,8 @@ def too_far_ahead(message: InboxMessage, now: datetime) -> str | None:
     )
 
 
-def _store_batch(
-    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
-    held: list[str | None] | None = None,
-) -> list[Kept | Refused]:
+def _store_batch(engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
+                 held: list[str | None] | None = None) -> list[Kept | Refused]:
     """Insert a batch in one transaction: per message what became of it or why it was refused;
     ``held`` says which are quarantined. A ``set passphrase`` PM is stored on its own."""
     held = held if held is not None else [None] * len(batch)
@@ -192,9 +186,8 @@ def _store_batch(
     return [outcome for outcome in outcomes if outcome is not None]
 
 
-def _store_setting(
-    engine: Engine, source: str, message: InboxMessage, raw: str, phrase: str, now: datetime,
-) -> Kept | Refused:
+def _store_setting(engine: Engine, source: str, message: InboxMessage, raw: str, phrase: str,
+                   now: datetime) -> Kept | Refused:
     """Store a ``set passphrase`` PM and, when new, apply it in the same transaction."""
     try:
         with engine.begin() as connection:
@@ -209,10 +202,8 @@ def _store_setting(
         return Refused(f"the store refused the message: {str(exc) or type(exc).__name__}")
 
 
-def _store_plain(
-    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
-    held: list[str | None],
-) -> list[Kept | Refused]:
+def _store_plain(engine: Engine, source: str, batch: list[tuple[InboxMessage, str]], now: datetime,
+                 held: list[str | None]) -> list[Kept | Refused]:
     """:func:`_store_batch` of messages that set no pass phrase."""
     if not batch:
         return []
@@ -251,10 +242,9 @@ def _store_plain(
     return outcomes
 
 
-def _store_new(
-    engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
-    checked: list[Refused | None], now: datetime, held: list[str | None],
-) -> list[Kept | Refused] | None:
+def _store_new(engine: Engine, source: str, batch: list[tuple[InboxMessage, str]],
+               checked: list[Refused | None], now: datetime,
+               held: list[str | None]) -> list[Kept | Refused] | None:
     """All new messages of a batch in one statement, in its order; None, storing nothing, when
     one was stored before. On Postgres one new message goes in autocommit: no ``BEGIN`` nor ``COMMIT`` round trip."""
     rows = [_values(source, message, raw, now, why)
@@ -289,10 +279,8 @@ def _insert_statement(connection: Connection) -> Any:
     return Q.insert_message(connection.dialect.name, flush)
 
 
-def _insert(
-    connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
-    held: str | None = None,
-) -> Kept:
+def _insert(connection: Connection, source: str, message: InboxMessage, raw: str, now: datetime,
+            held: str | None = None) -> Kept:
     """Insert one message unless stored already (quarantined when ``held`` says so)."""
     values = _values(source, message, raw, now, held)
     if _insert_new(connection, values):
@@ -343,10 +331,9 @@ def _said(message: InboxMessage) -> tuple[Any, ...]:
             message.emoji, message.removed, message.body)
 
 
-def _keep_conflict(
-    connection: Connection, source: str, message: InboxMessage, values: dict[str, Any],
-    base: str, stored: list[Any], now: datetime, held: str | None = None,
-) -> None:
+def _keep_conflict(connection: Connection, source: str, message: InboxMessage,
+                   values: dict[str, Any], base: str, stored: list[Any], now: datetime,
+                   held: str | None = None) -> None:
     """Store a conflicting duplicate as rejected under ``BASE#N`` and tell its sender (quarantined, untold, when ``held``)."""
     taken = {row.external_id for row in stored}
     number = 2

@@ -28,14 +28,9 @@ log = logging.getLogger(__name__)
 
 
 @logs.scoped
-def process_messages(
-    dealer: Daemon,
-    messages: list[tuple[int, datetime]],
-    now: datetime,
-    skipped_messages: set[int],
-    skipped_deadlines: set[int],
-    report: PassReport,
-) -> bool:
+def process_messages(dealer: Daemon, messages: list[tuple[int, datetime]], now: datetime,
+                     skipped_messages: set[int], skipped_deadlines: set[int],
+                     report: PassReport) -> bool:
     """Apply consecutive messages, due before the next deadline, in one transaction; return
     whether that settled them all. A message moving a deadline before the next ends the
     group; an error or a held game rolls it back, to be applied one by one."""

@@ -175,16 +175,9 @@ def _is_command(line: str, words: frozenset[str]) -> bool:
 _SHELL_WORDS = frozenset({"help", "commands", "game", "seed"})
 
 
-def _run_line(
-    session: Session,
-    inbound: InboundRef,
-    sender: PlayerRef,
-    line: str,
-    route: tuple[GameRef | None, str | None],
-    public: bool,
-    origin: str,
-    outcome: Outcome,
-) -> str:
+def _run_line(session: Session, inbound: InboundRef, sender: PlayerRef, line: str,
+              route: tuple[GameRef | None, str | None], public: bool, origin: str,
+              outcome: Outcome) -> str:
     """Run one line; return ``applied``, ``rejected``, ``ignored`` or ``answered``."""
     game, why = route
     if HELP_LINE.match(line):
@@ -236,16 +229,8 @@ def _run_line(
     return "applied"
 
 
-def _add_client_seed(
-    session: Session,
-    game: GameRef,
-    sender: PlayerRef,
-    text: str,
-    line: str,
-    sent_at: datetime,
-    origin: str,
-    outcome: Outcome,
-) -> str:
+def _add_client_seed(session: Session, game: GameRef, sender: PlayerRef, text: str, line: str,
+                     sent_at: datetime, origin: str, outcome: Outcome) -> str:
     """GH-40: a player's client seed is mixed into every later draw of the current epoch."""
     if game.status == "finished":
         exc = Rejected(f"Game {game.id} has finished; its draws are all made.", rule="GH-40")

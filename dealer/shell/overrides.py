@@ -294,9 +294,8 @@ def _apply(session: Session, game: Game, spec: OverrideSpec, now: datetime) -> l
     return [f"{spec.key}: {name} {iso(a)} -> {iso(b)}" for name, a, b in moved]
 
 
-def _plan(
-    session: Session, game: Game, targets: list[Deadline], spec: OverrideSpec, now: datetime
-) -> list[tuple[Deadline, datetime]]:
+def _plan(session: Session, game: Game, targets: list[Deadline], spec: OverrideSpec,
+          now: datetime) -> list[tuple[Deadline, datetime]]:
     """Each target with the time ``spec`` moves it to; :class:`Refused` if any is implausible."""
     planned = [(row, _moved_to(row.due_at, spec, now)) for row in targets]
     began = Q.game_began(session, game.id, game.created_at)
@@ -341,9 +340,8 @@ def _children_deadlines(session: Session, game_id: str, name: str | None) -> lis
             for deadline in Q.pending_deadlines_of(session, child[0])]
 
 
-def _resume(
-    session: Session, row: Override, now: datetime, holding: set[tuple[str, str | None]]
-) -> list[str]:
+def _resume(session: Session, row: Override, now: datetime,
+            holding: set[tuple[str, str | None]]) -> list[str]:
     """Lift the pause ``row``: its deadlines run again, later by the pause's length, unless a
     pause still in force (``holding``) covers them."""
     game = session.get(Game, row.game_id)
@@ -368,15 +366,8 @@ def _resume(
     return [f"{row.key}: resumed"]
 
 
-def _announce(
-    session: Session,
-    game: Game,
-    now: datetime,
-    spec: OverrideSpec,
-    action: str,
-    moved: list[tuple[str, datetime, datetime]],
-    origin: str,
-) -> None:
+def _announce(session: Session, game: Game, now: datetime, spec: OverrideSpec, action: str,
+              moved: list[tuple[str, datetime, datetime]], origin: str) -> None:
     append_event(
         session, game, now,
         AdminOverride(

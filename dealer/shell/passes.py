@@ -52,14 +52,8 @@ PARKED_RECHECK = 60.0
 class Dealer:
     """The daemon: the store, the inbox and the publisher, and one method per stage of the pass."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        inbox: Inbox | None = None,
-        publisher: Publisher | None = None,
-        clock: Callable[[], datetime] = utcnow,
-    ):
+    def __init__(self, settings: Settings, *, inbox: Inbox | None = None,
+                 publisher: Publisher | None = None, clock: Callable[[], datetime] = utcnow):
         self.settings = settings
         set_fairness_url(settings.fairness_url)
         set_post_detail(post_detail_policy(settings.post_detail, settings.routes, settings.publish,
@@ -298,9 +292,8 @@ def process_due(dealer: Dealer, now: datetime, report: PassReport | None = None,
             return
 
 
-def deadline_group(
-    deadlines: list[tuple[int, datetime, str]], next_message: datetime | None
-) -> list[tuple[int, datetime, str]]:
+def deadline_group(deadlines: list[tuple[int, datetime, str]],
+                   next_message: datetime | None) -> list[tuple[int, datetime, str]]:
     """The due deadlines to fire together: earliest first, due before the next message, one per
     game (a game's second waits: the first's step may move it)."""
     group: list[tuple[int, datetime, str]] = []

@@ -69,9 +69,8 @@ class Outcome:
         self.lines.append(entry)
 
 
-def queue_reply(
-    session: Session, outcome: Outcome, inbound: InboundRef, origin: str, recipient: str
-) -> None:
+def queue_reply(session: Session, outcome: Outcome, inbound: InboundRef, origin: str,
+                recipient: str) -> None:
     """Queue the message's one reply (nothing when there is nothing to tell the sender)."""
     told = [s for s in outcome.sections if s.verdict != "routed"]
     if not told:
@@ -107,14 +106,8 @@ def queue_reply(
                 unit=unit_of_work.of(session))
 
 
-def reply_error(
-    outcome: Outcome,
-    game_id: str | None,
-    line: str | None,
-    what: str,
-    rule: str | None = None,
-    allowed: list[str] | None = None,
-) -> None:
+def reply_error(outcome: Outcome, game_id: str | None, line: str | None, what: str,
+                rule: str | None = None, allowed: list[str] | None = None) -> None:
     """Add a refusal to the reply: what is wrong, the rule, what is allowed now."""
     if rule and f"({rule})" in what:
         rule = None  # the rules' own message already cites it
@@ -159,10 +152,8 @@ class Answer:
         ))
 
 
-def no_command(
-    session: Session, inbound: InboundRef, sender: PlayerRef, lines: list[str],
-    outcome: Outcome, game: GameRef | None,
-) -> None:
+def no_command(session: Session, inbound: InboundRef, sender: PlayerRef, lines: list[str],
+               outcome: Outcome, game: GameRef | None) -> None:
     """A PM none of whose lines is a command: one error, with the commands valid now."""
     outcome.status = "rejected"
     outcome.note(None, "rejected", "no command in the message")
@@ -186,10 +177,8 @@ def current_state(session: Session, game: GameRef) -> tuple[Rules, GameState]:
     return game_state(queries.game_state_row(session, game.id))
 
 
-def refused(
-    session: Session,
-    rules: Rules, game: GameRef, sender: PlayerRef, line: str, exc: Rejected, outcome: Outcome
-) -> str:
+def refused(session: Session, rules: Rules, game: GameRef, sender: PlayerRef, line: str,
+            exc: Rejected, outcome: Outcome) -> str:
     allowed = exc.allowed
     if not allowed:
         _, state = current_state(session, game)
@@ -220,9 +209,8 @@ def _help_context(session: Session, sender: PlayerRef, game: GameRef | None,
     return context
 
 
-def answer_help(
-    session: Session, sender: PlayerRef, game: GameRef | None, line: str, outcome: Outcome
-) -> None:
+def answer_help(session: Session, sender: PlayerRef, game: GameRef | None, line: str,
+                outcome: Outcome) -> None:
     """Add the commands valid now to the reply."""
     text = outcome.render("common/help.txt", **_help_context(session, sender, game, outcome.now))
     outcome.sections.append(

@@ -123,9 +123,8 @@ def player_games(session: Session, name: str) -> list[Row[Any]]:
     return games
 
 
-def find_game(
-    session: Session, inbound: InboundRef, sender: PlayerRef, chosen: str | None
-) -> tuple[GameRef | None, str | None]:
+def find_game(session: Session, inbound: InboundRef, sender: PlayerRef,
+              chosen: str | None) -> tuple[GameRef | None, str | None]:
     """The game a line is for, or ``(None, why)``."""
     if chosen:
         # One of the sender's games, as read already, needs no statement (most `game ID`
@@ -171,10 +170,9 @@ def find_game(
     return None, f"You are in several games ({ids}); start the message with a line 'game ID'."
 
 
-def match_route(
-    session: Session, sender: PlayerRef, line: str, route: tuple[GameRef | None, str | None],
-    public: bool,
-) -> tuple[GameRef | None, str | None]:
+def match_route(session: Session, sender: PlayerRef, line: str,
+                route: tuple[GameRef | None, str | None],
+                public: bool) -> tuple[GameRef | None, str | None]:
     """A match's command sent where its parent is reached goes to the sender's one running
     match whose ruleset has the line's first word, when the routed game lacks that word."""
     game, _ = route

@@ -92,10 +92,8 @@ class GameHeld(RuntimeError):
     must not land in a round that never closed, so later input stays pending."""
 
 
-def check_not_held(
-    game_id: str, pending: dict[str, Q.PendingDeadline], now: datetime, firing: int | None = None,
-    inbound: bool = False,
-) -> None:
+def check_not_held(game_id: str, pending: dict[str, Q.PendingDeadline], now: datetime,
+                   firing: int | None = None, inbound: bool = False) -> None:
     """Raise :class:`GameHeld` if a failed, unpaused deadline other than ``firing`` was due
     strictly before ``now`` (a message at a deadline's very time counts before it); or, for
     a deadline being fired or an ``inbound`` message, if any unpaused deadline of the game
@@ -118,20 +116,10 @@ def check_not_held(
             )
 
 
-def run_step(
-    session: Session,
-    game: Game | str,
-    now: datetime,
-    step: StepInput,
-    *,
-    origin: str,
-    actor: str | None = None,
-    extra_players: Iterable[str] = (),
-    firing: int | None = None,
-    inbound: bool = False,
-    command: Any = None,
-    after: Callable[[Context], None] | None = None,
-) -> StepResult:
+def run_step(session: Session, game: Game | str, now: datetime, step: StepInput, *, origin: str,
+             actor: str | None = None, extra_players: Iterable[str] = (), firing: int | None = None,
+             inbound: bool = False, command: Any = None,
+             after: Callable[[Context], None] | None = None) -> StepResult:
     """Run ``step`` (the history's input) on ``game`` at ``now`` and stage every effect.
 
     ``after`` sees the context before records are made (a message takes its sender's replies
@@ -242,9 +230,8 @@ def _check_child(session: Executor, draft: ChildOpened) -> tuple[Rules, GameSett
     return rules, settings
 
 
-def _tell_parent(
-    session: Session, parent_id: str, child_id: str, summary: Summary, now: datetime, origin: str
-) -> None:
+def _tell_parent(session: Session, parent_id: str, child_id: str, summary: Summary, now: datetime,
+                 origin: str) -> None:
     """The parent's ``on_child_finished`` as its own step in the same transaction: the rewards
     land with the match's end, or neither does."""
     heard = ChildFinished(game=child_id, status=summary.status, players=list(summary.players),
@@ -257,9 +244,8 @@ def _tell_parent(
         ) from exc
 
 
-def _end_children(
-    session: Session, parent_id: str, winner: str | None, now: datetime, origin: str
-) -> int:
+def _end_children(session: Session, parent_id: str, winner: str | None, now: datetime,
+                  origin: str) -> int:
     """GH-8: end the finishing game's unfinished children, each in its own step of the same
     transaction; return how many."""
     unit_of_work.of(session).before_reading()  # a child's status a step of the group wrote
@@ -275,20 +261,10 @@ def _end_children(
     return len(children)
 
 
-def open_game(
-    session: Session,
-    rules: Rules,
-    game_id: str,
-    now: datetime,
-    *,
-    players: list[str],
-    settings: GameSettings,
-    start: datetime,
-    channel: str | None = None,
-    parent_id: str | None = None,
-    server_seed: str | None = None,
-    origin: str | None = None,
-) -> None:
+def open_game(session: Session, rules: Rules, game_id: str, now: datetime, *, players: list[str],
+              settings: GameSettings, start: datetime, channel: str | None = None,
+              parent_id: str | None = None, server_seed: str | None = None,
+              origin: str | None = None) -> None:
     """Create the game (row, channels, first epoch) and run its ``start`` as its first step.
     A child (``parent_id``) owns no channel: it posts in ``channel``, its parent's by default."""
     main = channel or rules.default_channel

@@ -43,9 +43,8 @@ def backoff(failures: int) -> float:
     return min(MAX_BACKOFF, BACKOFF * 2 ** min(failures - 1, 16))
 
 
-def keep_trying(
-    dealer: Dealer, work: Callable[[], T], *, attempts: int | None = None, any_error: bool = False
-) -> T:
+def keep_trying(dealer: Dealer, work: Callable[[], T], *, attempts: int | None = None,
+                any_error: bool = False) -> T:
     """``work()``, retried after a backoff while the store is unreachable (``any_error``: every
     error); ``attempts`` bounds it (:class:`StoreUnavailable`). Raises at once if asked to stop."""
     failures = 0
@@ -164,10 +163,8 @@ TIMER_ID = "next-deadline"
 """The id of the one timer :func:`sync_timers` keeps."""
 
 
-def sync_timers(
-    scheduler: Any, reader: Engine, wake: threading.Event,
-    after: datetime | None = None,
-) -> int:
+def sync_timers(scheduler: Any, reader: Engine, wake: threading.Event,
+                after: datetime | None = None) -> int:
     """Make ``scheduler`` hold one timer at the earliest pending, unpaused deadline; return how
     many it holds. One index read whatever the number of games; an earlier move is seen at the
     next poll. Deadlines due by ``after`` (failed or held) get none: it would wake the loop again and again."""

@@ -45,9 +45,8 @@ def ledger_scope(session: Session, game_id: str) -> str | None:
     return rules.ledger_scope(row.id, state, parent_scope)
 
 
-def own_inventories(
-    session: Session, game_id: str, command: str, lock: bool = False
-) -> tuple[Game, L.Scope]:
+def own_inventories(session: Session, game_id: str, command: str,
+                    lock: bool = False) -> tuple[Game, L.Scope]:
     """The game (locked with ``lock``) and its scope, for ``--game``: only a Hall cycle's inventories are its own (GH-1)."""
     game = session.get(Game, game_id, with_for_update=lock)
     if game is None:

@@ -23,9 +23,8 @@ def draw_card(rng: FairSource, holo_percent: int | None, purpose: str) -> str:
     return card.item(holo=rng.chance(holo_percent, 100, f"{purpose}: holo"))
 
 
-def grant_cards(
-    ctx: Context, name: str, count: int, holo_percent: int | None, memo: str
-) -> list[str]:
+def grant_cards(ctx: Context, name: str, count: int, holo_percent: int | None,
+                memo: str) -> list[str]:
     """Draw ``count`` random cards and issue them from the mint to ``name``; return the items."""
     items = [draw_card(ctx.rng, holo_percent, memo) for _ in range(count)]
     for item in items:

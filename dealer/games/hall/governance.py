@@ -185,10 +185,9 @@ def takes_whole(channel: str) -> bool:
     return channel.lower() in (proposals.CHANNEL, judge.CHANNEL, elections.CHANNEL)
 
 
-def take_message(
-    ctx: Context, state: HallState, message: MessageTaken, is_commands: Callable[[str], bool],
-    require_running: Callable[[HallState, datetime], None],
-) -> bool:
+def take_message(ctx: Context, state: HallState, message: MessageTaken,
+                 is_commands: Callable[[str], bool],
+                 require_running: Callable[[HallState, datetime], None]) -> bool:
     """Take ``message`` whole if it is a proposal, a request or a candidacy (True)."""
     channel = message.channel.lower()
     if channel not in (proposals.CHANNEL, judge.CHANNEL, elections.CHANNEL):

@@ -20,9 +20,8 @@ def vote_kind(emoji: str) -> str | None:
     return _KINDS.get(bare)
 
 
-def mark(
-    marks: list[Mark], reaction: ReactionSent, voter: str, ends_at: datetime, rule: str
-) -> Mark | None:
+def mark(marks: list[Mark], reaction: ReactionSent, voter: str, ends_at: datetime,
+         rule: str) -> Mark | None:
     """Record ``reaction`` among ``marks`` (latest ``sent_at`` wins; GH-20); the mark it set, or None."""
     kind = vote_kind(reaction.emoji)
     if kind is None:

@@ -92,10 +92,8 @@ def free_cards(ledger: Ledger, horses: Sequence[Horse], owner: str) -> list[Card
     return [card for card in CATALOGUE if card.code not in taken and owns(ledger, owner, card)]
 
 
-def entry_suggestions(
-    ledger: Ledger, horses: Sequence[Horse], owner: str, name: str | None = None,
-    card: Card | None = None,
-) -> list[str]:
+def entry_suggestions(ledger: Ledger, horses: Sequence[Horse], owner: str, name: str | None = None,
+                      card: Card | None = None) -> list[str]:
     """Entries ``owner`` could send instead of a refused one, each valid now and none the refused one."""
     others = [h for h in horses if h.owner != owner]
     if name is not None and find_horse(others, name) is None:

@@ -30,9 +30,8 @@ def totals_by_bettor(bets: Sequence[Bet], horse: str | None = None) -> dict[str,
     return totals
 
 
-def payout(
-    prize: int, winners: Sequence[Horse], bets: Sequence[Bet], left: set[str]
-) -> list[Payment]:
+def payout(prize: int, winners: Sequence[Horse], bets: Sequence[Bet],
+           left: set[str]) -> list[Payment]:
     """OR-9: the prize split over the winning horses, then over their bettors; the rest to void."""
     allocation = prize // len(winners)
     payments = [
@@ -42,9 +41,8 @@ def payout(
     return payments
 
 
-def _horse_payout(
-    allocation: int, horse: Horse, bets: Sequence[Bet], left: set[str]
-) -> list[Payment]:
+def _horse_payout(allocation: int, horse: Horse, bets: Sequence[Bet],
+                  left: set[str]) -> list[Payment]:
     if horse.npc:
         return _void_list(allocation, "npc", horse.name)
     stakes = totals_by_bettor(bets, horse.name)

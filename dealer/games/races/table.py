@@ -63,9 +63,8 @@ class OffToTheRaces(Rules):
     open_to_all = True
     commands = COMMANDS
 
-    def start(
-        self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
-    ) -> RacesState:
+    def start(self, ctx: Context, players: list[str], settings: GameSettings,
+              start: datetime) -> RacesState:
         """Open the table at ``start`` (now or later); seat ``players`` if any are given."""
         start = as_utc(start)
         settings = self.settings_of(settings)

@@ -43,16 +43,10 @@ class RaceShell(RulesShell):
     rng: ScriptedSource
 
     @classmethod
-    def create(
-        cls,
-        chips: dict[str, int] | None = None,
-        cards: dict[str, Iterable[str]] | None = None,
-        players: Iterable[str] = (),
-        start: datetime = T0,
-        now: datetime = T0,
-        render: bool = True,
-        **settings: Any,
-    ) -> "RaceShell":
+    def create(cls, chips: dict[str, int] | None = None,
+               cards: dict[str, Iterable[str]] | None = None, players: Iterable[str] = (),
+               start: datetime = T0, now: datetime = T0, render: bool = True,
+               **settings: Any) -> "RaceShell":
         """A new table; ``chips`` and ``cards`` (card names per player) fill the wallets."""
         shell = cls(RULES, rng=ScriptedSource(SEED), game_id=GAME, channel=CHANNEL, render=render)
         for name, amount in (chips or {}).items():

@@ -34,9 +34,8 @@ class Action:
     lap_at: int | None = None  # OR-8: the k whose passing now owes a Lap
 
 
-def race_action(
-    cards: Sequence[Card], positions: Sequence[int], length: int, last_lap_k: int, drawn: Card
-) -> Action:
+def race_action(cards: Sequence[Card], positions: Sequence[int], length: int, last_lap_k: int,
+                drawn: Card) -> Action:
     """OR-7 then OR-6 and OR-8: move the sharing horses +1 (all if none shares), then judge."""
     sharing = tuple(i for i, card in enumerate(cards) if shares(card, drawn))
     moved = sharing or tuple(range(len(cards)))

@@ -134,14 +134,8 @@ def receipts(ctx: Context, state: RouletteState, actor: str, owed: list[str]) ->
     }
 
 
-def confirmation(
-    ctx: Context,
-    state: RouletteState,
-    actor: str,
-    entry: Sealed,
-    replaced: Sealed | None,
-    owed: list[str],
-) -> dict[str, Any]:
+def confirmation(ctx: Context, state: RouletteState, actor: str, entry: Sealed,
+                 replaced: Sealed | None, owed: list[str]) -> dict[str, Any]:
     """The private confirmation of an accepted submission (SR-6) with its receipt."""
     opponent = state.opponent(actor)
     context: dict[str, Any] = {
@@ -179,9 +173,8 @@ def confirmation(
     return context
 
 
-def reminder(
-    state: RouletteState, name: str, owed: list[str], deadline: datetime
-) -> dict[str, Any]:
+def reminder(state: RouletteState, name: str, owed: list[str],
+             deadline: datetime) -> dict[str, Any]:
     """The private reminder of what ``name`` still owes before the deadline."""
     return {
         "game": state.game,
@@ -249,9 +242,8 @@ def transfer_card(transfer: BlackTransfer | None) -> dict[str, Any] | None:
     }
 
 
-def round_result(
-    ctx: Context, state: RouletteState, record: dict[str, Any], early: bool, ending: bool
-) -> dict[str, Any]:
+def round_result(ctx: Context, state: RouletteState, record: dict[str, Any], early: bool,
+                 ending: bool) -> dict[str, Any]:
     """The public result of a round (SR-8, SR-9) from its record (:func:`round_record`)."""
     played = {r["preparer"] for r in record["roulettes"]}
     return {
@@ -274,10 +266,8 @@ def round_result(
     }
 
 
-def round_record(
-    state: RouletteState, scores: list[RouletteScore], transfer: BlackTransfer | None,
-    fees: dict[str, int],
-) -> dict[str, Any]:
+def round_record(state: RouletteState, scores: list[RouletteScore], transfer: BlackTransfer | None,
+                 fees: dict[str, int]) -> dict[str, Any]:
     """A resolved round's event data, with the full salts, receipts and texts the post shortens."""
     return {
         "roulettes": [score_card(s) for s in scores],

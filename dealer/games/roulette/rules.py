@@ -58,9 +58,8 @@ class StationaryRoulette(Rules):
 
     # --- creation --------------------------------------------------------------------
 
-    def start(
-        self, ctx: Context, players: list[str], settings: GameSettings, start: datetime
-    ) -> RouletteState:
+    def start(self, ctx: Context, players: list[str], settings: GameSettings,
+              start: datetime) -> RouletteState:
         """Create the game; it is ``pending`` until ``start`` if that lies in the future."""
         settings = self.settings_of(settings)
         start = as_utc(start)
@@ -152,9 +151,8 @@ class StationaryRoulette(Rules):
                 f"the game is over (it ended at {format_utc(state.ended_at or now)})", rule="SR-11"
             )
 
-    def accept_preparation(
-        self, ctx: Context, state: RouletteState, actor: str, command: Prepare
-    ) -> None:
+    def accept_preparation(self, ctx: Context, state: RouletteState, actor: str,
+                           command: Prepare) -> None:
         """SR-2, SR-3, SR-4, SR-6: put a valid preparation on file, replacing an earlier one."""
         if state.phase >= state.last_round:  # I-19
             raise Rejected(
@@ -210,10 +208,8 @@ class StationaryRoulette(Rules):
         entry = self.seal(ctx, state, actor, "bet", command.gold, command.silver, command.black)
         self.file(ctx, state, actor, entry, state.bets)
 
-    def seal(
-        self, ctx: Context, state: RouletteState, actor: str, kind: str,
-        gold: int, silver: int, black: int, colour: str | None = None,
-    ) -> Sealed:
+    def seal(self, ctx: Context, state: RouletteState, actor: str, kind: str, gold: int,
+             silver: int, black: int, colour: str | None = None) -> Sealed:
         """Number the submission, derive its salt and compute its receipt (docs/FAIRNESS.md)."""
         phase = phase_name(state.phase)
         key = f"{actor}:{phase}:{kind}"
@@ -232,10 +228,8 @@ class StationaryRoulette(Rules):
             receipt=entry.receipt, sent_at=_iso(ctx.now)))
         return entry
 
-    def file(
-        self, ctx: Context, state: RouletteState, actor: str, entry: Sealed,
-        on_file: dict[str, Sealed],
-    ) -> None:
+    def file(self, ctx: Context, state: RouletteState, actor: str, entry: Sealed,
+             on_file: dict[str, Sealed]) -> None:
         """SR-6: the later valid submission replaces the earlier one; the player gets its receipt."""
         replaced = on_file.get(actor)
         on_file[actor] = entry
@@ -385,9 +379,8 @@ class StationaryRoulette(Rules):
         ctx.record(events.RoundResolved(round=state.phase, **record))
         return record
 
-    def lock_preparations(
-        self, ctx: Context, state: RouletteState, memo: str
-    ) -> list[dict[str, Any]]:
+    def lock_preparations(self, ctx: Context, state: RouletteState,
+                          memo: str) -> list[dict[str, Any]]:
         """Lock in the next round's roulettes, then charge the missing ones (I-4, SR-10)."""
         next_round = state.phase + 1
         active: dict[str, Roulette | None] = {}
@@ -456,9 +449,8 @@ class StationaryRoulette(Rules):
         """Each resolved round's full commitments, salts, receipts and sealed texts."""
         return sealed.fairness_record(events)
 
-    def check_sealed(
-        self, game_id: str, server_seed: str, events: list[tuple[str, dict[str, Any]]]
-    ) -> SealedCheck:
+    def check_sealed(self, game_id: str, server_seed: str,
+                     events: list[tuple[str, dict[str, Any]]]) -> SealedCheck:
         """Every receipt and colour commitment, against the revealed seed (docs/FAIRNESS.md)."""
         return sealed.check_sealed(game_id, server_seed, events)
 

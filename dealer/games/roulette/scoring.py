@@ -80,9 +80,8 @@ class BlackTransfer:
     counted: bool = True  # False: paid for a round without a bet, not towards the cap (SR-10)
 
 
-def settle_black(
-    ledger: Ledger, state: RouletteState, scores: list[RouletteScore], memo: str
-) -> BlackTransfer | None:
+def settle_black(ledger: Ledger, state: RouletteState, scores: list[RouletteScore],
+                 memo: str) -> BlackTransfer | None:
     """SR-9: move the chips owed through black, net when both roulettes are black (I-20)."""
     blacks = [s for s in scores if s.roulette.colour == BLACK]
     if not blacks:
@@ -104,10 +103,8 @@ def settle_black(
     return transfer
 
 
-def pay_black(
-    ledger: Ledger, state: RouletteState, payer: str, payee: str, owed: int, memo: str,
-    counts: bool = True,
-) -> BlackTransfer:
+def pay_black(ledger: Ledger, state: RouletteState, payer: str, payee: str, owed: int, memo: str,
+              counts: bool = True) -> BlackTransfer:
     """Move ``owed`` chips through black, limited by chips on hand and the cap (SR-9, I-5, I-6)."""
     on_hand = ledger.balance(player(payer), CHIPS)
     room = BLACK_LOSS_CAP - state.black_losses[payer] if counts else owed
@@ -125,9 +122,7 @@ def pay_black(
     return BlackTransfer(payer, payee, owed, paid, limited_by, counted=counts)
 
 
-def black_fees(
-    ledger: Ledger, scores: list[RouletteScore], memo: str
-) -> dict[str, int]:
+def black_fees(ledger: Ledger, scores: list[RouletteScore], memo: str) -> dict[str, int]:
     """SR-9: each preparer of a black roulette pays 10 chips (or what it has) to the house."""
     fees: dict[str, int] = {}
     for s in scores:

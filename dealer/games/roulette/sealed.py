@@ -111,10 +111,9 @@ def _check_receipt(game: str, server_seed: str, data: dict[str, Any]) -> list[st
     return problems
 
 
-def _check_roulette(
-    server_seed: str, number: int, roulette: dict[str, Any],
-    latest: dict[tuple[str, str, str], dict[str, Any]], published: dict[str, str],
-) -> list[str]:
+def _check_roulette(server_seed: str, number: int, roulette: dict[str, Any],
+                    latest: dict[tuple[str, str, str], dict[str, Any]],
+                    published: dict[str, str]) -> list[str]:
     preparer, bettor, colour = roulette["preparer"], roulette["bettor"], roulette["colour"]
     what = f"round {number}: {preparer}'s roulette"
     sent_in = "preparation" if number == 1 else f"round-{number - 1}"
@@ -153,10 +152,8 @@ def _check_roulette(
     return problems
 
 
-def _check_revealed_bets(
-    server_seed: str, number: int, data: dict[str, Any],
-    latest: dict[tuple[str, str, str], dict[str, Any]],
-) -> list[str]:
+def _check_revealed_bets(server_seed: str, number: int, data: dict[str, Any],
+                         latest: dict[tuple[str, str, str], dict[str, Any]]) -> list[str]:
     problems = []
     for shown in data.get("bets", []):
         bet = latest.get((shown["player"], f"round-{number}", "bet"))

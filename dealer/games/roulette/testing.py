@@ -22,14 +22,8 @@ class Shell(RulesShell):
     """Drive one game of Stationary Roulette (game ``g1``, seed ``SEED``) through time."""
 
     @classmethod
-    def create(
-        cls,
-        chips: dict[str, int] | None = None,
-        start: datetime = T0,
-        now: datetime = T0,
-        render: bool = True,
-        **settings: Any,
-    ) -> "Shell":
+    def create(cls, chips: dict[str, int] | None = None, start: datetime = T0, now: datetime = T0,
+               render: bool = True, **settings: Any) -> "Shell":
         """A new game between the players of ``chips`` (default alice and bob, 100 each)."""
         chips = chips if chips is not None else {"alice": 100, "bob": 100}
         shell = cls(RULES, seed=SEED, render=render)

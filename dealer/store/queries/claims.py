@@ -64,9 +64,8 @@ class step_lock_shared(_step_lock):
 
 # -- deadlines due ------------------------------------------------------------------------
 
-def next_due_deadline(
-    connection: Connection, now: datetime, skipped: set[int]
-) -> tuple[int, datetime] | None:
+def next_due_deadline(connection: Connection, now: datetime,
+                      skipped: set[int]) -> tuple[int, datetime] | None:
     """The earliest pending, unpaused deadline due by ``now`` not in ``skipped``: (id, time)."""
     rows = connection.execute(
         select(Deadline.id, Deadline.due_at)
@@ -236,10 +235,8 @@ class Due:
     deadlines: list[tuple[int, datetime, str]]
 
 
-def due_now(
-    connection: Connection, now: datetime, skipped_messages: set[int], skipped_deadlines: set[int],
-    messages: int, deadlines: int,
-) -> Due:
+def due_now(connection: Connection, now: datetime, skipped_messages: set[int],
+            skipped_deadlines: set[int], messages: int, deadlines: int) -> Due:
     """Pending messages and due, unpaused deadlines (``skipped`` left out), earliest first, in
     one statement of index range reads."""
     rows = DUE.rows(connection, {

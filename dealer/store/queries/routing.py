@@ -177,9 +177,8 @@ def post_ref(session: Session, source: str, target: str) -> str | None:
     return session.execute(_REF_OF_POST, {"post_id": int(target)}).scalar()
 
 
-def first_messages(
-    session: Session, game_id: str, since: datetime, until: datetime
-) -> dict[str, datetime]:
+def first_messages(session: Session, game_id: str, since: datetime,
+                   until: datetime) -> dict[str, datetime]:
     """Each sender's first text message to the game or its matches in [``since``, ``until``]."""
     rows = session.execute(_FIRST_MESSAGES, {"game_id": game_id, "since": since, "until": until})
     found = {sender: as_utc(first) for sender, first in rows}

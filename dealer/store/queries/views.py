@@ -163,9 +163,8 @@ def events_of_types(session: Session, game_ids: list[str], types: Sequence[str])
     ))
 
 
-def events_newest_first(
-    session: Session, game_ids: list[str], types: Sequence[str], batch: int = 1000
-) -> Iterator[Row[Any]]:
+def events_newest_first(session: Session, game_ids: list[str], types: Sequence[str],
+                        batch: int = 1000) -> Iterator[Row[Any]]:
     """The events of these types in these games, newest first, ``batch`` rows at a time."""
     if not game_ids:
         return
