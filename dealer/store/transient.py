@@ -3,6 +3,8 @@ marks a message ``failed``, holds a game or rejects an inbox file; the work stay
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from sqlalchemy import exc as sa_exc
 
 _SQLITE_FULL = "database or disk is full"
@@ -19,29 +21,25 @@ class StoreUnavailable(RuntimeError):
     """The store could not be reached for long enough that a caller gave up waiting."""
 
 
-def is_transient(exc: BaseException) -> bool:
-    """True if ``exc`` (or what it was raised from) is a passing database error."""
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it was raised from, each once."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if _transient(current):
-            return True
+        yield current
         current = current.__cause__ or current.__context__
-    return False
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True if ``exc`` (or what it was raised from) is a passing database error."""
+    return any(_transient(e) for e in _chain(exc))
 
 
 def cannot_write(exc: BaseException) -> bool:
     """Whether ``exc`` (or its cause) says the store has no room to write: transient, for a human to clear."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        orig = getattr(current, "orig", None) or current
-        if _SQLITE_FULL in str(orig).lower() or getattr(orig, "sqlstate", None) == _POSTGRES_FULL:
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    origs = (getattr(e, "orig", None) or e for e in _chain(exc))
+    return any(_SQLITE_FULL in str(o).lower() or getattr(o, "sqlstate", None) == _POSTGRES_FULL for o in origs)
 
 
 def _transient(exc: BaseException) -> bool:
