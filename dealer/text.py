@@ -11,6 +11,7 @@ MAX_LINES = 40
 MAX_LINE_CHARS = 300
 
 _SPACES = re.compile(r"\s+")
+_RUNS = re.compile(r" {2,}")  # clean_line squeezes spaces only: a no-break space is kept
 # Zero-width and bidirectional controls that make two names look alike or reorder text.
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
 
@@ -21,7 +22,7 @@ def clean_line(text: str) -> str:
         # Printable ASCII (nearly every line) has no control character, invisible one or tab.
         text = _INVISIBLE.sub("", text.replace("\t", " "))
         text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
-    return _SPACES.sub(" ", text).strip() if "  " in text else text.strip()
+    return _RUNS.sub(" ", text).strip()
 
 
 def command_lines(body: str) -> list[str]:

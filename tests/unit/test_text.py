@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from dealer.text import _needs_escape, clean_line, command_lines, escape_post, plural
 
@@ -45,6 +45,7 @@ def test_examples() -> None:
 
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab \t\x07\x7f\u200b\u00e9\n")) | st.characters(), max_size=40))
+@example("0\t\t\u00a00")  # two spaces then a no-break space: squeezed to one space, the no-break one kept
 def test_a_line_is_cleaned_as_by_the_character_by_character_filter(text: str) -> None:
     import unicodedata
     slow = re.sub(r" {2,}", " ", "".join(
