@@ -233,12 +233,6 @@ class RulesShell:
                     firsts[sender] = sent
         self._run(DeadlineFired(deadline=name, first_messages=firsts), when)
 
-    def run_to_end(self) -> None:
-        """Fire deadlines until the game is over."""
-        while self.rules.summary(self.state).status != "finished":
-            assert self.deadlines, "a running game always has a pending deadline"
-            self.fire_due(min(self.deadlines.values()))
-
     def step(self, actor: str, line: str, at: datetime, fire_first: bool = True) -> list[Sent]:
         """Deliver ``actor``'s line sent at ``at``, after the deadlines due before it (unless
         ``fire_first`` is False); return what it posted, or raise Rejected."""

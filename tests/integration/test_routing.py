@@ -15,8 +15,7 @@ from sqlalchemy import select
 from dealer.shell.admin import add_player, create_game
 from dealer.views import game_view
 from dealer.views import game_state
-from dealer.store import queries
-from dealer.store.models import Event, Game, Holding, Inbound, Seed
+from dealer.store.models import Event, Game, GameChannel, Holding, Inbound, Seed
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 
@@ -52,9 +51,14 @@ def balances(h, scope: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
     return h.admin(read)
 
 
+def channels_of(session, game_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(session.scalars(select(GameChannel.channel).where(GameChannel.game_id == game_id)
+                                .order_by(GameChannel.channel)))
+
+
 def test_a_game_owns_its_main_channel_and_the_ones_its_ruleset_declares(harness) -> None:  # type: ignore[no-untyped-def]
     setup(harness, channel="#club")
-    channels = harness.admin(lambda s: queries.channels_of_game(s, "b1"))
+    channels = harness.admin(lambda s: channels_of(s, "b1"))
     assert channels == ["#club", "#motions"]
     assert harness.admin(lambda s: game_view(s, "b1"))["channel"] == "#club"  # --channel: the main one
     # A command in the main channel and a motion in the other both reach the board.
@@ -161,7 +165,7 @@ def test_a_child_game_moves_its_parents_items_and_the_parent_hears_its_end(harne
     # Its own fair-source epoch, deadline and posts; no channel of its own.
     assert harness.admin(lambda s: s.scalar(select(Seed.commitment).where(Seed.game_id == "b1-duel-1"))) is not None
     assert [d["name"] for d in harness.admin(lambda s: game_view(s, "b1-duel-1"))["deadlines"]] == ["end"]
-    assert harness.admin(lambda s: queries.channels_of_game(s, "b1-duel-1")) == []
+    assert harness.admin(lambda s: channels_of(s, "b1-duel-1")) == []
     assert [p["body"].strip() for p in harness.public() if p["game"] == "b1-duel-1"] == [
         "A duel of b1 opens: alice against bob."
     ]

@@ -30,8 +30,7 @@ from dealer.store.queries.platforms import (
     player_of_sender, record_delivery, sender_of_message, unlink_account,
 )
 from dealer.store.queries.routing import (
-    GAME_REF, PlayerGame, channels_of_game,
-    first_messages, game_began, game_by_id, game_of_target, game_state_row,
+    GAME_REF, PlayerGame, first_messages, game_began, game_by_id, game_of_target, game_state_row,
     games_on_channel, own_channels, player_games, players_with_games, post_ref,
 )
 from dealer.store.queries.senders import (
@@ -43,7 +42,7 @@ from dealer.store.queries.sql import (
 )
 from dealer.store.queries.steps import (
     ACCOUNT_HOLDINGS, BALANCE, CANCEL_DEADLINE, CHANGE_BALANCE, CURRENCIES, GAME_EXISTS,
-    HOLDINGS, INSERT_DEADLINE, INSERT_DRAWS, INSERT_EVENTS, INSERT_GAME,
+    INSERT_DEADLINE, INSERT_DRAWS, INSERT_EVENTS, INSERT_GAME,
     INSERT_GAME_PLAYERS, INSERT_HOLDING, INSERT_LEDGER_ENTRIES, INSERT_SEED, LOCK_GAME,
     MOVE_DEADLINE, UPDATE_GAME, LockedBalances, LockedGame, PendingDeadline, balances_of_locked,
     currency_holdings, lock_games, pending_of_locked, remove_game_players, update_epoch,

@@ -77,9 +77,6 @@ _GAME_OF_PLATFORM_POST = (
 )
 """The game of one of dealer's posts by its platform id (of the post or any of its parts)."""
 _REF_OF_PLATFORM_POST = _GAME_OF_PLATFORM_POST.with_only_columns(_posts.c.ref)
-_CHANNELS_OF_GAME = (
-    select(_channels.c.channel).where(_channels.c.game_id == bindparam("game_id")).order_by(_channels.c.channel)
-)
 
 
 def game_by_id(session: Session, game_id: str) -> Row[Any] | None:
@@ -213,11 +210,6 @@ def _player_names_of_accounts(session: Session, accounts: list[str]) -> dict[str
             if name is not None:
                 names[f"{platform}:{account_id}"] = name
     return names
-
-
-def channels_of_game(connection: Connection | Session, game_id: str) -> list[str]:
-    """Every channel game ``game_id`` owns, sorted."""
-    return list(connection.execute(_CHANNELS_OF_GAME, {"game_id": game_id}).scalars())
 
 
 def own_channels(connection: Connection | Session, game_id: str, channels: list[str]) -> None:

@@ -224,11 +224,6 @@ INSERT_EVENTS = _events.insert().inline()
 
 # -- the ledger ----------------------------------------------------------------------------
 
-HOLDINGS = select(_holdings.c.account, _holdings.c.item, _holdings.c.amount).where(
-    _holdings.c.account.in_(bindparam("accounts", expanding=True))
-)
-"""Every balance of the ``accounts``."""
-
 @lru_cache(maxsize=32)
 def currency_holdings(accounts: int) -> Select[Any]:
     """The currencies held by ``accounts`` accounts (``a0``, ``a1``, ...): one prebuilt statement
